@@ -1,0 +1,14 @@
+import { PGlite } from '@electric-sql/pglite';
+let t = Date.now();
+const db = new PGlite();
+await db.waitReady;
+console.log('memory initdb', Date.now() - t);
+t = Date.now();
+const dump = await db.dumpDataDir('none');
+console.log('dump', Date.now() - t, dump.size);
+t = Date.now();
+const db2 = new PGlite({ loadDataDir: dump });
+await db2.waitReady;
+console.log('load', Date.now() - t);
+const r = await db2.query("select now()::text as n, pg_try_advisory_xact_lock(1) as l, hashtextextended('a',0) as h");
+console.log(r.rows);
