@@ -1,0 +1,76 @@
+/**
+ * createApp: the Express application, wired in the order a request travels:
+ * request id → security headers → access log → which operation → credentials → JSON body (per-route
+ * limit) → OpenAPI validation → handler (with idempotency) → reply; every error → problem+json.
+ */
+import express from 'express';
+import helmet from 'helmet';
+import { pinoHttp } from 'pino-http';
+import swaggerUi from 'swagger-ui-express';
+import type { AppDeps, Handlers } from './context.js';
+import { dispatch } from './http/dispatch.js';
+import { errorHandler } from './http/errors.js';
+import { problemBody } from './http/problems.js';
+import { requestId } from './http/request-id.js';
+import { parseJsonBody, resolveOperation } from './http/routing.js';
+import { sendProblem } from './http/send.js';
+import { basePath, indexOperations, loadSpec } from './http/spec.js';
+import { openApiValidator } from './http/validator.js';
+import { handlers as defaultHandlers } from './handlers.js';
+import { authenticate } from './tenancy/authenticate.js';
+
+export interface CreateAppOptions extends AppDeps {
+  /** Replace the handler map (tests of the platform itself). */
+  handlers?: Handlers;
+}
+
+export function createApp(options: CreateAppOptions): express.Express {
+  const { handlers = defaultHandlers, ...deps } = options;
+  const spec = loadSpec();
+  const ops = indexOperations(spec);
+  const base = basePath(spec);
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('trust proxy', false);
+
+  app.use(requestId);
+  app.use(
+    helmet({
+      // The API answers JSON; only /docs renders HTML (Swagger UI's own files and inline styles).
+      contentSecurityPolicy: { directives: { 'style-src': ["'self'", "'unsafe-inline'"], 'img-src': ["'self'", 'data:'] } },
+    }),
+  );
+  app.use(
+    pinoHttp({
+      logger: deps.log,
+      genReqId: (_req, res) => (res as express.Response).locals.requestId as string,
+      // Never bodies; headers only through the logger's redaction (secrets and keys censored).
+      serializers: {
+        req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url.split('?')[0] }),
+        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+      },
+      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
+    }),
+  );
+
+  const healthzRoot = (operationId: 'getHealth' | 'getReadiness'): express.RequestHandler => (req, res, next) => {
+    res.locals.operation = ops.find((o) => o.operationId === operationId);
+    dispatch(handlers, deps)(req, res, next);
+  };
+  app.get('/healthz', healthzRoot('getHealth'));
+  app.get('/readyz', healthzRoot('getReadiness'));
+  app.get('/openapi.json', (_req, res) => {
+    res.json(spec);
+  });
+  app.use('/docs', swaggerUi.serve, swaggerUi.setup(loadSpec() as never, { customSiteTitle: 'payorch API reference' }));
+
+  app.use(base, resolveOperation(ops), authenticate(deps), parseJsonBody());
+  app.use(openApiValidator(loadSpec(), deps.config.validateResponses));
+  app.use(base, dispatch(handlers, deps));
+
+  app.use((req, res) => sendProblem(req, res, 404, problemBody('NOT_FOUND', `No route ${req.method} ${req.path}.`)));
+  app.use(errorHandler(deps.log));
+  return app;
+}

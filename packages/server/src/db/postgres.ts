@@ -1,0 +1,99 @@
+import pg from 'pg';
+import type { Database, Queryable } from './database.js';
+
+// Same conventions as PGlite: timestamps and numerics as exact strings, int8 as a number.
+const typeParsers = {
+  getTypeParser(oid: number, format?: string) {
+    if (oid === pg.types.builtins.TIMESTAMPTZ || oid === pg.types.builtins.TIMESTAMP || oid === pg.types.builtins.DATE || oid === pg.types.builtins.NUMERIC) {
+      return (v: string) => v;
+    }
+    if (oid === pg.types.builtins.INT8) return (v: string) => Number(v);
+    return pg.types.getTypeParser(oid, (format ?? 'text') as 'text');
+  },
+};
+
+function wrapClient(client: pg.PoolClient, depth: number): Queryable {
+  return {
+    async query<R>(text: string, params: readonly unknown[] = []) {
+      const res = await client.query(text, params as unknown[]);
+      return res.rows as R[];
+    },
+    async exec(sql: string) {
+      await client.query(sql);
+    },
+    async transaction<T>(fn: (tx: Queryable) => Promise<T>) {
+      const sp = `sp_${depth}`;
+      await client.query(`SAVEPOINT ${sp}`);
+      try {
+        const out = await fn(wrapClient(client, depth + 1));
+        await client.query(`RELEASE SAVEPOINT ${sp}`);
+        return out;
+      } catch (err) {
+        await client.query(`ROLLBACK TO SAVEPOINT ${sp}`);
+        throw err;
+      }
+    },
+  };
+}
+
+export interface PostgresOptions {
+  /** Pool size; the default suits one process on a small machine. */
+  max?: number;
+  /** Schema to put first on the search_path (tests use one schema per suite). */
+  schema?: string;
+}
+
+/** A pg pool against a real PostgreSQL server; sessions run in UTC. */
+export async function openPostgres(url: string, options: PostgresOptions = {}): Promise<Database> {
+  const searchPath = options.schema ? ` -c search_path=${options.schema}` : '';
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.max ?? 10,
+    connectionTimeoutMillis: 2000,
+    idleTimeoutMillis: 30_000,
+    options: `-c TimeZone=UTC${searchPath}`,
+    types: typeParsers,
+  });
+  // An idle client losing its connection must not crash the process; the next query reconnects.
+  pool.on('error', () => {});
+  return {
+    kind: 'postgres',
+    async query<R>(text: string, params: readonly unknown[] = []) {
+      const res = await pool.query(text, params as unknown[]);
+      return res.rows as R[];
+    },
+    async exec(sql: string) {
+      await pool.query(sql);
+    },
+    async transaction<T>(fn: (tx: Queryable) => Promise<T>) {
+      const client = await pool.connect();
+      let broken = false;
+      try {
+        await client.query('BEGIN');
+        const out = await fn(wrapClient(client, 1));
+        await client.query('COMMIT');
+        return out;
+      } catch (err) {
+        try {
+          await client.query('ROLLBACK');
+        } catch {
+          broken = true;
+        }
+        throw err;
+      } finally {
+        client.release(broken);
+      }
+    },
+    async ping() {
+      try {
+        await pool.query('SELECT 1');
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    async close() {
+      await pool.end();
+    },
+  };
+}

@@ -1,0 +1,67 @@
+/**
+ * Calls the operation's handler with a typed request built from the validated HTTP request, through
+ * the idempotency mechanism when the spec declares X-Idempotency-Key, and sends the reply.
+ */
+import type { Request, RequestHandler, Response } from 'express';
+import type { AppDeps, Handlers, MerchantAuth, RequestContext } from '../context.js';
+import { fingerprintOf, runIdempotent, type Reply } from '../idempotency/idempotency.js';
+import { ProblemError } from './problems.js';
+import { requestIdOf, sendReply } from './send.js';
+import type { OperationInfo } from './spec.js';
+
+type AnyHandler = (request: unknown, ctx: RequestContext) => Promise<Reply>;
+
+function paramsOf(op: OperationInfo, path: string): Record<string, string> {
+  const names = [...op.template.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!);
+  const values = op.pattern.exec(path)?.slice(1) ?? [];
+  return Object.fromEntries(names.map((n, i) => [n, decodeURIComponent(values[i] ?? '')]));
+}
+
+function publicBaseUrl(deps: AppDeps, req: Request): string {
+  return deps.config.publicBaseUrl ?? `${req.protocol}://${req.get('host') ?? `${deps.config.host}:${deps.config.port}`}`;
+}
+
+export function dispatch(handlers: Handlers, deps: AppDeps): RequestHandler {
+  return async (req: Request, res: Response, next) => {
+    const op = res.locals.operation as OperationInfo;
+    const handler = handlers[op.operationId] as unknown as AnyHandler;
+    const request = {
+      params: paramsOf(op, req.path),
+      query: { ...(req.query as Record<string, unknown>) },
+      headers: Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : v])),
+      body: req.body,
+    };
+    const ctx: RequestContext = {
+      db: deps.db,
+      deps,
+      log: (req as Request & { log?: RequestContext['log'] }).log ?? deps.log,
+      requestId: requestIdOf(res),
+      merchant: res.locals.merchant as MerchantAuth,
+      baseUrl: publicBaseUrl(deps, req),
+    };
+    try {
+      let reply: Reply;
+      if (op.idempotent && ctx.merchant) {
+        const outcome = await runIdempotent(
+          deps.db,
+          {
+            organizationId: ctx.merchant.organizationId,
+            key: req.get('x-idempotency-key')!,
+            operationId: op.operationId,
+            fingerprint: fingerprintOf(req.method, req.path, req.body),
+          },
+          (tx) => handler(request, { ...ctx, db: tx }),
+        );
+        reply = outcome.replayed ? { ...outcome.reply, headers: { ...outcome.reply.headers, 'Idempotent-Replayed': 'true' } } : outcome.reply;
+      } else {
+        reply = await handler(request, ctx).catch((err: unknown) => {
+          if (err instanceof ProblemError) return err.reply as Reply;
+          throw err;
+        });
+      }
+      sendReply(req, res, reply);
+    } catch (err) {
+      next(err);
+    }
+  };
+}

@@ -1,0 +1,85 @@
+/**
+ * Maps every error that reaches Express — the validator's, body-parser's, our own ProblemError, database
+ * outages and plain bugs — to design.md §3 problem+json. Nothing internal (stack, SQL, driver text)
+ * is ever sent; bugs are logged with the request id instead.
+ */
+import type { ErrorRequestHandler, Request, Response } from 'express';
+import { isDatabaseUnavailable } from '../db/database.js';
+import type { Logger } from '../platform/logger.js';
+import { problemBody, ProblemError, type FieldError } from './problems.js';
+import { sendProblem } from './send.js';
+
+export class NotImplementedError extends Error {
+  constructor(readonly operationId: string) {
+    super(`${operationId} is not implemented yet`);
+  }
+}
+
+type ValidatorError = Error & { status?: number; errors?: { path?: string; message?: string }[]; type?: string; expose?: boolean; limit?: number };
+
+function fieldErrors(err: ValidatorError): FieldError[] {
+  return (err.errors ?? []).map((e) => ({
+    path: (e.path ?? '').replace(/^\.?/, '').replace(/^(?!\/)/, '/').replace(/\./g, '/'),
+    message: e.message ?? 'is invalid',
+  }));
+}
+
+export function errorHandler(log: Logger): ErrorRequestHandler {
+  return (err: ValidatorError, req: Request, res: Response, _next) => {
+    const send = (status: number, body: ReturnType<typeof problemBody>, headers?: Record<string, string>) =>
+      sendProblem(req, res, status, body, headers);
+
+    if (err instanceof ProblemError) return send(err.reply.status, err.reply.body, err.reply.headers);
+    if (err instanceof NotImplementedError) {
+      return send(501, problemBody('NOT_IMPLEMENTED', `${err.operationId} is part of the contract but not implemented yet.`));
+    }
+
+    // body-parser
+    if (err.type === 'entity.too.large') {
+      return send(413, problemBody('PAYLOAD_TOO_LARGE', `The request body is larger than the ${err.limit ?? ''} bytes this route accepts.`));
+    }
+    if (err.type === 'entity.parse.failed') {
+      return send(400, problemBody('INVALID_REQUEST', 'The request body is not valid JSON.', { errors: [{ path: '/body', message: 'is not valid JSON' }] }));
+    }
+    if (err.type === 'encoding.unsupported' || err.type === 'charset.unsupported') {
+      return send(415, problemBody('UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json in UTF-8.'));
+    }
+    if (err.type === 'request.aborted' || err.type === 'request.size.invalid') {
+      return send(400, problemBody('INVALID_REQUEST', 'The request body was incomplete.'));
+    }
+
+    // express-openapi-validator
+    const isResponseValidation = (err.errors ?? []).some((e) => (e.path ?? '').startsWith('/response') || (e.path ?? '').startsWith('.response'));
+    if (err.status && err.status < 500 && !isResponseValidation) {
+      switch (err.status) {
+        case 400: {
+          const errors = fieldErrors(err);
+          const detail = errors.length > 0 ? `The request is invalid: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}.` : 'The request is invalid.';
+          return send(400, problemBody('INVALID_REQUEST', detail, { errors }));
+        }
+        case 404:
+          return send(404, problemBody('NOT_FOUND', `No route ${req.method} ${req.path}.`));
+        case 405:
+          return send(405, problemBody('UNSUPPORTED_METHOD', `${req.method} is not allowed on ${req.path}.`));
+        case 413:
+          return send(413, problemBody('PAYLOAD_TOO_LARGE', 'The request body is too large.'));
+        case 415:
+          return send(415, problemBody('UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json.'));
+        default:
+          return send(400, problemBody('INVALID_REQUEST', err.message));
+      }
+    }
+
+    if (isDatabaseUnavailable(err)) {
+      log.error({ err: { message: err.message, code: (err as { code?: string }).code }, requestId: res.locals.requestId }, 'database unavailable');
+      return send(503, problemBody('SERVICE_UNAVAILABLE', 'The service cannot reach its database; retry shortly.'), { 'Retry-After': '2' });
+    }
+
+    if (isResponseValidation) {
+      log.error({ requestId: res.locals.requestId, errors: err.errors }, 'response does not match the spec');
+    } else {
+      log.error({ err, requestId: res.locals.requestId }, 'unhandled error');
+    }
+    return send(500, problemBody('INTERNAL_ERROR', 'An unexpected error occurred. Quote the request_id to support.'));
+  };
+}

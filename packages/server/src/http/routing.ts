@@ -1,0 +1,33 @@
+import express, { type RequestHandler } from 'express';
+import { problemBody } from './problems.js';
+import { sendProblem } from './send.js';
+import { matchOperation, type OperationInfo } from './spec.js';
+
+/** Finds the spec operation for the request (404 unknown route, 405 known path with another method). */
+export function resolveOperation(ops: readonly OperationInfo[]): RequestHandler {
+  return (req, res, next) => {
+    const match = matchOperation(ops, req.method, req.path);
+    if (match.kind === 'not-found') return sendProblem(req, res, 404, problemBody('NOT_FOUND', `No route ${req.method} ${req.originalUrl.split('?')[0]}.`));
+    if (match.kind === 'method-not-allowed') {
+      return sendProblem(req, res, 405, problemBody('UNSUPPORTED_METHOD', `${req.method} is not allowed here; use ${match.allow.join(', ')}.`), {
+        Allow: match.allow.join(', '),
+      });
+    }
+    res.locals.operation = match.operation;
+    next();
+  };
+}
+
+/** JSON body parsing with the operation's own size limit (a dispute takes 10 MB-sized files, a customer 100 KB). */
+export function parseJsonBody(): RequestHandler {
+  const parsers = new Map<number, RequestHandler>();
+  return (req, res, next) => {
+    const { bodyLimit } = res.locals.operation as OperationInfo;
+    let parser = parsers.get(bodyLimit);
+    if (!parser) {
+      parser = express.json({ limit: bodyLimit, strict: true, type: ['application/json'] });
+      parsers.set(bodyLimit, parser);
+    }
+    parser(req, res, next);
+  };
+}

@@ -1,0 +1,41 @@
+import type { Request, Response } from 'express';
+import type { Problem } from '@payorch/types';
+import type { Reply } from '../idempotency/idempotency.js';
+
+/** The request id (set by the request-id middleware) of this exchange. */
+export function requestIdOf(res: Response): string {
+  return (res.locals.requestId as string | undefined) ?? '';
+}
+
+function completeProblem(req: Request, res: Response, body: Problem): Problem {
+  return { ...body, request_id: requestIdOf(res), instance: req.originalUrl.split('?')[0] ?? req.originalUrl };
+}
+
+/**
+ * Sends a handler's reply. JSON goes through res.json, so the validator checks it against the spec when
+ * response validation is on; problems get this request's id and path.
+ */
+export function sendReply(req: Request, res: Response, reply: Reply): void {
+  if (reply.headers) res.set(reply.headers);
+  res.status(reply.status);
+  if (reply.body === undefined) {
+    res.end();
+  } else if (reply.status >= 400) {
+    res.type('application/problem+json').json(completeProblem(req, res, reply.body as Problem));
+  } else {
+    res.json(reply.body);
+  }
+}
+
+/**
+ * Sends a problem produced outside a handler (validation, auth, faults). It bypasses the response
+ * validator on purpose: the error path must never fail again on its own answer.
+ */
+export function sendProblem(req: Request, res: Response, status: number, body: Problem, headers: Record<string, string> = {}): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  res.set(headers);
+  res.status(status).type('application/problem+json').send(JSON.stringify(completeProblem(req, res, body)));
+}

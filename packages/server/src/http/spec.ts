@@ -1,0 +1,103 @@
+/**
+ * The bundled OpenAPI document (generated into @payorch/types) and the operation index derived from it:
+ * which operation a method + path is, its security, whether it is idempotency-keyed, its body limit.
+ * The spec is the only place these facts are declared.
+ */
+import { createRequire } from 'node:module';
+import type { OperationId } from '@payorch/types';
+
+const require = createRequire(import.meta.url);
+
+export type OpenApiDocument = {
+  servers?: { url: string }[];
+  security?: Record<string, string[]>[];
+  paths: Record<string, Record<string, unknown>>;
+  [key: string]: unknown;
+};
+
+/** A fresh copy of the bundled spec (the validator mutates what it is given). */
+export function loadSpec(): OpenApiDocument {
+  return structuredClone(require('@payorch/types/openapi.json') as OpenApiDocument);
+}
+
+export type SecurityKind = 'merchant' | 'admin' | 'none';
+
+export interface OperationInfo {
+  operationId: OperationId;
+  method: string;
+  /** OpenAPI path template relative to the base path: '/customers/{customer_id}/payment-methods'. */
+  template: string;
+  /** The same for Express: '/customers/:customer_id/payment-methods'. */
+  expressPath: string;
+  pattern: RegExp;
+  security: SecurityKind;
+  /** Declares a required X-Idempotency-Key header: the router runs it through the idempotency mechanism. */
+  idempotent: boolean;
+  /** Largest JSON body accepted (bytes): `x-body-limit` on the operation, else the default. */
+  bodyLimit: number;
+}
+
+export const DEFAULT_BODY_LIMIT = 100 * 1024;
+const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
+
+type RawParam = { name?: string; in?: string; required?: boolean; $ref?: string };
+type RawOperation = {
+  operationId: OperationId;
+  security?: Record<string, string[]>[];
+  parameters?: RawParam[];
+  'x-body-limit'?: number;
+};
+
+export function basePath(spec: OpenApiDocument): string {
+  const url = spec.servers?.[0]?.url ?? '/';
+  return new URL(url, 'http://base').pathname.replace(/\/+$/, '');
+}
+
+export function indexOperations(spec: OpenApiDocument): OperationInfo[] {
+  const resolveParam = (p: RawParam): RawParam => {
+    if (!p.$ref) return p;
+    const name = p.$ref.replace('#/components/parameters/', '');
+    return ((spec.components as { parameters?: Record<string, RawParam> } | undefined)?.parameters?.[name] ?? p) as RawParam;
+  };
+  const ops: OperationInfo[] = [];
+  for (const [template, item] of Object.entries(spec.paths)) {
+    const pathParams = ((item.parameters as RawParam[] | undefined) ?? []).map(resolveParam);
+    for (const method of METHODS) {
+      const op = item[method] as RawOperation | undefined;
+      if (!op) continue;
+      const params = [...pathParams, ...(op.parameters ?? []).map(resolveParam)];
+      const security = op.security ?? spec.security ?? [];
+      ops.push({
+        operationId: op.operationId,
+        method,
+        template,
+        expressPath: template.replace(/\{([^}]+)\}/g, ':$1'),
+        pattern: templatePattern(template),
+        security: security.length === 0 ? 'none' : security.some((s) => 'adminApiKey' in s) ? 'admin' : 'merchant',
+        idempotent: params.some((p) => p.in === 'header' && p.name?.toLowerCase() === 'x-idempotency-key' && p.required === true),
+        bodyLimit: op['x-body-limit'] ?? DEFAULT_BODY_LIMIT,
+      });
+    }
+  }
+  return ops;
+}
+
+function templatePattern(template: string): RegExp {
+  const literals = template.split(/\{[^}]+\}/).map((part) => part.replace(/[.*+?^$()|[\]\\]/g, '\\$&'));
+  return new RegExp(`^${literals.join('([^/]+)')}/?$`);
+}
+
+export type OperationMatch =
+  | { kind: 'operation'; operation: OperationInfo }
+  | { kind: 'method-not-allowed'; allow: string[] }
+  | { kind: 'not-found' };
+
+/** Which operation answers `method path` (path relative to the base path). */
+export function matchOperation(ops: readonly OperationInfo[], method: string, path: string): OperationMatch {
+  const m = method.toLowerCase() === 'head' ? 'get' : method.toLowerCase();
+  const onPath = ops.filter((o) => o.pattern.test(path));
+  if (onPath.length === 0) return { kind: 'not-found' };
+  const hit = onPath.find((o) => o.method === m);
+  if (hit) return { kind: 'operation', operation: hit };
+  return { kind: 'method-not-allowed', allow: onPath.map((o) => o.method.toUpperCase()) };
+}

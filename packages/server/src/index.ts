@@ -1,0 +1,10 @@
+export { createApp } from './app.js';
+export type { AppDeps, AppServices, Handlers, MerchantAuth, RequestContext } from './context.js';
+export { migrate } from './db/migrate.js';
+export { openDatabase } from './db/open.js';
+export { openPglite } from './db/pglite.js';
+export { openPostgres } from './db/postgres.js';
+export type { Database, Queryable } from './db/database.js';
+export { loadConfig, ConfigError, type Config } from './platform/config.js';
+export { createLogger } from './platform/logger.js';
+export { startServer, type RunningServer } from './server.js';

@@ -1,0 +1,72 @@
+/**
+ * Configuration from the environment (design.md §7), validated once at start. A mistake stops the start
+ * with one line per variable, naming it; nothing else reads process.env.
+ */
+import { resolve } from 'node:path';
+import { z } from 'zod';
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'must be true or false' })
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const schema = z.object({
+  PORT: z.coerce.number({ message: 'must be a port number' }).int().min(0).max(65535).default(3000),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  DATA_DIR: z.string().min(1).default('.data'),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
+    .optional(),
+  ADMIN_API_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
+  VAULT_ENCRYPTION_KEY: z.string().min(1).optional(),
+  SANDBOX: bool.optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  PUBLIC_BASE_URL: z.url({ message: 'must be an absolute http(s) URL' }).optional(),
+  NODE_ENV: z.string().optional(),
+  VALIDATE_RESPONSES: bool.optional(),
+});
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  adminApiKey: string | undefined;
+  vaultEncryptionKey: string | undefined;
+  sandbox: boolean;
+  logLevel: string;
+  publicBaseUrl: string | undefined;
+  /** Validate every response against the spec (on outside production; a mismatch becomes a 500). */
+  validateResponses: boolean;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly lines: string[]) {
+    super(lines.join('\n'));
+    this.name = 'ConfigError';
+  }
+}
+
+/** Parses the environment; throws ConfigError with one line per invalid variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = schema.safeParse(cleaned);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `invalid configuration: ${String(i.path[0])} ${i.message}`);
+    throw new ConfigError([...new Set(lines)]);
+  }
+  const e = parsed.data;
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    dataDir: resolve(e.DATA_DIR),
+    databaseUrl: e.DATABASE_URL,
+    adminApiKey: e.ADMIN_API_KEY,
+    vaultEncryptionKey: e.VAULT_ENCRYPTION_KEY,
+    // Sandbox is the default with the embedded database, off with a real server unless asked for.
+    sandbox: e.SANDBOX ?? e.DATABASE_URL === undefined,
+    logLevel: e.LOG_LEVEL,
+    publicBaseUrl: e.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
+    validateResponses: e.VALIDATE_RESPONSES ?? e.NODE_ENV !== 'production',
+  };
+}

@@ -1,0 +1,84 @@
+/**
+ * Starting and stopping the service: open the database, migrate, bootstrap the sandbox, build the app,
+ * listen, and make sure the spec compiled (a broken spec fails the start, not the first request).
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createApp } from './app.js';
+import type { AppDeps } from './context.js';
+import type { Database } from './db/database.js';
+import { migrate } from './db/migrate.js';
+import { openDatabase } from './db/open.js';
+import type { Config } from './platform/config.js';
+import { createLogger, type Logger } from './platform/logger.js';
+import { buildServices } from './services.js';
+import { bootstrapSandbox } from './tenancy/sandbox-bootstrap.js';
+
+export interface RunningServer {
+  url: string;
+  deps: AppDeps;
+  server: Server;
+  /** Stop accepting, let in-flight requests finish, then close the database (unless it was given). */
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  config: Config;
+  log?: Logger;
+  /** An already open database (tests); it is then not closed by close(). */
+  db?: Database;
+}
+
+export async function startServer(options: StartOptions): Promise<RunningServer> {
+  const { config } = options;
+  const log = options.log ?? createLogger(config.logLevel);
+  const ownsDb = !options.db;
+  const db = options.db ?? (await openDatabase(config));
+  try {
+    const applied = await migrate(db);
+    if (applied.length > 0) log.info({ applied }, 'migrations applied');
+    if (config.sandbox) await bootstrapSandbox(db, config.dataDir, log);
+    const services = await buildServices({ db, config, log });
+    const deps: AppDeps = { db, config, log, services };
+    const app = createApp(deps);
+
+    const server = createServer(app);
+    // Slow or stalled clients must not hold sockets forever.
+    server.headersTimeout = 10_000;
+    server.requestTimeout = 30_000;
+    server.keepAliveTimeout = 5_000;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port, config.host, () => resolve());
+    });
+    const { port } = server.address() as AddressInfo;
+    const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+
+    // Compile the spec now: express-openapi-validator loads it lazily on the first request.
+    const warm = await fetch(`${url}/v1/healthz`);
+    if (warm.status !== 200) {
+      server.close();
+      throw new Error(`the API did not start cleanly: /v1/healthz answered ${warm.status}`);
+    }
+
+    let closing: Promise<void> | undefined;
+    return {
+      url,
+      deps,
+      server,
+      close() {
+        closing ??= (async () => {
+          await new Promise<void>((resolve) => {
+            server.close(() => resolve());
+            server.closeIdleConnections();
+          });
+          if (ownsDb) await db.close();
+        })();
+        return closing;
+      },
+    };
+  } catch (err) {
+    if (ownsDb) await db.close().catch(() => {});
+    throw err;
+  }
+}

@@ -1,0 +1,47 @@
+/**
+ * Authentication per operation, as the spec's `security` says: the merchant key pair, the operator's
+ * admin key, or nothing. Runs before the body is read, so an unauthenticated caller learns nothing
+ * about the request's validity.
+ */
+import type { RequestHandler } from 'express';
+import type { AppDeps, MerchantAuth } from '../context.js';
+import type { OperationInfo } from '../http/spec.js';
+import { problemBody } from '../http/problems.js';
+import { sendProblem } from '../http/send.js';
+import { constantTimeEquals, secretMatches, sha256 } from './credentials.js';
+import { tenancyRepository } from './repository.js';
+
+const DUMMY_HASH = sha256('no such key');
+
+export function authenticate(deps: AppDeps): RequestHandler {
+  return async (req, res, next) => {
+    const operation = res.locals.operation as OperationInfo;
+    const unauthorized = (detail: string) => sendProblem(req, res, 401, problemBody('INVALID_CREDENTIALS', detail));
+    try {
+      if (operation.security === 'none') return next();
+
+      if (operation.security === 'admin') {
+        // The admin API does not exist unless ADMIN_API_KEY is configured.
+        if (!deps.config.adminApiKey) return sendProblem(req, res, 404, problemBody('NOT_FOUND', `No route ${req.method} ${req.path}.`));
+        const given = req.get('admin-api-key');
+        if (!given || !constantTimeEquals(given, deps.config.adminApiKey)) return unauthorized('The admin-api-key header is missing or wrong.');
+        return next();
+      }
+
+      const publicKey = req.get('public-api-key');
+      const secret = req.get('private-secret-key');
+      if (!publicKey || !secret) {
+        return unauthorized('Send both the public-api-key and private-secret-key headers.');
+      }
+      const key = publicKey.length <= 128 ? await tenancyRepository.findActiveApiKey(deps.db, publicKey) : undefined;
+      // Compare against a dummy hash when the key is unknown, so timing does not reveal which half is wrong.
+      const ok = secretMatches(secret, key?.secret_sha256 ?? DUMMY_HASH) && key !== undefined;
+      if (!ok || !key) return unauthorized('The public-api-key and private-secret-key headers do not identify an active key pair.');
+      const merchant: MerchantAuth = { organizationId: key.organization_id, pciCertified: key.pci_certified, publicKey: key.public_key };
+      res.locals.merchant = merchant;
+      return next();
+    } catch (err) {
+      return next(err);
+    }
+  };
+}

@@ -1,0 +1,48 @@
+import { randomUUID } from 'node:crypto';
+import type { Queryable } from '../db/database.js';
+import { toIsoMicros } from '../db/database.js';
+import { generateKeyPair } from './credentials.js';
+import { tenancyRepository as repo } from './repository.js';
+
+export interface NewOrganization {
+  organization_id: string;
+  name: string;
+  pci_certified: boolean;
+  account_id: string;
+  public_api_key: string;
+  private_secret_key: string;
+}
+
+/** Organization + first account + first key pair, atomically. The secret exists only in the return value. */
+export async function createOrganization(db: Queryable, input: { name: string; pciCertified: boolean }): Promise<NewOrganization> {
+  return db.transaction(async (tx) => {
+    const organizationId = randomUUID();
+    const accountId = randomUUID();
+    const keys = generateKeyPair();
+    await repo.insertOrganization(tx, { id: organizationId, name: input.name, pciCertified: input.pciCertified });
+    await repo.insertAccount(tx, { id: accountId, organizationId, name: input.name });
+    await repo.insertApiKey(tx, { publicKey: keys.publicKey, organizationId, secretSha256: keys.secretSha256 });
+    return {
+      organization_id: organizationId,
+      name: input.name,
+      pci_certified: input.pciCertified,
+      account_id: accountId,
+      public_api_key: keys.publicKey,
+      private_secret_key: keys.secret,
+    };
+  });
+}
+
+export async function createAccount(db: Queryable, organizationId: string, name: string) {
+  if (!(await repo.findOrganization(db, organizationId))) return undefined;
+  const id = randomUUID();
+  await repo.insertAccount(db, { id, organizationId, name });
+  return { account_id: id, name };
+}
+
+export async function issueApiKey(db: Queryable, organizationId: string) {
+  if (!(await repo.findOrganization(db, organizationId))) return undefined;
+  const keys = generateKeyPair();
+  const createdAt = await repo.insertApiKey(db, { publicKey: keys.publicKey, organizationId, secretSha256: keys.secretSha256 });
+  return { public_api_key: keys.publicKey, private_secret_key: keys.secret, created_at: toIsoMicros(createdAt) };
+}
