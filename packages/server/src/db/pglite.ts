@@ -48,7 +48,12 @@ export interface PgliteDatabase extends Database {
 
 export async function openPglite(dataDir: string, options: { loadDataDir?: Blob | File } = {}): Promise<PgliteDatabase> {
   if (!dataDir.startsWith('memory://')) await mkdir(dataDir, { recursive: true });
-  const pg = new PGlite(dataDir.startsWith('memory://') ? undefined : dataDir, { parsers, loadDataDir: options.loadDataDir });
+  // One options object: PGlite ignores the second argument when the first is not a string.
+  const pg = new PGlite({
+    ...(dataDir.startsWith('memory://') ? {} : { dataDir }),
+    parsers,
+    ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
+  });
   await pg.waitReady;
   await pg.exec("SET TIME ZONE 'UTC'");
   const top = wrap(pg, 0);

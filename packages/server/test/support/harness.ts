@@ -1,0 +1,160 @@
+/**
+ * Test harness: a real server on a real port with a real database, called over HTTP.
+ *
+ *   for (const backend of backends()) describe(backend, () => { const t = useServer(backend); … })
+ *
+ * PGlite databases open from a migrated image; PostgreSQL suites (when DATABASE_URL is set) each get
+ * their own schema, dropped afterwards. Response validation is on: a response that breaks the spec
+ * becomes a 500 and fails the test. Logs are captured so tests can check nothing sensitive is logged.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, inject } from 'vitest';
+import { createPayorchClient, type PayorchClient } from '@payorch/client';
+import type { Database } from '../../src/db/database.js';
+import { openPglite } from '../../src/db/pglite.js';
+import { openPostgres } from '../../src/db/postgres.js';
+import { loadConfig } from '../../src/platform/config.js';
+import { createLogger } from '../../src/platform/logger.js';
+import { startServer, type RunningServer } from '../../src/server.js';
+
+export type Backend = 'pglite' | 'postgres';
+
+export const ADMIN_KEY = 'test-admin-key-0123456789abcdef0123456789';
+
+/** PGlite always; PostgreSQL too when the run was given DATABASE_URL. */
+export function backends(): Backend[] {
+  return inject('postgresUrl') ? ['pglite', 'postgres'] : ['pglite'];
+}
+
+export interface Credentials {
+  organization_id: string;
+  account_id: string;
+  public_api_key: string;
+  private_secret_key: string;
+  pci_certified: boolean;
+}
+
+export interface TestServer {
+  backend: Backend;
+  running: RunningServer;
+  /** e.g. http://127.0.0.1:41234/v1 */
+  baseUrl: string;
+  db: Database;
+  /** The sandbox organization (PCI certified) created at start. */
+  sandbox: Credentials;
+  /** A typed client with the sandbox credentials. */
+  client: PayorchClient;
+  /** Every log line the server wrote. */
+  logs: string[];
+  /** A client for other credentials. */
+  clientFor(creds: Pick<Credentials, 'public_api_key' | 'private_secret_key'>): PayorchClient;
+  /** Creates another organization through the admin API. */
+  createOrganization(options?: { pciCertified?: boolean; name?: string }): Promise<Credentials>;
+  /** Raw HTTP to a path under /v1 with the sandbox credentials unless headers say otherwise. */
+  fetch(path: string, init?: RequestInit & { credentials_?: false }): Promise<Response>;
+}
+
+export interface ServerOptions {
+  env?: Record<string, string>;
+}
+
+async function openTestDatabase(backend: Backend): Promise<{ db: Database; drop: () => Promise<void> }> {
+  if (backend === 'pglite') {
+    const image = await readFile(inject('pgliteImage'));
+    const db = await openPglite('memory://', { loadDataDir: new Blob([image]) });
+    return { db, drop: async () => {} };
+  }
+  const url = inject('postgresUrl')!;
+  const schema = `t_${randomBytes(6).toString('hex')}`;
+  const admin = await openPostgres(url, { max: 1 });
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  await admin.close();
+  const db = await openPostgres(url, { schema, max: 10 });
+  return {
+    db,
+    drop: async () => {
+      const a = await openPostgres(url, { max: 1 });
+      await a.query(`DROP SCHEMA ${schema} CASCADE`);
+      await a.close();
+    },
+  };
+}
+
+export async function startTestServer(backend: Backend, options: ServerOptions = {}): Promise<TestServer & { stop(): Promise<void> }> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'payorch-test-'));
+  const config = loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    SANDBOX: 'true',
+    ADMIN_API_KEY: ADMIN_KEY,
+    LOG_LEVEL: 'info',
+    VALIDATE_RESPONSES: 'true',
+    ...options.env,
+  });
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      logs.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+      cb();
+    },
+  });
+  const log = createLogger(config.logLevel, sink);
+  const { db, drop } = await openTestDatabase(backend);
+  const running = await startServer({ config, db, log });
+  const sandbox = JSON.parse(await readFile(join(dataDir, 'sandbox-credentials.json'), 'utf8')) as Credentials;
+  const baseUrl = `${running.url}/v1`;
+  const clientFor = (c: Pick<Credentials, 'public_api_key' | 'private_secret_key'>) =>
+    createPayorchClient({ baseUrl, publicApiKey: c.public_api_key, privateSecretKey: c.private_secret_key });
+
+  return {
+    backend,
+    running,
+    baseUrl,
+    db,
+    sandbox,
+    logs,
+    client: clientFor(sandbox),
+    clientFor,
+    async createOrganization({ pciCertified = false, name = 'Other merchant' } = {}) {
+      const res = await fetch(`${baseUrl}/admin/organizations`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'admin-api-key': ADMIN_KEY },
+        body: JSON.stringify({ name, pci_certified: pciCertified }),
+      });
+      if (res.status !== 201) throw new Error(`createOrganization answered ${res.status}: ${await res.text()}`);
+      return (await res.json()) as Credentials;
+    },
+    fetch(path, init = {}) {
+      const headers = new Headers(init.headers);
+      if (init.credentials_ !== false) {
+        if (!headers.has('public-api-key')) headers.set('public-api-key', sandbox.public_api_key);
+        if (!headers.has('private-secret-key')) headers.set('private-secret-key', sandbox.private_secret_key);
+      }
+      return fetch(`${baseUrl}${path}`, { ...init, headers });
+    },
+    async stop() {
+      await running.close();
+      await db.close();
+      await drop();
+    },
+  };
+}
+
+/** Starts a server for the enclosing describe block and stops it afterwards. */
+export function useServer(backend: Backend, options: ServerOptions = {}): TestServer {
+  const holder = {} as TestServer & { stop(): Promise<void> };
+  let started: (TestServer & { stop(): Promise<void> }) | undefined;
+  beforeAll(async () => {
+    started = await startTestServer(backend, options);
+    Object.assign(holder, started);
+  });
+  afterAll(async () => {
+    await started?.stop();
+  });
+  return holder;
+}
