@@ -7,9 +7,12 @@ import type { Handlers as HandlersOf } from '@payorch/types';
 import type { Database, Queryable } from './db/database.js';
 import type { Config } from './platform/config.js';
 import type { Logger } from './platform/logger.js';
+import type { PaymentProvider } from './providers/provider.js';
 
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
-export interface AppServices {}
+export interface AppServices {
+  /** The payment provider adapter (the sandbox acquirer). */
+  provider: PaymentProvider;
+}
 
 export interface AppDeps {
   db: Database;

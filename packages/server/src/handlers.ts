@@ -5,20 +5,14 @@
 import type { Handlers } from './context.js';
 import { customerHandlers } from './customers/handlers.js';
 import { healthHandlers } from './health/handlers.js';
-import { notImplemented } from './not-implemented.js';
+import { paymentHandlers } from './payments/handlers.js';
 import { adminHandlers } from './tenancy/handlers.js';
+import { vaultHandlers } from './vault/handlers.js';
 
 export const handlers = {
   ...healthHandlers,
   ...adminHandlers,
   ...customerHandlers,
-  enrollPaymentMethod: notImplemented('enrollPaymentMethod'),
-  listPaymentMethods: notImplemented('listPaymentMethods'),
-  createPayment: notImplemented('createPayment'),
-  getPayment: notImplemented('getPayment'),
-  disputeChargeback: notImplemented('disputeChargeback'),
-  addDisputeEvidence: notImplemented('addDisputeEvidence'),
-  createSandboxChargeback: notImplemented('createSandboxChargeback'),
-  resolveSandboxDispute: notImplemented('resolveSandboxDispute'),
-  receiveProviderNotification: notImplemented('receiveProviderNotification'),
+  ...vaultHandlers,
+  ...paymentHandlers,
 } satisfies Handlers;
