@@ -2,6 +2,7 @@
  * createCustomer contract tests through the typed client against a real server and database: every
  * status the operation documents, and each bad input of interface-spec §4.4 naming its field.
  */
+import type { Schemas } from '@payorch/types';
 import { describe, expect, it } from 'vitest';
 import { expectProblem, expectSchema } from './support/assertions.js';
 import { backends, useServer } from './support/harness.js';
@@ -21,7 +22,7 @@ const full = {
   billing_address: { address_line_1: 'Rua Augusta 1500', country: 'BR', state: 'SP', city: 'São Paulo', zip_code: '01304-001' },
   shipping_address: { address_line_1: 'Rua Augusta 1500', country: 'BR', state: 'SP', city: 'São Paulo', zip_code: '01304-001' },
   metadata: [{ key: 'segment', value: 'gold' }],
-};
+} satisfies Schemas['CreateCustomerRequest'];
 
 const ISO_MICROS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
