@@ -7,5 +7,6 @@ export default defineConfig({
     // Loading the Spectral ruleset and bundling the spec take a second or two each.
     testTimeout: 20_000,
     hookTimeout: 20_000,
+    reporters: ['default', ['json', { outputFile: '.vitest-report.json' }]],
   },
 });

@@ -3,12 +3,14 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // Type tests of the handler contract (*.test-d.ts) run through tsc as part of the suite.
+    typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: './tsconfig.json' },
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
     maxWorkers: 2,
     // Each file starts its own server(s); keep the output readable.
-    reporters: ['default'],
+    reporters: ['default', ['json', { outputFile: '.vitest-report.json' }]],
   },
 });
