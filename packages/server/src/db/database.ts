@@ -25,7 +25,7 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   if (code && ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH'].includes(code)) return true;
   // 57P01 admin shutdown, 57P02 crash shutdown, 57P03 cannot connect now, 08xxx connection exceptions.
   if (code && (/^08/.test(code) || ['57P01', '57P02', '57P03', '53300'].includes(code))) return true;
-  return /Connection terminated|connection timeout|Client has encountered a connection error|timeout exceeded when trying to connect|database is closed|PGlite is closed/i.test(
+  return /Connection terminated|connection timeout|Client has encountered a connection error|timeout exceeded when trying to connect|database is closed|PGlite is closed|Cannot use a pool after calling end/i.test(
     err.message,
   );
 }
