@@ -1,6 +1,6 @@
 /**
  * createApp: the Express application, wired in the order a request travels:
- * request id → security headers → access log → which operation → credentials → JSON body (per-route
+ * request id → security headers → access log → which operation → credentials → rate limit → JSON body (per-route
  * limit) → OpenAPI validation → handler (with idempotency) → reply; every error → problem+json.
  */
 import express from 'express';
@@ -17,6 +17,8 @@ import { sendProblem } from './http/send.js';
 import { basePath, indexOperations, loadSpec } from './http/spec.js';
 import { openApiValidator } from './http/validator.js';
 import { handlers as defaultHandlers } from './handlers.js';
+import { rateLimit } from './ratelimit/middleware.js';
+import { DatabaseRateLimitStore, MemoryRateLimitStore } from './ratelimit/store.js';
 import { authenticate } from './tenancy/authenticate.js';
 
 export interface CreateAppOptions extends AppDeps {
@@ -66,7 +68,9 @@ export function createApp(options: CreateAppOptions): express.Express {
   });
   app.use('/docs', swaggerUi.serve, swaggerUi.setup(loadSpec() as never, { customSiteTitle: 'payorch API reference' }));
 
-  app.use(base, resolveOperation(ops), authenticate(deps), parseJsonBody());
+  const limiterStore = deps.config.rateLimitStore === 'database' ? new DatabaseRateLimitStore(deps.db) : new MemoryRateLimitStore();
+  const limiter = rateLimit(limiterStore, { limit: deps.config.rateLimitPerMinute, windowSeconds: 60 });
+  app.use(base, resolveOperation(ops), authenticate(deps), limiter, parseJsonBody());
   app.use(openApiValidator(loadSpec(), deps.config.validateResponses));
   app.use(base, dispatch(handlers, deps));
 

@@ -24,6 +24,8 @@ const schema = z.object({
   PUBLIC_BASE_URL: z.url({ message: 'must be an absolute http(s) URL' }).optional(),
   NODE_ENV: z.string().optional(),
   VALIDATE_RESPONSES: bool.optional(),
+  RATE_LIMIT_PER_MINUTE: z.coerce.number({ message: 'must be a whole number (0 turns limiting off)' }).int().min(0).default(6000),
+  RATE_LIMIT_STORE: z.enum(['memory', 'database'], { message: 'must be memory or database' }).optional(),
 });
 
 export interface Config {
@@ -38,6 +40,10 @@ export interface Config {
   publicBaseUrl: string | undefined;
   /** Validate every response against the spec (on outside production; a mismatch becomes a 500). */
   validateResponses: boolean;
+  /** Requests per minute per organization (0: off). */
+  rateLimitPerMinute: number;
+  /** Where counters live: the database (holds across instances; default with DATABASE_URL) or the process. */
+  rateLimitStore: 'memory' | 'database';
 }
 
 export class ConfigError extends Error {
@@ -68,5 +74,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     publicBaseUrl: e.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
     validateResponses: e.VALIDATE_RESPONSES ?? e.NODE_ENV !== 'production',
+    rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
+    rateLimitStore: e.RATE_LIMIT_STORE ?? (e.DATABASE_URL ? 'database' : 'memory'),
   };
 }

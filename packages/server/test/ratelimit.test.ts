@@ -1,0 +1,67 @@
+/**
+ * Rate limiting per organization: 429 RATE_LIMITED with Retry-After and RateLimit-* headers past the
+ * limit, other organizations unaffected, and with the database store the limit holds across instances.
+ */
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/platform/config.js';
+import { createLogger } from '../src/platform/logger.js';
+import { startServer } from '../src/server.js';
+import { expectProblem } from './support/assertions.js';
+import { ADMIN_KEY, backends, useServer } from './support/harness.js';
+
+/** Fixed windows are per minute: start a burst well inside one. */
+async function awayFromWindowEdge() {
+  const intoMinute = Date.now() % 60_000;
+  if (intoMinute > 55_000) await new Promise((r) => setTimeout(r, 60_000 - intoMinute + 50));
+}
+
+for (const backend of backends()) {
+  describe(`rate limiting on ${backend}`, () => {
+    const t = useServer(backend, { env: { RATE_LIMIT_PER_MINUTE: '5', RATE_LIMIT_STORE: 'database' } });
+
+    it('allows the limit, then answers 429 with Retry-After; other organizations are unaffected', async () => {
+      await awayFromWindowEdge();
+      const statuses: number[] = [];
+      let last: Response | undefined;
+      for (let i = 0; i < 6; i++) {
+        last = await t.fetch('/customers', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ merchant_customer_id: `rl-${i}` }) });
+        statuses.push(last.status);
+        if (i < 5) {
+          expect(last.headers.get('ratelimit-limit')).toBe('5');
+          expect(last.headers.get('ratelimit-remaining')).toBe(String(4 - i));
+        }
+      }
+      expect(statuses).toEqual([201, 201, 201, 201, 201, 429]);
+      await expectProblem(last!, 429, 'RATE_LIMITED');
+      expect(Number(last!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect(Number(last!.headers.get('retry-after'))).toBeLessThanOrEqual(60);
+      // The rejected request wrote nothing.
+      expect(await t.db.query("SELECT 1 FROM customers WHERE merchant_customer_id = 'rl-5'")).toHaveLength(0);
+
+      const other = await t.createOrganization();
+      const res = await t.clientFor(other).POST('/customers', { body: { merchant_customer_id: 'rl-other' } });
+      expect(res.response.status).toBe(201);
+    });
+
+    it('with the database store, the limit holds across two instances on one database', async () => {
+      await awayFromWindowEdge();
+      const org = await t.createOrganization();
+      const config = loadConfig({
+        PORT: '0', HOST: '127.0.0.1', SANDBOX: 'false', ADMIN_API_KEY: ADMIN_KEY, RATE_LIMIT_PER_MINUTE: '5', RATE_LIMIT_STORE: 'database', LOG_LEVEL: 'silent',
+      });
+      const second = await startServer({ config, db: t.db, log: createLogger('silent') });
+      try {
+        const headers = { 'content-type': 'application/json', 'public-api-key': org.public_api_key, 'private-secret-key': org.private_secret_key };
+        const statuses: number[] = [];
+        for (let i = 0; i < 6; i++) {
+          const base = i % 2 === 0 ? t.baseUrl : `${second.url}/v1`;
+          const res = await fetch(`${base}/customers`, { method: 'POST', headers, body: JSON.stringify({ merchant_customer_id: `rl2-${i}` }) });
+          statuses.push(res.status);
+        }
+        expect(statuses).toEqual([201, 201, 201, 201, 201, 429]);
+      } finally {
+        await second.close();
+      }
+    });
+  });
+}
