@@ -1,0 +1,266 @@
+#!/usr/bin/env node
+/**
+ * `npm run bench`: autocannon against, in one run on this machine,
+ *   1. a bare Express 5 app answering comparable JSON (the ceiling),
+ *   2. the service on PGlite (embedded) and
+ *   3. the service on PostgreSQL (DATABASE_URL, default the local server on 127.0.0.1:5432),
+ * for GET /payments/{id}, POST /customers, GET payment-methods, enrollment and a dispute with 1 MB of
+ * evidence (10 concurrent), plus cold start on an existing data dir and peak RSS. Prints a table with each
+ * figure as a ratio to the ceiling and writes bench-results.json. Servers run as separate processes
+ * (production mode: no response validation, rate limiting off, access logs on) so the load generator does not share
+ * their event loop. Not part of `npm test`: figures, not pass/fail.
+ */
+import autocannon from 'autocannon';
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const DURATION = Number(process.env.BENCH_SECONDS ?? 8);
+const PG_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const DISPUTES = Number(process.env.BENCH_DISPUTES ?? 200);
+
+function startProcess(script, env) {
+  const started = Date.now();
+  const child = spawn(process.execPath, [script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const url = new Promise((resolve, reject) => {
+    const onData = (d) => {
+      if (out.length > 100_000) return; // after start-up the output is drained, not kept
+      out += d.toString();
+      const m = /listening on (http:\/\/[0-9.:]+)/.exec(out);
+      if (m) resolve(m[1]);
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', (d) => (out += d.toString()));
+    child.on('exit', (code) => reject(new Error(`${script} exited ${code}: ${out.slice(-2000)}`)));
+  });
+  return {
+    child,
+    url: url.then((u) => ({ url: u, startMs: Date.now() - started })),
+    stop: () => new Promise((r) => { child.once('exit', r); child.kill('SIGTERM'); }),
+  };
+}
+
+async function memoryOf(pid) {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const kb = (k) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024;
+  return { rssMb: kb('VmRSS'), peakMb: kb('VmHWM') };
+}
+
+async function load(base, scenario) {
+  const result = await autocannon({
+    url: base,
+    connections: scenario.connections,
+    ...(scenario.amount ? { amount: scenario.amount } : { duration: DURATION }),
+    pipelining: 1,
+    requests: [scenario.request],
+  });
+  const ok = result['2xx'];
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    ok,
+    errors: result.non2xx + result.errors + result.timeouts,
+  };
+}
+
+const pdf = (() => {
+  const head = Buffer.from('%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\n');
+  const tail = Buffer.from('\ntrailer << /Root 1 0 R >>\n%%EOF\n');
+  const body = Buffer.alloc(1_048_576 - head.length - tail.length, 0x20);
+  return Buffer.concat([head, body, tail]).toString('base64');
+})();
+
+function scenarios(fx) {
+  const auth = fx.creds ? { 'public-api-key': fx.creds.public_api_key, 'private-secret-key': fx.creds.private_secret_key } : {};
+  const json = { 'content-type': 'application/json', ...auth };
+  let dispute = 0;
+  return [
+    { name: 'GET /payments/{id}', connections: 50, request: { method: 'GET', path: `/v1/payments/${fx.paymentId}`, headers: auth } },
+    {
+      name: 'POST /customers',
+      connections: 50,
+      request: { method: 'POST', path: '/v1/customers', headers: json, setupRequest: (r) => ({ ...r, body: JSON.stringify({ merchant_customer_id: `bench-${randomUUID()}`, first_name: 'Bench', email: 'bench@example.com' }) }) },
+    },
+    { name: 'GET payment-methods', connections: 50, request: { method: 'GET', path: `/v1/customers/${fx.customerId}/payment-methods`, headers: auth } },
+    {
+      name: 'POST enrollment',
+      connections: 50,
+      request: {
+        method: 'POST',
+        path: `/v1/customers/${fx.customerId}/payment-methods`,
+        setupRequest: (r) => ({
+          ...r,
+          headers: { ...json, 'x-idempotency-key': randomUUID() },
+          body: JSON.stringify({ account_id: fx.accountId, country: 'BR', type: 'CARD', card_data: { number: '4507990000000002', holder_name: 'Bench', expiration_month: 12, expiration_year: 30, security_code: '123' } }),
+        }),
+      },
+    },
+    {
+      name: 'POST dispute (1 MB PDF)',
+      connections: 10,
+      amount: Math.max(10, fx.chargebacks.length || DISPUTES),
+      memory: true,
+      request: {
+        method: 'POST',
+        setupRequest: (r) => {
+          const cb = fx.chargebacks[dispute++ % Math.max(1, fx.chargebacks.length)] ?? { paymentId: fx.paymentId, transactionId: randomUUID() };
+          return {
+            ...r,
+            path: `/v1/payments/${cb.paymentId}/transactions/${cb.transactionId}/dispute`,
+            headers: { ...json, 'x-idempotency-key': randomUUID() },
+            body: JSON.stringify({ evidence: [{ content_type: 'application/pdf', file_name: 'receipt.pdf', content_category: 'RECEIPT', content: pdf }] }),
+          };
+        },
+      },
+    },
+  ];
+}
+
+async function api(base, creds, method, path, body, extra = {}) {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { 'content-type': 'application/json', 'public-api-key': creds.public_api_key, 'private-secret-key': creds.private_secret_key, ...extra },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${path} → ${res.status}: ${text.slice(0, 300)}`);
+  return text ? JSON.parse(text) : undefined;
+}
+
+/** Customer, enrolled card, payment, and one fresh chargeback per dispute request. */
+async function fixtures(url, creds) {
+  const base = `${url}/v1`;
+  const key = () => ({ 'x-idempotency-key': randomUUID() });
+  const customer = await api(base, creds, 'POST', '/customers', { merchant_customer_id: `bench-fx-${randomUUID()}` });
+  const card = { number: '4507990000000002', holder_name: 'Bench Fixture', expiration_month: 12, expiration_year: 30, security_code: '123' };
+  const fx = { creds, customerId: customer.id, accountId: creds.account_id, paymentId: randomUUID(), chargebacks: [], missing: [] };
+  try {
+    for (let i = 0; i < 20; i++) {
+      await api(base, creds, 'POST', `/customers/${customer.id}/payment-methods`, { account_id: creds.account_id, country: 'BR', type: 'CARD', card_data: card }, key());
+    }
+  } catch (err) {
+    fx.missing.push(`enrollment: ${err.message}`);
+  }
+  const pay = (number) =>
+    api(base, creds, 'POST', '/payments', {
+      account_id: creds.account_id, description: 'Bench order', country: 'BR', merchant_order_id: `bench-${randomUUID()}`,
+      amount: { currency: 'BRL', value: 150.5 }, customer_payer: { id: customer.id },
+      payment_method: { type: 'CARD', detail: { card: { ...card, number } } }, workflow: 'DIRECT',
+    }, key());
+  try {
+    fx.paymentId = (await pay('4507990000000002')).id;
+    for (let i = 0; i < DISPUTES; i++) {
+      const p = await pay('4507990000000002');
+      const cb = await api(base, creds, 'POST', `/sandbox/payments/${p.id}/chargebacks`, { reason: 'REQUESTED_BY_CUSTOMER' });
+      fx.chargebacks.push({ paymentId: p.id, transactionId: cb.id });
+    }
+  } catch (err) {
+    fx.missing.push(`payments: ${err.message}`);
+  }
+  return fx;
+}
+
+async function benchService(label, env) {
+  const dataDir = env.DATA_DIR;
+  const serviceEnv = { PORT: '0', HOST: '127.0.0.1', SANDBOX: 'true', RATE_LIMIT_PER_MINUTE: '0', LOG_LEVEL: 'info', NODE_ENV: 'production', ...env };
+  const first = startProcess(join(here, '..', 'dist', 'main.js'), serviceEnv);
+  const { url: firstUrl } = await first.url;
+  await first.stop(); // the first start creates the data dir / schema; cold start is measured on the next
+  const proc = startProcess(join(here, '..', 'dist', 'main.js'), serviceEnv);
+  const { url, startMs } = await proc.url;
+  void firstUrl;
+  const creds = JSON.parse(await readFile(join(dataDir, 'sandbox-credentials.json'), 'utf8'));
+  console.error(`[${label}] cold start ${startMs} ms; creating fixtures…`);
+  const fx = await fixtures(url, creds);
+  const results = {};
+  for (const s of scenarios(fx)) {
+    let peakDuring = 0;
+    const before = await memoryOf(proc.child.pid);
+    const timer = setInterval(async () => {
+      const m = await memoryOf(proc.child.pid).catch(() => ({ rssMb: 0 }));
+      peakDuring = Math.max(peakDuring, m.rssMb);
+    }, 50);
+    const r = await load(url, s);
+    clearInterval(timer);
+    results[s.name] = { ...r, rssBeforeMb: before.rssMb, rssPeakDuringMb: Math.max(peakDuring, before.rssMb) };
+    console.error(`[${label}] ${s.name}: ${r.rps.toFixed(0)} req/s p50 ${r.p50} ms p99 ${r.p99} ms (${r.ok} ok, ${r.errors} not ok)`);
+  }
+  const mem = await memoryOf(proc.child.pid);
+  await proc.stop();
+  return { coldStartMs: startMs, peakRssMb: mem.peakMb, scenarios: results, missingFixtures: fx.missing };
+}
+
+async function freshPgDatabase() {
+  const admin = new pg.Client({ connectionString: PG_URL });
+  await admin.connect();
+  await admin.query('DROP DATABASE IF EXISTS payorch_bench WITH (FORCE)');
+  await admin.query('CREATE DATABASE payorch_bench');
+  await admin.end();
+  const u = new URL(PG_URL);
+  u.pathname = '/payorch_bench';
+  return u.toString();
+}
+
+async function main() {
+  const out = { machine: { cpus: (await import('node:os')).cpus().length, node: process.version }, durationSeconds: DURATION, runs: {} };
+
+  const bare = startProcess(join(here, 'bare-express.mjs'), {});
+  const { url: bareUrl } = await bare.url;
+  const ceiling = {};
+  for (const s of scenarios({ creds: null, paymentId: randomUUID(), customerId: randomUUID(), accountId: randomUUID(), chargebacks: [] })) {
+    ceiling[s.name] = await load(bareUrl, s);
+    console.error(`[bare express] ${s.name}: ${ceiling[s.name].rps.toFixed(0)} req/s p50 ${ceiling[s.name].p50} ms p99 ${ceiling[s.name].p99} ms`);
+  }
+  await bare.stop();
+  out.runs['bare express'] = { scenarios: ceiling };
+
+  out.runs.pglite = await benchService('pglite', { DATA_DIR: await mkdtemp(join(tmpdir(), 'payorch-bench-')) });
+  try {
+    const url = await freshPgDatabase();
+    out.runs.postgres = await benchService('postgres', { DATA_DIR: await mkdtemp(join(tmpdir(), 'payorch-bench-pg-')), DATABASE_URL: url });
+  } catch (err) {
+    console.error(`[postgres] skipped: ${err.message}`);
+  }
+
+  // The table: each figure with its ratio to the bare-Express ceiling.
+  const rows = [];
+  for (const name of Object.keys(ceiling)) {
+    const c = ceiling[name];
+    const cell = (run) => {
+      const r = out.runs[run]?.scenarios?.[name];
+      if (!r) return 'n/a';
+      return `${r.rps.toFixed(0)} (${(r.rps / c.rps).toFixed(2)}x) p50 ${r.p50} p99 ${r.p99}${r.errors ? ` [${r.errors} non-2xx]` : ''}`;
+    };
+    rows.push([name, `${c.rps.toFixed(0)} p50 ${c.p50} p99 ${c.p99}`, cell('pglite'), cell('postgres')]);
+  }
+  const header = ['scenario', 'bare express req/s', 'PGlite req/s (ratio) ms', 'PostgreSQL req/s (ratio) ms'];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cols) => `| ${cols.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
+  console.log(line(header));
+  console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
+  for (const r of rows) console.log(line(r));
+  for (const run of ['pglite', 'postgres']) {
+    const r = out.runs[run];
+    if (!r) continue;
+    const d = r.scenarios['POST dispute (1 MB PDF)'];
+    console.log(
+      `${run}: cold start ${r.coldStartMs} ms, peak RSS ${r.peakRssMb.toFixed(0)} MB, dispute RSS growth ${d ? (d.rssPeakDuringMb - d.rssBeforeMb).toFixed(0) : 'n/a'} MB` +
+        (r.missingFixtures.length ? `; fixtures missing: ${r.missingFixtures.join('; ')}` : ''),
+    );
+  }
+  const file = join(here, '..', 'bench-results.json');
+  await writeFile(file, `${JSON.stringify(out, null, 2)}\n`);
+  console.log(`written ${file}`);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
