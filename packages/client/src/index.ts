@@ -1,36 +1,43 @@
 /**
  * @payorch/client: a typed client for the payorch API, generated from the same spec as the server
- * (openapi-fetch + @payorch/types). Runs anywhere `fetch` exists: Node ≥ 20, browsers, Deno, Bun.
+ * (openapi-fetch + @payorch/types). Runs anywhere `fetch` and WebCrypto exist: Node ≥ 20, browsers,
+ * Deno, Bun. Node-only helpers (file paths) live in `@payorch/client/node`.
  */
-import createClient, { type Client, type Middleware } from 'openapi-fetch';
-import type { paths } from '@payorch/types';
-
 export type { paths, components, operations, Problem, Schemas } from '@payorch/types';
 
-export interface PayorchClientOptions {
-  /** The API's base address including the version segment, e.g. `https://api.example.com/v1`. */
-  baseUrl: string;
-  publicApiKey: string;
-  privateSecretKey: string;
-  /** A custom fetch (tests, proxies, instrumentation). */
-  fetch?: typeof globalThis.fetch;
-}
-
-export type PayorchClient = Client<paths>;
-
-/** Sets the credential headers on every request. */
-export function credentialsMiddleware(publicApiKey: string, privateSecretKey: string): Middleware {
-  return {
-    onRequest({ request }) {
-      request.headers.set('public-api-key', publicApiKey);
-      request.headers.set('private-secret-key', privateSecretKey);
-      return request;
-    },
-  };
-}
-
-export function createPayorchClient(options: PayorchClientOptions): PayorchClient {
-  const client = createClient<paths>({ baseUrl: options.baseUrl, ...(options.fetch ? { fetch: options.fetch } : {}) });
-  client.use(credentialsMiddleware(options.publicApiKey, options.privateSecretKey));
-  return client;
-}
+export {
+  createPayorchClient,
+  createPayorchAdminClient,
+  DEFAULTS,
+  type PayorchClient,
+  type PayorchAdminClient,
+  type PayorchClientOptions,
+  type PayorchAdminClientOptions,
+  type TransportOptions,
+} from './client.js';
+export {
+  createResources,
+  createAdminResources,
+  type PayorchResources,
+  type PayorchAdminResources,
+  type CallOptions,
+  type IdempotentCallOptions,
+  type ListPaymentMethodsQuery,
+  type GetPaymentQuery,
+} from './resources.js';
+export { PayorchError, PayorchConnectionError, type PayorchErrorCode, type ProblemFieldError } from './errors.js';
+export { credentialsMiddleware, headersMiddleware, idempotencyKeyMiddleware, newIdempotencyKey } from './middleware.js';
+export { IDEMPOTENCY_HEADER, IDEMPOTENT_ROUTES, type PayorchPaths, type AdminPaths, type IdempotentRoute, type WithOptionalIdempotencyKey } from './paths.js';
+export { retryingFetch, backoffDelay, parseRetryAfter, MAX_RETRY_AFTER_MS, type FetchLike, type RetryPolicy } from './retry.js';
+export {
+  evidenceFromBytes,
+  evidenceFromBlob,
+  checkEvidenceBytes,
+  checkEvidenceFileName,
+  MAX_EVIDENCE_BYTES,
+  PayorchEvidenceError,
+  type DisputeEvidence,
+  type DisputeEvidenceCategory,
+  type EvidenceOptions,
+} from './evidence.js';
+export { verifyWebhook, signWebhook, WebhookVerificationError, type WebhookHeaders, type VerifyWebhookOptions } from './webhooks.js';

@@ -12,6 +12,7 @@ import { dispatch } from './http/dispatch.js';
 import { errorHandler } from './http/errors.js';
 import { problemBody } from './http/problems.js';
 import { requestId } from './http/request-id.js';
+import { rejectNulCharacters } from './http/nul-characters.js';
 import { parseJsonBody, resolveOperation } from './http/routing.js';
 import { sendProblem } from './http/send.js';
 import { basePath, indexOperations, loadSpec } from './http/spec.js';
@@ -20,6 +21,8 @@ import { handlers as defaultHandlers } from './handlers.js';
 import { rateLimit } from './ratelimit/middleware.js';
 import { DatabaseRateLimitStore, MemoryRateLimitStore } from './ratelimit/store.js';
 import { authenticate } from './tenancy/authenticate.js';
+import { brandIconsRouter } from './vault/brand-icons.js';
+import { sandboxPagesRouter } from './vault/sandbox-pages.js';
 
 export interface CreateAppOptions extends AppDeps {
   /** Replace the handler map (tests of the platform itself). */
@@ -70,7 +73,9 @@ export function createApp(options: CreateAppOptions): express.Express {
 
   const limiterStore = deps.config.rateLimitStore === 'database' ? new DatabaseRateLimitStore(deps.db) : new MemoryRateLimitStore();
   const limiter = rateLimit(limiterStore, { limit: deps.config.rateLimitPerMinute, windowSeconds: 60 });
-  app.use(base, resolveOperation(ops), authenticate(deps), limiter, parseJsonBody());
+  // Not in the API contract (brand images, the sandbox provider's HTML page): before the spec router's 404.
+  app.use(brandIconsRouter(), sandboxPagesRouter(deps));
+  app.use(base, resolveOperation(ops), authenticate(deps), limiter, parseJsonBody(), rejectNulCharacters);
   app.use(openApiValidator(loadSpec(), deps.config.validateResponses));
   app.use(base, dispatch(handlers, deps));
 

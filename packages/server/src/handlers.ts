@@ -8,6 +8,7 @@ import { healthHandlers } from './health/handlers.js';
 import { paymentHandlers } from './payments/handlers.js';
 import { adminHandlers } from './tenancy/handlers.js';
 import { vaultHandlers } from './vault/handlers.js';
+import { webhookHandlers } from './webhooks/handlers.js';
 
 export const handlers = {
   ...healthHandlers,
@@ -15,4 +16,5 @@ export const handlers = {
   ...customerHandlers,
   ...vaultHandlers,
   ...paymentHandlers,
+  ...webhookHandlers,
 } satisfies Handlers;

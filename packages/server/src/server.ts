@@ -34,11 +34,12 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const log = options.log ?? createLogger(config.logLevel);
   const ownsDb = !options.db;
   const db = options.db ?? (await openDatabase(config));
+  const closeHooks: (() => Promise<void>)[] = [];
   try {
     const applied = await migrate(db);
     if (applied.length > 0) log.info({ applied }, 'migrations applied');
     if (config.sandbox) await bootstrapSandbox(db, config.dataDir, log);
-    const services = await buildServices({ db, config, log });
+    const services = await buildServices({ db, config, log, onClose: (hook) => closeHooks.push(hook) });
     const deps: AppDeps = { db, config, log, services };
     const app = createApp(deps);
 
@@ -72,12 +73,15 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
             server.close(() => resolve());
             server.closeIdleConnections();
           });
+          // Background work (outbox workers) stops before the database goes away.
+          for (const hook of closeHooks.reverse()) await hook().catch((err: unknown) => log.error({ err }, 'close hook failed'));
           if (ownsDb) await db.close();
         })();
         return closing;
       },
     };
   } catch (err) {
+    for (const hook of closeHooks.reverse()) await hook().catch(() => {});
     if (ownsDb) await db.close().catch(() => {});
     throw err;
   }

@@ -9,18 +9,22 @@ import type { Logger } from './platform/logger.js';
 import { buildPaymentServices } from './payments/services.js';
 import { SandboxProvider } from './providers/sandbox/sandbox-provider.js';
 import { buildVaultServices } from './vault/services.js';
+import { buildWebhookServices } from './webhooks/services.js';
 
 export interface ServiceDeps {
   db: Database;
   config: Config;
   log: Logger;
+  /** Registers a hook the server awaits on close, before the database closes (workers stop here). */
+  onClose?: (hook: () => Promise<void>) => void;
 }
 
 export async function buildServices(deps: ServiceDeps): Promise<AppServices> {
-  const provider = new SandboxProvider();
+  const provider = new SandboxProvider({ db: deps.db });
   return {
     provider,
     ...(await buildVaultServices(deps)),
     ...(await buildPaymentServices(deps, provider)),
+    ...(await buildWebhookServices(deps)),
   };
 }

@@ -30,6 +30,8 @@ export function dispatch(handlers: Handlers, deps: AppDeps): RequestHandler {
       query: { ...(req.query as Record<string, unknown>) },
       headers: Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : v])),
       body: req.body,
+      // The exact body bytes of a signed request (see parseJsonBody), for signature checks.
+      rawBody: (req as Request & { rawBody?: Buffer }).rawBody,
     };
     const ctx: RequestContext = {
       db: deps.db,

@@ -25,7 +25,15 @@ export function parseJsonBody(): RequestHandler {
     const { bodyLimit } = res.locals.operation as OperationInfo;
     let parser = parsers.get(bodyLimit);
     if (!parser) {
-      parser = express.json({ limit: bodyLimit, strict: true, type: ['application/json'] });
+      parser = express.json({
+        limit: bodyLimit,
+        strict: true,
+        type: ['application/json'],
+        // A signed request (Standard Webhooks) is verified over its exact bytes: keep them.
+        verify: (req, _res, buf) => {
+          if (req.headers['webhook-signature'] !== undefined) (req as typeof req & { rawBody?: Buffer }).rawBody = buf;
+        },
+      });
       parsers.set(bodyLimit, parser);
     }
     parser(req, res, next);

@@ -1,12 +1,70 @@
+/**
+ * Payments, disputes, sandbox helpers and provider notifications: HTTP shape only. The rules live in the
+ * services (create-payment, retrieve-payment, disputes, chargebacks, sandbox).
+ */
 import type { Handlers } from '../context.js';
-import { notImplemented } from '../not-implemented.js';
+import { problem } from '../http/problems.js';
+import { receiveNotification } from './chargebacks.js';
+import { createPayment } from './create-payment.js';
+import { resolveDispute, submitEvidence } from './disputes.js';
+import { toApiTransaction } from './mapper.js';
+import { etagOf, ifNoneMatchHits, retrievePayment } from './retrieve-payment.js';
+import { injectChargeback } from './sandbox.js';
+
+/** Query booleans arrive coerced by the validator, or as their text when it could not coerce in place. */
+const flag = (v: unknown): boolean => v === true || v === 'true';
+
+/** Header lookup by its lower-case wire name (Node lower-cases incoming header names). */
+const header = (headers: object, name: string): string | undefined => (headers as Record<string, string | undefined>)[name.toLowerCase()];
+
+const sandboxOff = (path: string) => problem('NOT_FOUND', `No route ${path}: the server does not run in sandbox mode.`);
 
 export const paymentHandlers = {
-  createPayment: notImplemented('createPayment'),
-  getPayment: notImplemented('getPayment'),
-  disputeChargeback: notImplemented('disputeChargeback'),
-  addDisputeEvidence: notImplemented('addDisputeEvidence'),
-  createSandboxChargeback: notImplemented('createSandboxChargeback'),
-  resolveSandboxDispute: notImplemented('resolveSandboxDispute'),
-  receiveProviderNotification: notImplemented('receiveProviderNotification'),
+  async createPayment({ body }, ctx) {
+    const outcome = await createPayment(ctx.db, ctx.deps, ctx.merchant, body);
+    return outcome.ok ? { status: 201, body: outcome.payment } : outcome.problem;
+  },
+
+  async getPayment({ params, query, headers }, ctx) {
+    const flags = { rawResponse: flag(query.raw_response), transactionsHistory: flag(query.transactions_history) };
+    const payment = await retrievePayment(ctx.db, ctx.merchant.organizationId, params.payment_id, flags);
+    if (!payment) return problem('PAYMENT_NOT_FOUND', `No payment ${params.payment_id}.`);
+    const etag = etagOf(payment, flags);
+    if (ifNoneMatchHits(header(headers, 'If-None-Match'), etag)) return { status: 304, headers: { ETag: etag } };
+    return { status: 200, body: payment, headers: { ETag: etag } };
+  },
+
+  async disputeChargeback({ params, body }, ctx) {
+    const outcome = await submitEvidence(ctx.db, ctx.merchant, 'open', { paymentId: params.payment_id, transactionId: params.transaction_id }, body);
+    return outcome.ok ? { status: 200, body: outcome.payment } : outcome.problem;
+  },
+
+  async addDisputeEvidence({ params, body }, ctx) {
+    const outcome = await submitEvidence(ctx.db, ctx.merchant, 'add', { paymentId: params.payment_id, transactionId: params.transaction_id }, body);
+    return outcome.ok ? { status: 200, body: outcome.payment } : outcome.problem;
+  },
+
+  async createSandboxChargeback({ params, body }, ctx) {
+    if (!ctx.deps.config.sandbox) return sandboxOff(`POST /v1/sandbox/payments/${params.payment_id}/chargebacks`);
+    const outcome = await injectChargeback(ctx.deps.db, ctx.deps.services.provider, ctx.merchant.organizationId, params.payment_id, body);
+    return outcome.ok ? { status: 201, body: toApiTransaction(outcome.transaction, { rawResponse: false }) } : outcome.problem;
+  },
+
+  async resolveSandboxDispute({ params, body }, ctx) {
+    if (!ctx.deps.config.sandbox) return sandboxOff(`POST /v1/sandbox/payments/${params.payment_id}/disputes/resolve`);
+    const outcome = await resolveDispute(ctx.db, ctx.merchant.organizationId, params.payment_id, body.outcome);
+    return outcome.ok ? { status: 200, body: outcome.payment } : outcome.problem;
+  },
+
+  async receiveProviderNotification(request, ctx) {
+    // The exact bytes the provider signed (kept by the JSON parser for signed requests).
+    const raw = (request as { rawBody?: Buffer }).rawBody;
+    const outcome = await receiveNotification(ctx.db, ctx.deps.services.provider, request.params.provider_id, raw?.toString('utf8'), {
+      'webhook-id': header(request.headers, 'webhook-id'),
+      'webhook-timestamp': header(request.headers, 'webhook-timestamp'),
+      'webhook-signature': header(request.headers, 'webhook-signature'),
+    });
+    if (outcome.kind === 'rejected') return outcome.problem;
+    return { status: 200, body: { received: true, duplicate: outcome.kind === 'duplicate' } };
+  },
 } satisfies Partial<Handlers>;

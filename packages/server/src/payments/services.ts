@@ -1,7 +1,31 @@
+/**
+ * Long-lived services of payments: the outbox worker that forwards dispute evidence (and delivers the
+ * sandbox acquirer's chargeback notifications). It starts with the server and stops before the
+ * database closes (ServiceDeps.onClose).
+ */
 import type { PaymentProvider } from '../providers/provider.js';
+import { SandboxProvider } from '../providers/sandbox/sandbox-provider.js';
 import type { ServiceDeps } from '../services.js';
+import { OutboxWorker } from './outbox/worker.js';
+import { paymentOutboxHandlers } from './outbox-topics.js';
 
-/** Long-lived services of payments (workers…). Add members to AppServices by declaration merging. */
-export async function buildPaymentServices(_deps: ServiceDeps, _provider: PaymentProvider): Promise<object> {
-  return {};
+export interface PaymentServices {
+  /** The outbox worker; `runOnce()` delivers what is due now (tests, operations tooling). */
+  outbox: OutboxWorker;
+}
+
+declare module '../context.js' {
+  interface AppServices {
+    /** Payments' workers (payments/services.ts). */
+    payments: PaymentServices;
+  }
+}
+
+export async function buildPaymentServices(deps: ServiceDeps, provider: PaymentProvider): Promise<{ payments: PaymentServices }> {
+  // The sandbox acquirer's signing secret exists from the first start on (generated once, stored).
+  if (provider instanceof SandboxProvider) await provider.notificationSecret();
+  const outbox = new OutboxWorker({ db: deps.db, log: deps.log, handlers: paymentOutboxHandlers({ db: deps.db, provider, log: deps.log }) });
+  outbox.start();
+  deps.onClose?.(() => outbox.stop());
+  return { payments: { outbox } };
 }

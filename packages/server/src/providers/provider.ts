@@ -33,6 +33,83 @@ export interface ProviderResult {
   rawResponse: Record<string, unknown>;
   /** Sandbox only: this card receives a chargeback right after a successful purchase. */
   chargebackFollows?: boolean;
+  /** BIN data of the card, when the provider reports it. */
+  cardInfo?: ProviderCardInfo;
+}
+
+/** What the issuer knows about the card (BIN data), when the provider reports it. */
+export interface ProviderCardInfo {
+  issuerName: string | null;
+  issuerCode: string | null;
+  countryCode: string | null;
+  category: string | null;
+  type: string | null;
+}
+
+/** The Standard Webhooks headers of a signed provider notification. */
+export interface WebhookHeaders {
+  'webhook-id': string;
+  'webhook-timestamp': string;
+  'webhook-signature': string;
+}
+
+/** A provider notification once its signature is verified, translated to our terms. */
+export interface ChargebackEvent {
+  kind: 'CHARGEBACK';
+  /** The provider's notification id (deduplication key). */
+  notificationId: string;
+  paymentId: string;
+  /** The provider's id of the original purchase. */
+  providerTransactionId: string;
+  /** The provider's id of the chargeback itself. */
+  chargebackId: string;
+  /** Decimal string in major units, exactly as sent. */
+  amount: string;
+  reason: string;
+  reasonCode: string | null;
+  reasonDescription: string | null;
+  /** The notification body, parsed. */
+  raw: Record<string, unknown>;
+  /** The notification body exactly as received (stored as the chargeback's raw response). */
+  rawBody: string;
+}
+
+export type ProviderEvent = ChargebackEvent;
+
+/** A notification whose signature is missing, wrong or stale: nothing may be written. */
+export class NotificationSignatureError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'NotificationSignatureError';
+  }
+}
+
+/** One evidence document handed to the provider. */
+export interface ForwardedEvidence {
+  id: string;
+  fileName: string;
+  contentType: string;
+  category: string;
+  /** Hex SHA-256 of `content`. */
+  sha256: string;
+  content: Buffer;
+}
+
+export interface DisputeEvidenceForward {
+  /** Idempotency reference: forwarding the same reference again has no second effect at the provider. */
+  reference: string;
+  disputeId: string;
+  paymentId: string;
+  /** The provider's id of the chargeback being disputed. */
+  chargebackId: string | null;
+  evidence: ForwardedEvidence[];
+}
+
+export interface DisputeEvidenceAck {
+  /** The provider's id of the dispute case. */
+  providerDisputeId: string;
+  /** True when the provider had already received this reference (a re-delivery). */
+  duplicate: boolean;
 }
 
 export interface PaymentProvider {
@@ -41,4 +118,29 @@ export interface PaymentProvider {
   verify(input: { card: ProviderCard; currency: string | null; reference: string }): Promise<ProviderResult>;
   /** An authorization with capture. `amount` is a decimal string in major units. */
   purchase(input: { card: ProviderCard; amount: string; currency: string; reference: string; description: string }): Promise<ProviderResult>;
+  /**
+   * Hands dispute evidence to the provider (who sends it on to the issuer). Resolves once the provider
+   * acknowledged it; throws when it could not be reached (the caller retries with the same reference).
+   */
+  forwardDisputeEvidence(input: DisputeEvidenceForward): Promise<DisputeEvidenceAck>;
+  /**
+   * Verifies a notification's signature over the raw body and translates it; throws
+   * NotificationSignatureError for a missing, wrong or stale signature.
+   */
+  parseNotification(rawBody: string, headers: Partial<WebhookHeaders>): Promise<ProviderEvent>;
+  /**
+   * Sandbox only: the signed notification this provider would send when the issuer charges a payment
+   * back. The caller feeds it through the same path as one received over HTTP.
+   */
+  simulateChargeback?(input: SimulatedChargeback): Promise<{ rawBody: string; headers: WebhookHeaders }>;
+}
+
+export interface SimulatedChargeback {
+  /** Deterministic when given (a re-sent notification keeps its id, so it is deduplicated). */
+  notificationId?: string;
+  paymentId: string;
+  providerTransactionId: string;
+  /** Decimal string in major units. */
+  amount: string;
+  reason: string;
 }

@@ -1,7 +1,35 @@
-import type { Handlers } from '../context.js';
-import { notImplemented } from '../not-implemented.js';
+import type { Handlers, RequestContext } from '../context.js';
+import { enrollPaymentMethod, listPaymentMethods, type VaultContext } from './service.js';
+
+function vaultContext(ctx: RequestContext): VaultContext {
+  return {
+    db: ctx.db,
+    vault: ctx.deps.services.vault,
+    provider: ctx.deps.services.provider,
+    organizationId: ctx.merchant.organizationId,
+    pciCertified: ctx.merchant.pciCertified,
+    baseUrl: ctx.baseUrl,
+    log: ctx.log,
+  };
+}
 
 export const vaultHandlers = {
-  enrollPaymentMethod: notImplemented('enrollPaymentMethod'),
-  listPaymentMethods: notImplemented('listPaymentMethods'),
+  async enrollPaymentMethod({ params, headers, body }, ctx) {
+    // Node lower-cases header names; the typed name is the spec's spelling.
+    const key = (headers as Record<string, string | undefined>)['x-idempotency-key'] ?? headers['X-Idempotency-Key'] ?? null;
+    const result = await enrollPaymentMethod(vaultContext(ctx), params.customer_id, key, body);
+    if (!result.ok) return result.problem;
+    return { status: 201, body: result.method };
+  },
+
+  async listPaymentMethods({ params, query }, ctx) {
+    // Query values may arrive as strings; the validator has already checked their form.
+    const page = {
+      ...(query.limit !== undefined ? { limit: Number(query.limit) } : {}),
+      ...(query.starting_after !== undefined ? { startingAfter: String(query.starting_after) } : {}),
+    };
+    const result = await listPaymentMethods(ctx.db, ctx.merchant.organizationId, params.customer_id, page, ctx.baseUrl);
+    if (!result.ok) return result.problem;
+    return { status: 200, body: result.list };
+  },
 } satisfies Partial<Handlers>;

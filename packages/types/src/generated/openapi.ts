@@ -203,6 +203,167 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhook-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints
+         * @description The organization's endpoints, newest first, without their secrets.
+         */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Register a webhook endpoint
+         * @description Registers an address that receives the organization's events as signed POSTs (Standard Webhooks:
+         *     `webhook-id`, `webhook-timestamp`, `webhook-signature`). The answer carries the signing secret
+         *     (`whsec_…`), shown only here. `https` is required; in sandbox mode plain `http` is also accepted
+         *     for a loopback host (127.0.0.1, ::1, localhost). Events are delivered at least once, in order per
+         *     payment or payment method, retried with exponential backoff for about 24 hours until the endpoint
+         *     answers 2xx within 10 seconds.
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{webhook_endpoint_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's `id`. */
+                webhook_endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a webhook endpoint
+         * @description The endpoint, without its secret.
+         */
+        get: operations["getWebhookEndpoint"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description The endpoint stops receiving events at once; its pending deliveries are canceled and its secrets destroyed.
+         */
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook endpoint's address, events or state
+         * @description Changes `url`, `events`, `description` or `enabled`; fields left out stay. A disabled endpoint gets
+         *     no new events; deliveries already queued for it wait and go out once it is enabled again.
+         */
+        patch: operations["updateWebhookEndpoint"];
+        trace?: never;
+    };
+    "/webhook-endpoints/{webhook_endpoint_id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's `id`. */
+                webhook_endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook endpoint's signing secret
+         * @description Makes a new signing secret (shown only in this answer). During the overlap window
+         *     (`previous_secret_expires_in`, default 24 hours) every delivery carries two signatures in
+         *     `webhook-signature`, one per secret, so a receiver verifying with either keeps working.
+         */
+        post: operations["rotateWebhookEndpointSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{webhook_endpoint_id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's `id`. */
+                webhook_endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * List an endpoint's deliveries (the delivery log)
+         * @description Each event sent (or to be sent) to this endpoint, newest first, with every attempt's status code, latency and error.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{webhook_endpoint_id}/deliveries/{delivery_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's `id`. */
+                webhook_endpoint_id: string;
+                /** @description The delivery's `id`. */
+                delivery_id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve one delivery with its attempts
+         * @description The delivery of one event to this endpoint, with every attempt.
+         */
+        get: operations["getWebhookDelivery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{webhook_endpoint_id}/deliveries/{delivery_id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's `id`. */
+                webhook_endpoint_id: string;
+                /** @description The delivery's `id`. */
+                delivery_id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send an event to the endpoint again
+         * @description Queues the delivery for an immediate attempt, whatever its status (a delivered event is sent again
+         *     with the same `webhook-id`, so receivers that deduplicate ignore it), and restarts its retry
+         *     schedule. `409 INVALID_STATUS` while the endpoint is disabled.
+         */
+        post: operations["redeliverWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/organizations": {
         parameters: {
             query?: never;
@@ -331,7 +492,472 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "enrollment.enrolled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * enrollment.enrolled
+         * @description A non-card enrollment was approved: the payment method is now `ENROLLED`. POSTed to each enabled endpoint subscribed to `enrollment.enrolled` or `*`, signed per Standard
+         *     Webhooks with the endpoint's secret(s): verify `webhook-signature` over the raw body (for example with
+         *     `verifyWebhook` of @payorch/client or the `standardwebhooks` library), reject a `webhook-timestamp`
+         *     more than 5 minutes off, and deduplicate on `webhook-id` (the event's `id`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description Standard Webhooks message id. */
+                    "webhook-id": components["parameters"]["WebhookId"];
+                    /** @description Standard Webhooks timestamp (Unix seconds); stale timestamps are rejected. */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                    /** @description Standard Webhooks signature(s), `v1,<base64>` separated by spaces. */
+                    "webhook-signature": components["parameters"]["WebhookSignature"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["EventEnrollmentEnrolled"];
+                };
+            };
+            responses: {
+                /** @description Any 2xx answered within 10 seconds acknowledges the event; it is not sent again. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Any other answer (a 4xx for a signature the receiver rejects, a 5xx, a redirect or no answer) makes the event retried with backoff for about 24 hours. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "enrollment.declined": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * enrollment.declined
+         * @description A non-card enrollment was declined: the payment method is now `DECLINED`. POSTed to each enabled endpoint subscribed to `enrollment.declined` or `*`, signed per Standard
+         *     Webhooks with the endpoint's secret(s): verify `webhook-signature` over the raw body (for example with
+         *     `verifyWebhook` of @payorch/client or the `standardwebhooks` library), reject a `webhook-timestamp`
+         *     more than 5 minutes off, and deduplicate on `webhook-id` (the event's `id`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description Standard Webhooks message id. */
+                    "webhook-id": components["parameters"]["WebhookId"];
+                    /** @description Standard Webhooks timestamp (Unix seconds); stale timestamps are rejected. */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                    /** @description Standard Webhooks signature(s), `v1,<base64>` separated by spaces. */
+                    "webhook-signature": components["parameters"]["WebhookSignature"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["EventEnrollmentDeclined"];
+                };
+            };
+            responses: {
+                /** @description Any 2xx answered within 10 seconds acknowledges the event; it is not sent again. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Any other answer (a 4xx for a signature the receiver rejects, a 5xx, a redirect or no answer) makes the event retried with backoff for about 24 hours. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.succeeded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.succeeded
+         * @description A payment succeeded (`SUCCEEDED`). POSTed to each enabled endpoint subscribed to `payment.succeeded` or `*`, signed per Standard
+         *     Webhooks with the endpoint's secret(s): verify `webhook-signature` over the raw body (for example with
+         *     `verifyWebhook` of @payorch/client or the `standardwebhooks` library), reject a `webhook-timestamp`
+         *     more than 5 minutes off, and deduplicate on `webhook-id` (the event's `id`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description Standard Webhooks message id. */
+                    "webhook-id": components["parameters"]["WebhookId"];
+                    /** @description Standard Webhooks timestamp (Unix seconds); stale timestamps are rejected. */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                    /** @description Standard Webhooks signature(s), `v1,<base64>` separated by spaces. */
+                    "webhook-signature": components["parameters"]["WebhookSignature"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["EventPaymentSucceeded"];
+                };
+            };
+            responses: {
+                /** @description Any 2xx answered within 10 seconds acknowledges the event; it is not sent again. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Any other answer (a 4xx for a signature the receiver rejects, a 5xx, a redirect or no answer) makes the event retried with backoff for about 24 hours. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.declined": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.declined
+         * @description A payment was declined (`DECLINED`). POSTed to each enabled endpoint subscribed to `payment.declined` or `*`, signed per Standard
+         *     Webhooks with the endpoint's secret(s): verify `webhook-signature` over the raw body (for example with
+         *     `verifyWebhook` of @payorch/client or the `standardwebhooks` library), reject a `webhook-timestamp`
+         *     more than 5 minutes off, and deduplicate on `webhook-id` (the event's `id`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description Standard Webhooks message id. */
+                    "webhook-id": components["parameters"]["WebhookId"];
+                    /** @description Standard Webhooks timestamp (Unix seconds); stale timestamps are rejected. */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                    /** @description Standard Webhooks signature(s), `v1,<base64>` separated by spaces. */
+                    "webhook-signature": components["parameters"]["WebhookSignature"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["EventPaymentDeclined"];
+                };
+            };
+            responses: {
+                /** @description Any 2xx answered within 10 seconds acknowledges the event; it is not sent again. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Any other answer (a 4xx for a signature the receiver rejects, a 5xx, a redirect or no answer) makes the event retried with backoff for about 24 hours. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.chargeback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.chargeback
+         * @description The provider notified a chargeback: the payment is `IN_DISPUTE` / `RECEIVED`. POSTed to each enabled endpoint subscribed to `payment.chargeback` or `*`, signed per Standard
+         *     Webhooks with the endpoint's secret(s): verify `webhook-signature` over the raw body (for example with
+         *     `verifyWebhook` of @payorch/client or the `standardwebhooks` library), reject a `webhook-timestamp`
+         *     more than 5 minutes off, and deduplicate on `webhook-id` (the event's `id`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description Standard Webhooks message id. */
+                    "webhook-id": components["parameters"]["WebhookId"];
+                    /** @description Standard Webhooks timestamp (Unix seconds); stale timestamps are rejected. */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                    /** @description Standard Webhooks signature(s), `v1,<base64>` separated by spaces. */
+                    "webhook-signature": components["parameters"]["WebhookSignature"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["EventPaymentChargeback"];
+                };
+            };
+            responses: {
+                /** @description Any 2xx answered within 10 seconds acknowledges the event; it is not sent again. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Any other answer (a 4xx for a signature the receiver rejects, a 5xx, a redirect or no answer) makes the event retried with backoff for about 24 hours. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.dispute.submitted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.dispute.submitted
+         * @description Dispute evidence was submitted: the payment is `IN_DISPUTE` / `PENDING_REVIEW`. POSTed to each enabled endpoint subscribed to `payment.dispute.submitted` or `*`, signed per Standard
+         *     Webhooks with the endpoint's secret(s): verify `webhook-signature` over the raw body (for example with
+         *     `verifyWebhook` of @payorch/client or the `standardwebhooks` library), reject a `webhook-timestamp`
+         *     more than 5 minutes off, and deduplicate on `webhook-id` (the event's `id`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description Standard Webhooks message id. */
+                    "webhook-id": components["parameters"]["WebhookId"];
+                    /** @description Standard Webhooks timestamp (Unix seconds); stale timestamps are rejected. */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                    /** @description Standard Webhooks signature(s), `v1,<base64>` separated by spaces. */
+                    "webhook-signature": components["parameters"]["WebhookSignature"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["EventPaymentDisputeSubmitted"];
+                };
+            };
+            responses: {
+                /** @description Any 2xx answered within 10 seconds acknowledges the event; it is not sent again. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Any other answer (a 4xx for a signature the receiver rejects, a 5xx, a redirect or no answer) makes the event retried with backoff for about 24 hours. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.dispute.won": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.dispute.won
+         * @description The dispute was won: the chargeback transaction is `WON`. POSTed to each enabled endpoint subscribed to `payment.dispute.won` or `*`, signed per Standard
+         *     Webhooks with the endpoint's secret(s): verify `webhook-signature` over the raw body (for example with
+         *     `verifyWebhook` of @payorch/client or the `standardwebhooks` library), reject a `webhook-timestamp`
+         *     more than 5 minutes off, and deduplicate on `webhook-id` (the event's `id`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description Standard Webhooks message id. */
+                    "webhook-id": components["parameters"]["WebhookId"];
+                    /** @description Standard Webhooks timestamp (Unix seconds); stale timestamps are rejected. */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                    /** @description Standard Webhooks signature(s), `v1,<base64>` separated by spaces. */
+                    "webhook-signature": components["parameters"]["WebhookSignature"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["EventPaymentDisputeWon"];
+                };
+            };
+            responses: {
+                /** @description Any 2xx answered within 10 seconds acknowledges the event; it is not sent again. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Any other answer (a 4xx for a signature the receiver rejects, a 5xx, a redirect or no answer) makes the event retried with backoff for about 24 hours. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.dispute.lost": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.dispute.lost
+         * @description The dispute was lost: the payment is `CHARGEBACK` / `LOST`. POSTed to each enabled endpoint subscribed to `payment.dispute.lost` or `*`, signed per Standard
+         *     Webhooks with the endpoint's secret(s): verify `webhook-signature` over the raw body (for example with
+         *     `verifyWebhook` of @payorch/client or the `standardwebhooks` library), reject a `webhook-timestamp`
+         *     more than 5 minutes off, and deduplicate on `webhook-id` (the event's `id`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description Standard Webhooks message id. */
+                    "webhook-id": components["parameters"]["WebhookId"];
+                    /** @description Standard Webhooks timestamp (Unix seconds); stale timestamps are rejected. */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                    /** @description Standard Webhooks signature(s), `v1,<base64>` separated by spaces. */
+                    "webhook-signature": components["parameters"]["WebhookSignature"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["EventPaymentDisputeLost"];
+                };
+            };
+            responses: {
+                /** @description Any 2xx answered within 10 seconds acknowledges the event; it is not sent again. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Any other answer (a 4xx for a signature the receiver rejects, a 5xx, a redirect or no answer) makes the event retried with backoff for about 24 hours. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /** @description An RFC 9457 problem detail, sent as `application/problem+json` for every error. `code` is the stable machine-readable code to branch on; `messages` are human-readable; `errors` lists each invalid input. */
@@ -435,7 +1061,7 @@ export interface components {
             callback_url?: string;
             /**
              * Format: uuid
-             * @description Pre-generated token referencing the method being enrolled.
+             * @description Pre-generated token referencing the method being enrolled. For CARD: the vaulted_token of an ENROLLED card of this organization, enrolled again without raw card data (so without PCI certification), for example for another customer; unknown → 404 PAYMENT_METHOD_NOT_FOUND, not ENROLLED → 409 INVALID_STATUS. For other types it is kept as the merchant's reference.
              */
             token?: string;
             /** @description Type of the parent method when a tokenized or derived method is enrolled (for example CARD). */
@@ -766,6 +1392,408 @@ export interface components {
              */
             database?: "ok" | "unavailable";
         };
+        /** @description A merchant's webhook endpoint. The signing secret is never part of it (see WebhookEndpointCreated). */
+        WebhookEndpoint: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uri
+             * @description Where events are POSTed. `https` (plain `http` only to a loopback host in sandbox mode).
+             */
+            url: string;
+            /** @description The merchant's own label. */
+            description: string | null;
+            /** @description The event types sent to this endpoint; `*` is every type. */
+            events: components["schemas"]["WebhookEventSubscription"][];
+            /** @description A disabled endpoint gets no new events; deliveries already queued wait until it is enabled again. */
+            enabled: boolean;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** @description A webhook endpoint just created, with its signing secret (shown only in this answer and on rotation). */
+        WebhookEndpointCreated: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uri
+             * @description Where events are POSTed.
+             */
+            url: string;
+            /** @description The merchant's own label. */
+            description: string | null;
+            /** @description The event types sent to this endpoint; `*` is every type. */
+            events: components["schemas"]["WebhookEventSubscription"][];
+            enabled: boolean;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** @description The Standard Webhooks signing secret (`whsec_` + base64 of 32 random bytes). Store it now: it is shown only here. Verify each delivery with it (for example with `verifyWebhook` of @payorch/client). */
+            secret: string;
+        };
+        /** @description A new webhook endpoint. */
+        WebhookEndpointCreateRequest: {
+            /**
+             * Format: uri
+             * @description Where to POST events: an absolute `https` URL without credentials or fragment. In sandbox mode plain `http` is also accepted for 127.0.0.1, ::1 and localhost (local development and tests).
+             */
+            url: string;
+            /** @description The event types to receive; `["*"]` is every type. */
+            events: components["schemas"]["WebhookEventSubscription"][];
+            /** @description Your own label. */
+            description?: string | null;
+            /** @description Defaults to true. */
+            enabled?: boolean;
+        };
+        /** @description Changes to a webhook endpoint; fields left out stay as they are. */
+        WebhookEndpointUpdateRequest: {
+            /**
+             * Format: uri
+             * @description The new address (same rules as on creation).
+             */
+            url?: string;
+            /** @description The new list of event types; `["*"]` is every type. */
+            events?: components["schemas"]["WebhookEventSubscription"][];
+            /** @description Your own label (null clears it). */
+            description?: string | null;
+            /** @description False stops new events for this endpoint; true resumes (queued deliveries then go out). */
+            enabled?: boolean;
+        };
+        /** @description The organization's webhook endpoints, newest first. */
+        WebhookEndpointList: {
+            webhook_endpoints: components["schemas"]["WebhookEndpoint"][];
+            /** @description Whether more endpoints follow this page. */
+            has_more: boolean;
+            /** @description Pass as `starting_after` for the next page; null when has_more is false. */
+            next_cursor: string | null;
+        };
+        /** @description How long the current secret keeps signing next to the new one. */
+        WebhookSecretRotateRequest: {
+            /** @description Seconds during which the current secret still signs every delivery, next to the new one, so receivers can switch without rejecting anything (0 retires it at once; default 86400, at most 7 days). */
+            previous_secret_expires_in?: number;
+        };
+        /** @description The new signing secret of a webhook endpoint (shown only in this answer). */
+        WebhookSecretRotated: {
+            /** Format: uuid */
+            webhook_endpoint_id: string;
+            /** @description The new Standard Webhooks signing secret (`whsec_…`). Every delivery is signed with it from now on. */
+            secret: string;
+            /**
+             * Format: date-time
+             * @description Until when the previous secret also signs deliveries (a second `v1,` signature in `webhook-signature`).
+             */
+            previous_secret_expires_at: string;
+        };
+        /** @description An event's delivery to one endpoint, with every attempt (the delivery log). */
+        WebhookDelivery: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            webhook_endpoint_id: string;
+            /**
+             * Format: uuid
+             * @description The event's id (the `webhook-id` header and the envelope's `id`).
+             */
+            event_id: string;
+            event_type: components["schemas"]["WebhookEventType"];
+            /** @description The payment id or vaulted token the event is about; events of one resource are delivered in order. */
+            resource_id: string;
+            status: components["schemas"]["WebhookDeliveryStatus"];
+            attempt_count: number;
+            /**
+             * Format: date-time
+             * @description When the next attempt is due (PENDING only; null otherwise).
+             */
+            next_attempt_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the endpoint last answered 2xx.
+             */
+            delivered_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** @description The attempts, oldest first (at most the latest 100). */
+            attempts: components["schemas"]["WebhookDeliveryAttempt"][];
+        };
+        /** @description Deliveries to one endpoint, newest first. */
+        WebhookDeliveryList: {
+            deliveries: components["schemas"]["WebhookDelivery"][];
+            /** @description Whether more deliveries follow this page. */
+            has_more: boolean;
+            /** @description Pass as `starting_after` for the next page; null when has_more is false. */
+            next_cursor: string | null;
+        };
+        /**
+         * @description PENDING: not yet acknowledged (queued, or waiting for its next retry); DELIVERED: the endpoint answered 2xx; FAILED: every retry of the ~24-hour schedule failed (redeliver to try again); CANCELED: the endpoint was deleted.
+         * @enum {string}
+         */
+        WebhookDeliveryStatus: "PENDING" | "DELIVERED" | "FAILED" | "CANCELED";
+        /** @description The `enrollment.enrolled` event. A non-card enrollment was approved: the payment method is now `ENROLLED`. Sent as the body of a signed POST to every enabled webhook endpoint subscribed to it (or to `*`). */
+        EventEnrollmentEnrolled: {
+            /**
+             * Format: uuid
+             * @description The event's id; also the `webhook-id` header. The same on every retry and redelivery, so deduplicate on it.
+             */
+            id: string;
+            /**
+             * @description The kind of resource the event is about (Yuno's `type`).
+             * @constant
+             */
+            type: "enrollment";
+            /**
+             * @description What happened (Yuno's `type_event`); the event type endpoints subscribe to.
+             * @constant
+             */
+            type_event: "enrollment.enrolled";
+            /** @description The account the resource belongs to, when it belongs to one. */
+            account_id: string | null;
+            /** @description How many earlier delivery attempts of this event to this endpoint there were (0 on the first). */
+            retry: number;
+            /**
+             * @description Version of the envelope and data shapes.
+             * @constant
+             */
+            version: 1;
+            /**
+             * Format: date-time
+             * @description When the event happened (the state change it announces).
+             */
+            created_at: string;
+            data: components["schemas"]["EventEnrollmentData"];
+        };
+        /** @description The `enrollment.declined` event. A non-card enrollment was declined: the payment method is now `DECLINED`. Sent as the body of a signed POST to every enabled webhook endpoint subscribed to it (or to `*`). */
+        EventEnrollmentDeclined: {
+            /**
+             * Format: uuid
+             * @description The event's id; also the `webhook-id` header. The same on every retry and redelivery, so deduplicate on it.
+             */
+            id: string;
+            /**
+             * @description The kind of resource the event is about (Yuno's `type`).
+             * @constant
+             */
+            type: "enrollment";
+            /**
+             * @description What happened (Yuno's `type_event`); the event type endpoints subscribe to.
+             * @constant
+             */
+            type_event: "enrollment.declined";
+            /** @description The account the resource belongs to, when it belongs to one. */
+            account_id: string | null;
+            /** @description How many earlier delivery attempts of this event to this endpoint there were (0 on the first). */
+            retry: number;
+            /**
+             * @description Version of the envelope and data shapes.
+             * @constant
+             */
+            version: 1;
+            /**
+             * Format: date-time
+             * @description When the event happened (the state change it announces).
+             */
+            created_at: string;
+            data: components["schemas"]["EventEnrollmentData"];
+        };
+        /** @description The `payment.succeeded` event. A payment succeeded (`SUCCEEDED`). Sent as the body of a signed POST to every enabled webhook endpoint subscribed to it (or to `*`). */
+        EventPaymentSucceeded: {
+            /**
+             * Format: uuid
+             * @description The event's id; also the `webhook-id` header. The same on every retry and redelivery, so deduplicate on it.
+             */
+            id: string;
+            /**
+             * @description The kind of resource the event is about (Yuno's `type`).
+             * @constant
+             */
+            type: "payment";
+            /**
+             * @description What happened (Yuno's `type_event`); the event type endpoints subscribe to.
+             * @constant
+             */
+            type_event: "payment.succeeded";
+            /** @description The account the resource belongs to, when it belongs to one. */
+            account_id: string | null;
+            /** @description How many earlier delivery attempts of this event to this endpoint there were (0 on the first). */
+            retry: number;
+            /**
+             * @description Version of the envelope and data shapes.
+             * @constant
+             */
+            version: 1;
+            /**
+             * Format: date-time
+             * @description When the event happened (the state change it announces).
+             */
+            created_at: string;
+            data: components["schemas"]["EventPaymentData"];
+        };
+        /** @description The `payment.declined` event. A payment was declined by the provider (`DECLINED`). Sent as the body of a signed POST to every enabled webhook endpoint subscribed to it (or to `*`). */
+        EventPaymentDeclined: {
+            /**
+             * Format: uuid
+             * @description The event's id; also the `webhook-id` header. The same on every retry and redelivery, so deduplicate on it.
+             */
+            id: string;
+            /**
+             * @description The kind of resource the event is about (Yuno's `type`).
+             * @constant
+             */
+            type: "payment";
+            /**
+             * @description What happened (Yuno's `type_event`); the event type endpoints subscribe to.
+             * @constant
+             */
+            type_event: "payment.declined";
+            /** @description The account the resource belongs to, when it belongs to one. */
+            account_id: string | null;
+            /** @description How many earlier delivery attempts of this event to this endpoint there were (0 on the first). */
+            retry: number;
+            /**
+             * @description Version of the envelope and data shapes.
+             * @constant
+             */
+            version: 1;
+            /**
+             * Format: date-time
+             * @description When the event happened (the state change it announces).
+             */
+            created_at: string;
+            data: components["schemas"]["EventPaymentData"];
+        };
+        /** @description The `payment.chargeback` event. The provider notified a chargeback: a `CHARGEBACK` transaction was added and the payment is `IN_DISPUTE` / `RECEIVED`. Sent as the body of a signed POST to every enabled webhook endpoint subscribed to it (or to `*`). */
+        EventPaymentChargeback: {
+            /**
+             * Format: uuid
+             * @description The event's id; also the `webhook-id` header. The same on every retry and redelivery, so deduplicate on it.
+             */
+            id: string;
+            /**
+             * @description The kind of resource the event is about (Yuno's `type`).
+             * @constant
+             */
+            type: "payment";
+            /**
+             * @description What happened (Yuno's `type_event`); the event type endpoints subscribe to.
+             * @constant
+             */
+            type_event: "payment.chargeback";
+            /** @description The account the resource belongs to, when it belongs to one. */
+            account_id: string | null;
+            /** @description How many earlier delivery attempts of this event to this endpoint there were (0 on the first). */
+            retry: number;
+            /**
+             * @description Version of the envelope and data shapes.
+             * @constant
+             */
+            version: 1;
+            /**
+             * Format: date-time
+             * @description When the event happened (the state change it announces).
+             */
+            created_at: string;
+            data: components["schemas"]["EventChargebackData"];
+        };
+        /** @description The `payment.dispute.submitted` event. Dispute evidence was submitted: the payment is `IN_DISPUTE` / `PENDING_REVIEW`. Sent as the body of a signed POST to every enabled webhook endpoint subscribed to it (or to `*`). */
+        EventPaymentDisputeSubmitted: {
+            /**
+             * Format: uuid
+             * @description The event's id; also the `webhook-id` header. The same on every retry and redelivery, so deduplicate on it.
+             */
+            id: string;
+            /**
+             * @description The kind of resource the event is about (Yuno's `type`).
+             * @constant
+             */
+            type: "payment";
+            /**
+             * @description What happened (Yuno's `type_event`); the event type endpoints subscribe to.
+             * @constant
+             */
+            type_event: "payment.dispute.submitted";
+            /** @description The account the resource belongs to, when it belongs to one. */
+            account_id: string | null;
+            /** @description How many earlier delivery attempts of this event to this endpoint there were (0 on the first). */
+            retry: number;
+            /**
+             * @description Version of the envelope and data shapes.
+             * @constant
+             */
+            version: 1;
+            /**
+             * Format: date-time
+             * @description When the event happened (the state change it announces).
+             */
+            created_at: string;
+            data: components["schemas"]["EventChargebackData"];
+        };
+        /** @description The `payment.dispute.won` event. The dispute was won: the chargeback transaction is `WON` and the payment is back to its status before the chargeback. Sent as the body of a signed POST to every enabled webhook endpoint subscribed to it (or to `*`). */
+        EventPaymentDisputeWon: {
+            /**
+             * Format: uuid
+             * @description The event's id; also the `webhook-id` header. The same on every retry and redelivery, so deduplicate on it.
+             */
+            id: string;
+            /**
+             * @description The kind of resource the event is about (Yuno's `type`).
+             * @constant
+             */
+            type: "payment";
+            /**
+             * @description What happened (Yuno's `type_event`); the event type endpoints subscribe to.
+             * @constant
+             */
+            type_event: "payment.dispute.won";
+            /** @description The account the resource belongs to, when it belongs to one. */
+            account_id: string | null;
+            /** @description How many earlier delivery attempts of this event to this endpoint there were (0 on the first). */
+            retry: number;
+            /**
+             * @description Version of the envelope and data shapes.
+             * @constant
+             */
+            version: 1;
+            /**
+             * Format: date-time
+             * @description When the event happened (the state change it announces).
+             */
+            created_at: string;
+            data: components["schemas"]["EventChargebackData"];
+        };
+        /** @description The `payment.dispute.lost` event. The dispute was lost: the chargeback transaction is `LOST` and the payment is `CHARGEBACK` / `LOST`. Sent as the body of a signed POST to every enabled webhook endpoint subscribed to it (or to `*`). */
+        EventPaymentDisputeLost: {
+            /**
+             * Format: uuid
+             * @description The event's id; also the `webhook-id` header. The same on every retry and redelivery, so deduplicate on it.
+             */
+            id: string;
+            /**
+             * @description The kind of resource the event is about (Yuno's `type`).
+             * @constant
+             */
+            type: "payment";
+            /**
+             * @description What happened (Yuno's `type_event`); the event type endpoints subscribe to.
+             * @constant
+             */
+            type_event: "payment.dispute.lost";
+            /** @description The account the resource belongs to, when it belongs to one. */
+            account_id: string | null;
+            /** @description How many earlier delivery attempts of this event to this endpoint there were (0 on the first). */
+            retry: number;
+            /**
+             * @description Version of the envelope and data shapes.
+             * @constant
+             */
+            version: 1;
+            /**
+             * Format: date-time
+             * @description When the event happened (the state change it announces).
+             */
+            created_at: string;
+            data: components["schemas"]["EventChargebackData"];
+        };
         /**
          * @description ISO 3166-1 alpha-2 country code (the full set of assigned codes).
          * @enum {string}
@@ -807,7 +1835,7 @@ export interface components {
             message: string;
         };
         /**
-         * @description Status of an enrolled payment method (Yuno's set). A card enrolls straight to ENROLLED; a non-card enrollment starts as READY_TO_ENROLL with action REDIRECT_URL and becomes ENROLLED or DECLINED once the customer acts on the provider's page.
+         * @description Status of an enrolled payment method (Yuno's set). A card enrolls straight to ENROLLED, or, when a verify was requested, to DECLINED (declined by the issuer; sub_status names the reason) or ERROR (the provider failed); a card that is not ENROLLED is not kept in the vault and cannot pay. An ENROLLED card past its expiry month is shown as EXPIRED. A non-card enrollment starts as READY_TO_ENROLL with action REDIRECT_URL and becomes ENROLLED or DECLINED once the customer acts on the provider's page.
          * @enum {string}
          */
         EnrolledPaymentMethodStatus: "CREATED" | "EXPIRED" | "REJECTED" | "READY_TO_ENROLL" | "DECLINED" | "CANCELED" | "ENROLL_IN_PROCESS" | "ENROLLED" | "UNENROLL_IN_PROCESS" | "UNENROLLED" | "ERROR";
@@ -924,7 +1952,7 @@ export interface components {
              * @default false
              */
             vault_on_success?: boolean;
-            /** @description ISO 4217 currency of the verify transaction. */
+            /** @description ISO 4217 currency of the verify transaction; the enrollment country's currency when omitted. */
             currency?: string;
         };
         /** @description Recurring or subscription billing metadata for the enrolled method. */
@@ -946,7 +1974,7 @@ export interface components {
         CreatePaymentAmount: {
             /** @description ISO 4217 currency code. */
             currency: string;
-            /** @description Amount to charge, greater than zero. */
+            /** @description Amount to charge, greater than zero (at most 99,999,999,999 so that every amount stays exact). */
             value: number;
         };
         /** @description The paying customer, by the id returned by POST /customers (404 CUSTOMER_NOT_FOUND when unknown). */
@@ -1603,9 +2631,57 @@ export interface components {
             payment_id: string;
             /** @description The provider's id of the original purchase. */
             provider_transaction_id: string;
+            /** @description The provider's own id of the chargeback; the notification id stands in when absent. */
+            chargeback_id?: string;
+            /** @description Amount charged back, in major units of the payment's currency. */
             amount: number;
             reason: string;
             reason_code?: string | null;
+        };
+        /**
+         * @description An event type to receive, or `*` for every event type (including ones added later).
+         * @enum {string}
+         */
+        WebhookEventSubscription: "*" | "enrollment.enrolled" | "enrollment.declined" | "payment.succeeded" | "payment.declined" | "payment.chargeback" | "payment.dispute.submitted" | "payment.dispute.won" | "payment.dispute.lost";
+        /**
+         * @description An event type a webhook endpoint can receive (the envelope's `type_event`).
+         * @enum {string}
+         */
+        WebhookEventType: "enrollment.enrolled" | "enrollment.declined" | "payment.succeeded" | "payment.declined" | "payment.chargeback" | "payment.dispute.submitted" | "payment.dispute.won" | "payment.dispute.lost";
+        /** @description One HTTP attempt to deliver an event to an endpoint. */
+        WebhookDeliveryAttempt: {
+            /** @description 1 for the first attempt, then counting every retry and redelivery. */
+            attempt: number;
+            /**
+             * @description SCHEDULED (the first attempt and automatic retries) or MANUAL (a redelivery).
+             * @enum {string}
+             */
+            trigger: "SCHEDULED" | "MANUAL";
+            /** Format: date-time */
+            started_at: string;
+            /** @description The endpoint's HTTP status; null when no response arrived (timeout, refused connection…). */
+            status_code: number | null;
+            /** @description Milliseconds from sending the request to the response's status line (or to the failure). */
+            latency_ms: number;
+            /** @description Why the attempt failed, when it did (never the response body). */
+            error: string | null;
+            /** @description True when the endpoint answered 2xx within the timeout. */
+            succeeded: boolean;
+        };
+        /** @description The data of an `enrollment.*` event; never a card number. */
+        EventEnrollmentData: {
+            /** @description The customer the payment method is enrolled for. */
+            customer_id: string;
+            payment_method: components["schemas"]["EnrolledPaymentMethod"];
+        };
+        /** @description The data of `payment.succeeded` and `payment.declined`; the payment as getPayment answers it at the time of the event. */
+        EventPaymentData: {
+            payment: components["schemas"]["Payment"];
+        };
+        /** @description The data of `payment.chargeback` and `payment.dispute.*`: the payment at the time of the event and the chargeback transaction the event is about. */
+        EventChargebackData: {
+            payment: components["schemas"]["Payment"];
+            transaction: components["schemas"]["Transaction"];
         };
     };
     responses: {
@@ -1805,7 +2881,7 @@ export interface operations {
     listPaymentMethods: {
         parameters: {
             query?: {
-                /** @description Page size (1–100). Enables paging. */
+                /** @description Page size (1–100; 10 when only `starting_after` is given). Enables paging. */
                 limit?: number;
                 /** @description A `vaulted_token` from the previous page; the page starts after it. */
                 starting_after?: string;
@@ -2187,6 +3263,303 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: {
+                /** @description Page size (1–100, default 20). */
+                limit?: number;
+                /** @description The `next_cursor` of the previous page. */
+                starting_after?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of endpoints. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The endpoint, with its signing secret (shown only here). */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointCreated"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's `id`. */
+                webhook_endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's `id`. */
+                webhook_endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's `id`. */
+                webhook_endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointUpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description The endpoint as changed. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    rotateWebhookEndpointSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's `id`. */
+                webhook_endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["WebhookSecretRotateRequest"];
+            };
+        };
+        responses: {
+            /** @description The new secret and until when the previous one still signs. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSecretRotated"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Only the delivery of this event. */
+                event_id?: string;
+                /** @description Only deliveries in this status. */
+                status?: components["schemas"]["WebhookDeliveryStatus"];
+                /** @description Page size (1–100, default 20). */
+                limit?: number;
+                /** @description The `next_cursor` of the previous page. */
+                starting_after?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The endpoint's `id`. */
+                webhook_endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deliveries. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's `id`. */
+                webhook_endpoint_id: string;
+                /** @description The delivery's `id`. */
+                delivery_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    redeliverWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's `id`. */
+                webhook_endpoint_id: string;
+                /** @description The delivery's `id`. */
+                delivery_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Queued; the attempt shows in the delivery log. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -1,0 +1,180 @@
+/**
+ * The integrator's view: `npm pack` @payorch/types and @payorch/client, install the tarballs into a fresh
+ * project outside the workspace (openapi-fetch comes from the npm registry, nothing else is fetched),
+ * type-check a small consumer under NodeNext (emitting it) and Bundler resolution with the workspace's
+ * TypeScript, then run it against the test server. Prints a summary (sizes, timings, the script's output).
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { server } from './support/clients.js';
+import { tinyPdf } from './support/pdf.js';
+import { WORKSPACE_ROOT } from './support/server.js';
+
+const run = promisify(execFile);
+const TSC = join(WORKSPACE_ROOT, 'node_modules/typescript/bin/tsc');
+
+/** The environment minus what `npm run`/workspaces inject, so the nested npm acts like a fresh shell's. */
+function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (/^npm_(package|lifecycle)_|^npm_config_(workspaces?|include_workspace_root|prefix|global|location)$|^INIT_CWD$/i.test(k)) continue;
+    env[k] = v;
+  }
+  return { ...env, npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false', ...extra };
+}
+
+const CONSUMER_TS = `
+import { createPayorchClient, evidenceFromBytes, PayorchError, signWebhook, verifyWebhook, type Schemas } from '@payorch/client';
+import { evidenceFromFile } from '@payorch/client/node';
+
+declare const process: { env: Record<string, string | undefined> };
+
+const payorch = createPayorchClient({
+  baseUrl: process.env.PAYORCH_BASE_URL!,
+  publicApiKey: process.env.PAYORCH_PUBLIC_API_KEY!,
+  privateSecretKey: process.env.PAYORCH_PRIVATE_SECRET_KEY!,
+});
+
+// What must not compile, in the integrator's project too (never called).
+export function typeChecks() {
+  // @ts-expect-error merchant_customer_id is required
+  void payorch.customers.create({ first_name: 'Ada' });
+  // @ts-expect-error unknown path
+  void payorch.GET('/customer');
+  // @ts-expect-error the key is a string
+  void payorch.payments.create({} as Schemas['CreatePaymentRequest'], { idempotencyKey: 42 });
+}
+
+const health = await payorch.GET('/healthz');
+const customer: Schemas['Customer'] = await payorch.customers.create({ merchant_customer_id: 'consumer-' + crypto.randomUUID(), first_name: 'Ada' });
+
+let duplicate: { status: number; code: string; request_id: string | undefined } | undefined;
+try {
+  await payorch.customers.create({ merchant_customer_id: customer.merchant_customer_id });
+} catch (err) {
+  if (!(err instanceof PayorchError)) throw err;
+  duplicate = { status: err.status, code: err.code, request_id: err.request_id };
+}
+
+const raw = await payorch.POST('/customers', { body: { merchant_customer_id: customer.merchant_customer_id } });
+const narrowed = raw.error ? raw.error.code : raw.data.id;
+
+const secret = 'whsec_' + btoa('consumer-test-secret-32-bytes!!!');
+const body = JSON.stringify({ type_event: 'payment.succeeded' });
+const verified = await verifyWebhook<{ type_event: string }>(body, await signWebhook(body, secret), secret);
+
+const fromFile = await evidenceFromFile('receipt.pdf', { content_category: 'RECEIPT' });
+let tooBig = '';
+try {
+  evidenceFromBytes(new Uint8Array(1_048_577), { file_name: 'big.pdf', content_category: 'RECEIPT' });
+} catch (err) {
+  tooBig = (err as Error).name;
+}
+
+console.log(JSON.stringify({ health: health.data, customer: { id: customer.id, first_name: customer.first_name }, duplicate, narrowed, verified, evidence: { file_name: fromFile.file_name, bytes: fromFile.content.length }, tooBig }));
+`;
+
+const tsconfig = (options: Record<string, unknown>) =>
+  JSON.stringify({
+    compilerOptions: { target: 'ES2022', lib: ['ES2022', 'DOM'], strict: true, types: [], skipLibCheck: false, ...options },
+    files: ['consumer.ts', 'readme-example.ts'],
+  });
+
+describe('consumer project (packed tarballs, outside the workspace)', () => {
+  let dir: string | undefined;
+  afterAll(async () => {
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('installs, type-checks and runs against the server', { timeout: 180_000 }, async () => {
+    dir = await mkdtemp(join(tmpdir(), 'payorch-consumer-'));
+    const timings: Record<string, string> = {};
+    const step = async <T>(name: string, fn: () => Promise<T>): Promise<T> => {
+      const started = performance.now();
+      try {
+        return await fn();
+      } finally {
+        timings[name] = `${((performance.now() - started) / 1000).toFixed(1)} s`;
+      }
+    };
+
+    // 1. npm pack, as a publish would.
+    const packed = await step('npm pack', async () => {
+      const { stdout } = await run('npm', ['pack', '-w', '@payorch/types', '-w', '@payorch/client', '--pack-destination', dir!, '--json'], { cwd: WORKSPACE_ROOT, env: cleanEnv() });
+      return JSON.parse(stdout.slice(stdout.indexOf('['))) as { name: string; filename: string; size: number; unpackedSize: number; files: { path: string }[] }[];
+    });
+    const client = packed.find((p) => p.name === '@payorch/client')!;
+    const types = packed.find((p) => p.name === '@payorch/types')!;
+    const clientFiles = client.files.map((f) => f.path);
+    expect(clientFiles).toEqual(expect.arrayContaining(['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts', 'dist/node.js', 'dist/node.d.ts']));
+    expect(clientFiles.filter((f) => f.startsWith('test/') || f.startsWith('scripts/') || f.includes('tsconfig'))).toEqual([]);
+
+    // 2. A fresh project that installs the tarballs (openapi-fetch from the registry).
+    await writeFile(
+      join(dir, 'package.json'),
+      JSON.stringify({
+        name: 'payorch-consumer',
+        private: true,
+        type: 'module',
+        dependencies: { '@payorch/types': `file:./${types.filename}`, '@payorch/client': `file:./${client.filename}` },
+      }),
+    );
+    await step('npm install', () => run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts', '--loglevel=error'], { cwd: dir!, env: cleanEnv() }));
+    const installed = JSON.parse(await readFile(join(dir, 'node_modules/@payorch/client/package.json'), 'utf8')) as { version: string };
+    expect(installed.version).toBe('0.1.0');
+    // resolved inside the consumer, not through the workspace
+    await expect(readFile(join(dir, 'node_modules/openapi-fetch/package.json'), 'utf8')).resolves.toContain('"name": "openapi-fetch"');
+
+    // 3. Type-check: NodeNext (emitting the script) and Bundler resolution.
+    await writeFile(join(dir, 'consumer.ts'), CONSUMER_TS);
+    // The README's opening example must compile as written (its free variables declared).
+    const readme = await readFile(join(WORKSPACE_ROOT, 'packages/client/README.md'), 'utf8');
+    const example = /```ts\n([\s\S]*?)```/.exec(readme)![1]!;
+    await writeFile(join(dir, 'readme-example.ts'), `declare const publicApiKey: string, privateSecretKey: string, account_id: string;\n${example}\nexport { data, error };\n`);
+    await writeFile(join(dir, 'tsconfig.json'), tsconfig({ module: 'NodeNext', moduleResolution: 'NodeNext', outDir: 'out' }));
+    // The library check (skipLibCheck: false: our .d.ts and their dependencies') runs once, under NodeNext.
+    await writeFile(join(dir, 'tsconfig.bundler.json'), tsconfig({ module: 'ESNext', moduleResolution: 'Bundler', noEmit: true, skipLibCheck: true }));
+    const tsc = async (project: string) => {
+      try {
+        await run(process.execPath, [TSC, '-p', project], { cwd: dir! });
+      } catch (err) {
+        throw new Error(`tsc -p ${project} failed:\n${(err as { stdout?: string }).stdout ?? err}`);
+      }
+    };
+    await Promise.all([step('tsc (NodeNext, emit, lib check)', () => tsc('tsconfig.json')), step('tsc (Bundler)', () => tsc('tsconfig.bundler.json'))]);
+
+    // 4. Run the compiled consumer against the test server.
+    await writeFile(join(dir, 'receipt.pdf'), tinyPdf());
+    const { baseUrl, sandbox } = server();
+    const { stdout } = await step('node out/consumer.js', () =>
+      run(process.execPath, ['out/consumer.js'], {
+        cwd: dir!,
+        env: { PATH: process.env.PATH, PAYORCH_BASE_URL: baseUrl, PAYORCH_PUBLIC_API_KEY: sandbox.public_api_key, PAYORCH_PRIVATE_SECRET_KEY: sandbox.private_secret_key },
+      }),
+    );
+    const result = JSON.parse(stdout.trim().split('\n').at(-1)!) as Record<string, unknown>;
+    expect(result).toMatchObject({
+      health: { status: 'ok' },
+      customer: { id: expect.any(String), first_name: 'Ada' },
+      duplicate: { status: 409, code: 'CUSTOMER_ID_DUPLICATED', request_id: expect.any(String) },
+      narrowed: 'CUSTOMER_ID_DUPLICATED',
+      verified: { type_event: 'payment.succeeded' },
+      evidence: { file_name: 'receipt.pdf', bytes: Buffer.from(tinyPdf()).toString('base64').length },
+      tooBig: 'PayorchEvidenceError',
+    });
+
+    console.info(
+      [
+        'consumer test:',
+        `  packed ${client.filename} ${(client.size / 1024).toFixed(1)} kB (unpacked ${(client.unpackedSize / 1024).toFixed(1)} kB, ${client.files.length} files)`,
+        `  packed ${types.filename} ${(types.size / 1024).toFixed(1)} kB (unpacked ${(types.unpackedSize / 1024).toFixed(1)} kB, ${types.files.length} files)`,
+        ...Object.entries(timings).map(([k, v]) => `  ${k}: ${v}`),
+        `  consumer output: ${stdout.trim()}`,
+      ].join('\n'),
+    );
+  });
+});

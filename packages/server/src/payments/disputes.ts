@@ -1,0 +1,152 @@
+/**
+ * Disputes (design.md §5, Yuno's lifecycle):
+ *   chargeback received  → payment IN_DISPUTE / RECEIVED, chargeback transaction CREATED
+ *   dispute (POST)       → payment IN_DISPUTE / PENDING_REVIEW, transaction stays CREATED, evidence stored
+ *   more evidence (PATCH)→ allowed while PENDING_REVIEW
+ *   outcome WON          → payment back to its status before the chargeback, transaction WON
+ *   outcome LOST         → payment CHARGEBACK / LOST, transaction LOST
+ * Each step is one database transaction with the payment row locked; evidence leaves through the outbox.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Schemas } from '@payorch/types';
+import type { MerchantAuth } from '../context.js';
+import type { Queryable } from '../db/database.js';
+import { problem } from '../http/problems.js';
+import { tenancyRepository } from '../tenancy/repository.js';
+import { recordChargebackEvent } from './events.js';
+import { checkEvidence } from './evidence.js';
+import { toApiPayment, toDisputedPayment } from './mapper.js';
+import { enqueueEvidenceForward } from './outbox-topics.js';
+import { paymentsRepository as repo } from './repository.js';
+
+export type DisputeProblem =
+  | ReturnType<typeof problem<'INVALID_ACCOUNT_ID'>>
+  | ReturnType<typeof problem<'PAYMENT_NOT_FOUND'>>
+  | ReturnType<typeof problem<'TRANSACTION_NOT_FOUND'>>
+  | ReturnType<typeof problem<'INVALID_STATUS'>>
+  | ReturnType<typeof problem<'INVALID_EVIDENCE'>>;
+
+export type DisputeOutcome = { ok: true; payment: Schemas['DisputedPayment'] } | { ok: false; problem: DisputeProblem };
+
+/**
+ * POST (`open`) starts the dispute of a chargeback received; PATCH (`add`) adds evidence to one under
+ * review. `db` is the operation's transaction.
+ */
+export async function submitEvidence(
+  db: Queryable,
+  merchant: MerchantAuth,
+  mode: 'open' | 'add',
+  ids: { paymentId: string; transactionId: string },
+  body: Schemas['DisputeRequest'],
+): Promise<DisputeOutcome> {
+  if (body.account_id !== undefined && !(await tenancyRepository.accountBelongsTo(db, body.account_id, merchant.organizationId))) {
+    return { ok: false, problem: problem('INVALID_ACCOUNT_ID', 'The account_id is not an account of your organization.') };
+  }
+  const payment = await repo.findPayment(db, merchant.organizationId, ids.paymentId, { forUpdate: true });
+  if (!payment) return { ok: false, problem: problem('PAYMENT_NOT_FOUND', `No payment ${ids.paymentId}.`) };
+  const chargeback = await repo.findTransaction(db, payment.id, ids.transactionId);
+  if (!chargeback) return { ok: false, problem: problem('TRANSACTION_NOT_FOUND', `Payment ${payment.id} has no transaction ${ids.transactionId}.`) };
+
+  const invalid = (detail: string) => ({ ok: false as const, problem: problem('INVALID_STATUS', detail) });
+  if (chargeback.type !== 'CHARGEBACK') return invalid(`Transaction ${chargeback.id} is a ${chargeback.type}; only a CHARGEBACK can be disputed.`);
+  if (chargeback.status !== 'CREATED') return invalid(`The chargeback ${chargeback.id} is already decided (${chargeback.status}).`);
+  const dispute = await repo.findDisputeByTransaction(db, chargeback.id);
+  const state = `${payment.status} / ${payment.sub_status}`;
+  if (mode === 'open') {
+    if (dispute) return invalid(`The chargeback ${chargeback.id} is already disputed (payment ${state}); add evidence with PATCH.`);
+    if (payment.status !== 'IN_DISPUTE' || payment.sub_status !== 'RECEIVED') return invalid(`The payment is ${state}; a dispute needs IN_DISPUTE / RECEIVED.`);
+  } else {
+    if (!dispute || dispute.status !== 'PENDING_REVIEW') return invalid(`The chargeback ${chargeback.id} has no dispute under review; open one with POST.`);
+    if (payment.status !== 'IN_DISPUTE' || payment.sub_status !== 'PENDING_REVIEW') return invalid(`The payment is ${state}; evidence can be added while IN_DISPUTE / PENDING_REVIEW.`);
+  }
+
+  const checked = checkEvidence(body.evidence);
+  if (!checked.ok) {
+    return {
+      ok: false,
+      problem: problem('INVALID_EVIDENCE', `The evidence is not acceptable: ${checked.errors.map((e) => `${e.path} ${e.message}`).join('; ')}.`, {
+        errors: checked.errors,
+      }),
+    };
+  }
+
+  const disputeId = dispute?.id ?? (await repo.insertDispute(db, { id: randomUUID(), paymentId: payment.id, transactionId: chargeback.id, status: 'PENDING_REVIEW' })).id;
+  const evidenceIds: string[] = [];
+  for (const doc of checked.documents) {
+    const id = randomUUID();
+    await repo.insertEvidence(db, {
+      id,
+      dispute_id: disputeId,
+      file_name: doc.fileName,
+      content_type: doc.contentType,
+      content_category: doc.category,
+      sha256: doc.sha256,
+      content: doc.content,
+    });
+    evidenceIds.push(id);
+  }
+  await enqueueEvidenceForward(db, {
+    disputeId,
+    paymentId: payment.id,
+    transactionId: chargeback.id,
+    chargebackId: chargeback.provider_transaction_id,
+    evidenceIds,
+  });
+
+  let updated;
+  if (mode === 'open') {
+    updated = await repo.updatePayment(db, payment.id, { status: 'IN_DISPUTE', subStatus: 'PENDING_REVIEW' });
+    await repo.insertHistory(db, {
+      id: randomUUID(),
+      paymentId: payment.id,
+      status: 'IN_DISPUTE',
+      subStatus: 'PENDING_REVIEW',
+      transactionId: chargeback.id,
+      transactionStatus: chargeback.status,
+      reason: 'EVIDENCE_SUBMITTED',
+    });
+    await recordChargebackEvent(db, updated, chargeback, 'payment.dispute.submitted');
+  } else {
+    updated = await repo.touchPayment(db, payment.id);
+  }
+  return { ok: true, payment: toDisputedPayment(updated, chargeback) };
+}
+
+export type ResolveOutcome =
+  | { ok: true; payment: Schemas['Payment'] }
+  | { ok: false; problem: ReturnType<typeof problem<'PAYMENT_NOT_FOUND'>> | ReturnType<typeof problem<'INVALID_STATUS'>> };
+
+/** The issuer's decision on a dispute under review (sandbox: decided by the merchant through the API). */
+export async function resolveDispute(db: Queryable, organizationId: string, paymentId: string, outcome: 'WON' | 'LOST'): Promise<ResolveOutcome> {
+  return db.transaction(async (tx) => {
+    const payment = await repo.findPayment(tx, organizationId, paymentId, { forUpdate: true });
+    if (!payment) return { ok: false, problem: problem('PAYMENT_NOT_FOUND', `No payment ${paymentId}.`) };
+    const chargeback = await repo.findOpenChargeback(tx, payment.id);
+    const dispute = chargeback ? await repo.findDisputeByTransaction(tx, chargeback.id) : undefined;
+    if (!chargeback || !dispute || dispute.status !== 'PENDING_REVIEW' || payment.status !== 'IN_DISPUTE' || payment.sub_status !== 'PENDING_REVIEW') {
+      return {
+        ok: false,
+        problem: problem('INVALID_STATUS', `The payment is ${payment.status} / ${payment.sub_status}; only a dispute under review (IN_DISPUTE / PENDING_REVIEW) can be decided.`),
+      };
+    }
+    const next =
+      outcome === 'WON'
+        ? { status: chargeback.payment_status_before ?? 'SUCCEEDED', subStatus: chargeback.payment_sub_status_before ?? 'APPROVED' }
+        : { status: 'CHARGEBACK', subStatus: 'LOST' };
+    const decided = await repo.setTransactionStatus(tx, chargeback.id, outcome);
+    await repo.resolveDispute(tx, dispute.id, outcome);
+    const updated = await repo.updatePayment(tx, payment.id, next);
+    await repo.insertHistory(tx, {
+      id: randomUUID(),
+      paymentId: payment.id,
+      status: next.status,
+      subStatus: next.subStatus,
+      transactionId: chargeback.id,
+      transactionStatus: outcome,
+      reason: outcome === 'WON' ? 'DISPUTE_WON' : 'DISPUTE_LOST',
+    });
+    await recordChargebackEvent(tx, updated, decided, outcome === 'WON' ? 'payment.dispute.won' : 'payment.dispute.lost');
+    const transactions = await repo.listTransactions(tx, payment.id);
+    return { ok: true, payment: toApiPayment(updated, transactions, null, { rawResponse: false }) };
+  });
+}

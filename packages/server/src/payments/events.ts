@@ -1,0 +1,39 @@
+/**
+ * Merchant webhook events of payments, recorded through the webhooks domain in the same transaction as
+ * the state change they announce (so an event exists if and only if the change committed). The payment
+ * is sent as getPayment answers it at that moment.
+ */
+import type { Queryable } from '../db/database.js';
+import { recordEvent } from '../webhooks/index.js';
+import { toApiPayment, toApiTransaction } from './mapper.js';
+import { paymentsRepository as repo, type PaymentRow, type TransactionRow } from './repository.js';
+
+const retrievalShape = async (tx: Queryable, payment: PaymentRow) =>
+  toApiPayment(payment, await repo.listTransactions(tx, payment.id), null, { rawResponse: false });
+
+/** payment.succeeded / payment.declined after the provider answered. */
+export async function recordPaymentOutcome(tx: Queryable, payment: PaymentRow, type: 'payment.succeeded' | 'payment.declined'): Promise<void> {
+  await recordEvent(tx, {
+    organizationId: payment.organization_id,
+    accountId: payment.account_id,
+    type,
+    data: { payment: await retrievalShape(tx, payment) },
+    resourceId: payment.id,
+  });
+}
+
+/** payment.chargeback and payment.dispute.*: the payment and the chargeback the event is about. */
+export async function recordChargebackEvent(
+  tx: Queryable,
+  payment: PaymentRow,
+  chargeback: TransactionRow,
+  type: 'payment.chargeback' | 'payment.dispute.submitted' | 'payment.dispute.won' | 'payment.dispute.lost',
+): Promise<void> {
+  await recordEvent(tx, {
+    organizationId: payment.organization_id,
+    accountId: payment.account_id,
+    type,
+    data: { payment: await retrievalShape(tx, payment), transaction: toApiTransaction(chargeback, { rawResponse: false }) },
+    resourceId: payment.id,
+  });
+}

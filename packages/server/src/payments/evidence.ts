@@ -1,0 +1,103 @@
+/**
+ * Dispute evidence checks (design.md §5) beyond the schema: a safe file name, strict base64 (RFC 4648
+ * standard alphabet, padding required, no whitespace, canonical), at most 1,048,576 decoded bytes
+ * (computed from the length, before decoding), and real PDF bytes (`%PDF-` header, `%%EOF` trailer).
+ * Each string is decoded once, into the buffer that is then checked, hashed and stored.
+ */
+import { createHash } from 'node:crypto';
+import type { Schemas } from '@payorch/types';
+import type { FieldError } from '../http/problems.js';
+
+export const MAX_EVIDENCE_BYTES = 1_048_576;
+
+export interface CheckedEvidence {
+  fileName: string;
+  contentType: string;
+  category: string;
+  content: Buffer;
+  sha256: Buffer;
+}
+
+export type EvidenceCheck = { ok: true; documents: CheckedEvidence[] } | { ok: false; errors: FieldError[] };
+
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+const BASE64_BODY = /^[A-Za-z0-9+/]*$/;
+const PDF_HEADER = Buffer.from('%PDF-', 'latin1');
+const PDF_TRAILER = Buffer.from('%%EOF', 'latin1');
+// PDF white-space characters (ISO 32000 7.2.2) a writer may leave after the trailer.
+const PDF_WHITESPACE = new Set([0x00, 0x09, 0x0a, 0x0c, 0x0d, 0x20]);
+// Characters that make a name unsafe to show or save: Windows-reserved ones and bidirectional controls
+// (which can disguise "fdp.exe" as "exe.pdf"). The schema already refuses separators and C0/C1 controls.
+const UNSAFE_NAME_CHARS = /[<>:"|?*\u200e\u200f\u202a-\u202e\u2066-\u2069]/u;
+
+export function checkEvidence(items: readonly Schemas['DisputeEvidence'][]): EvidenceCheck {
+  const errors: FieldError[] = [];
+  const documents: CheckedEvidence[] = [];
+  items.forEach((item, i) => {
+    const base = `/body/evidence/${i}`;
+    const nameProblem = fileNameProblem(item.file_name);
+    if (nameProblem) errors.push({ path: `${base}/file_name`, message: nameProblem });
+    const decoded = decodeStrictBase64(item.content);
+    if (!decoded.ok) {
+      errors.push({ path: `${base}/content`, message: decoded.message });
+      return;
+    }
+    const pdfProblem = pdfBytesProblem(decoded.bytes);
+    if (pdfProblem) {
+      errors.push({ path: `${base}/content`, message: pdfProblem });
+      return;
+    }
+    documents.push({
+      fileName: item.file_name,
+      contentType: item.content_type,
+      category: item.content_category,
+      content: decoded.bytes,
+      sha256: createHash('sha256').update(decoded.bytes).digest(),
+    });
+  });
+  return errors.length > 0 ? { ok: false, errors } : { ok: true, documents };
+}
+
+function fileNameProblem(name: string): string | undefined {
+  if (UNSAFE_NAME_CHARS.test(name)) return 'contains characters not allowed in a file name (<>:"|?* or bidirectional controls)';
+  if (/^[\s.]*$/u.test(name)) return 'must contain more than dots and spaces';
+  if (name !== name.trim()) return 'must not start or end with whitespace';
+  if (name.endsWith('.')) return 'must not end with a dot';
+  return undefined;
+}
+
+/** Strict RFC 4648 §4 base64, decoded at most once and only when the size is within the limit. */
+export function decodeStrictBase64(s: string, maxBytes = MAX_EVIDENCE_BYTES): { ok: true; bytes: Buffer } | { ok: false; message: string } {
+  const pad = s.endsWith('==') ? 2 : s.endsWith('=') ? 1 : 0;
+  const body = s.slice(0, s.length - pad);
+  if (!BASE64_BODY.test(body)) {
+    if (/\s/.test(body)) return { ok: false, message: 'is not strict base64: it contains whitespace or line breaks' };
+    if (/[-_]/.test(body)) return { ok: false, message: 'is not strict base64: it uses the URL-safe alphabet (- or _); use + and /' };
+    if (body.includes('=')) return { ok: false, message: 'is not strict base64: padding (=) may only end the string' };
+    return { ok: false, message: 'is not strict base64: it contains characters outside the base64 alphabet' };
+  }
+  if (s.length % 4 !== 0) return { ok: false, message: 'is not strict base64: its length must be a multiple of 4 (padding is required)' };
+  // Non-canonical encodings (unused bits set before the padding) decode ambiguously: refuse them.
+  if (pad > 0) {
+    const last = ALPHABET.indexOf(body.charAt(body.length - 1));
+    if ((pad === 2 && (last & 0x0f) !== 0) || (pad === 1 && (last & 0x03) !== 0)) {
+      return { ok: false, message: 'is not strict base64: the bits before the padding must be zero (non-canonical encoding)' };
+    }
+  }
+  const size = (s.length / 4) * 3 - pad;
+  if (size > maxBytes) return { ok: false, message: `decodes to ${size} bytes; at most ${maxBytes} bytes (1 MB) are allowed` };
+  return { ok: true, bytes: Buffer.from(s, 'base64') };
+}
+
+/** The bytes must be a PDF: `%PDF-` first, `%%EOF` last (trailing PDF white-space allowed). */
+function pdfBytesProblem(bytes: Buffer): string | undefined {
+  if (bytes.length < PDF_HEADER.length || !bytes.subarray(0, PDF_HEADER.length).equals(PDF_HEADER)) {
+    return 'is not a PDF: the file does not start with %PDF-';
+  }
+  let end = bytes.length;
+  while (end > 0 && PDF_WHITESPACE.has(bytes[end - 1]!)) end -= 1;
+  if (end < PDF_HEADER.length + PDF_TRAILER.length || !bytes.subarray(end - PDF_TRAILER.length, end).equals(PDF_TRAILER)) {
+    return 'is not a complete PDF: the file does not end with %%EOF';
+  }
+  return undefined;
+}

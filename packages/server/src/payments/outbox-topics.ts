@@ -1,0 +1,96 @@
+/**
+ * What payments put in the outbox and how each topic is delivered:
+ * - `dispute.evidence`: forward a batch of dispute evidence to the provider. The message id is the
+ *   provider-side idempotency reference, so a re-delivery after a crash has no second effect.
+ * - `sandbox.chargeback`: the sandbox acquirer's chargeback notification for test card
+ *   4000000000000259, sent after the payment committed and processed through the same path as one
+ *   received over HTTP. Its notification id derives from the message id, so a re-delivery is a duplicate.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Database, Queryable } from '../db/database.js';
+import type { Logger } from '../platform/logger.js';
+import type { PaymentProvider } from '../providers/provider.js';
+import { receiveNotification } from './chargebacks.js';
+import { outboxRepository } from './outbox/repository.js';
+import type { OutboxHandler } from './outbox/worker.js';
+import { paymentsRepository as repo } from './repository.js';
+
+export const TOPIC_DISPUTE_EVIDENCE = 'dispute.evidence';
+export const TOPIC_SANDBOX_CHARGEBACK = 'sandbox.chargeback';
+
+interface EvidencePayload {
+  dispute_id: string;
+  payment_id: string;
+  transaction_id: string;
+  chargeback_id: string | null;
+  evidence_ids: string[];
+}
+
+interface SandboxChargebackPayload {
+  payment_id: string;
+  provider_transaction_id: string;
+  amount: string;
+}
+
+export async function enqueueEvidenceForward(
+  db: Queryable,
+  p: { disputeId: string; paymentId: string; transactionId: string; chargebackId: string | null; evidenceIds: string[] },
+): Promise<string> {
+  const id = randomUUID();
+  const payload: EvidencePayload = {
+    dispute_id: p.disputeId,
+    payment_id: p.paymentId,
+    transaction_id: p.transactionId,
+    chargeback_id: p.chargebackId,
+    evidence_ids: p.evidenceIds,
+  };
+  await outboxRepository.enqueue(db, { id, topic: TOPIC_DISPUTE_EVIDENCE, payload });
+  return id;
+}
+
+export async function enqueueSandboxChargeback(db: Queryable, p: { paymentId: string; providerTransactionId: string; amount: string }): Promise<void> {
+  const payload: SandboxChargebackPayload = { payment_id: p.paymentId, provider_transaction_id: p.providerTransactionId, amount: p.amount };
+  await outboxRepository.enqueue(db, { id: randomUUID(), topic: TOPIC_SANDBOX_CHARGEBACK, payload });
+}
+
+export function paymentOutboxHandlers(deps: { db: Database; provider: PaymentProvider; log: Logger }): Record<string, OutboxHandler> {
+  const { db, provider, log } = deps;
+  return {
+    async [TOPIC_DISPUTE_EVIDENCE](message) {
+      const p = message.payload as EvidencePayload;
+      const rows = await repo.listEvidence(db, p.dispute_id, p.evidence_ids);
+      if (rows.length !== p.evidence_ids.length) throw new Error(`dispute ${p.dispute_id}: ${p.evidence_ids.length - rows.length} evidence documents are missing`);
+      const ack = await provider.forwardDisputeEvidence({
+        reference: message.id,
+        disputeId: p.dispute_id,
+        paymentId: p.payment_id,
+        chargebackId: p.chargeback_id,
+        evidence: rows.map((r) => ({
+          id: r.id,
+          fileName: r.file_name,
+          contentType: r.content_type,
+          category: r.content_category,
+          sha256: Buffer.from(r.sha256).toString('hex'),
+          content: Buffer.from(r.content.buffer, r.content.byteOffset, r.content.byteLength),
+        })),
+      });
+      log.info({ disputeId: p.dispute_id, providerDisputeId: ack.providerDisputeId, duplicate: ack.duplicate, documents: rows.length }, 'dispute evidence forwarded');
+      return (tx) => repo.markEvidenceForwarded(tx, p.evidence_ids);
+    },
+
+    async [TOPIC_SANDBOX_CHARGEBACK](message) {
+      const p = message.payload as SandboxChargebackPayload;
+      if (!provider.simulateChargeback) throw new Error(`provider ${provider.id} cannot simulate chargebacks`);
+      const signed = await provider.simulateChargeback({
+        notificationId: `sbx_ntf_${message.id}`,
+        paymentId: p.payment_id,
+        providerTransactionId: p.provider_transaction_id,
+        amount: p.amount,
+        reason: 'REQUESTED_BY_CUSTOMER',
+      });
+      const outcome = await receiveNotification(db, provider, provider.id, signed.rawBody, signed.headers);
+      // A refusal (the payment changed meanwhile) is final: retrying would be refused again.
+      if (outcome.kind === 'rejected') log.warn({ paymentId: p.payment_id, code: outcome.problem.body.code }, 'sandbox chargeback refused');
+    },
+  };
+}

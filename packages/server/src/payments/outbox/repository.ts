@@ -1,0 +1,73 @@
+/**
+ * SQL of the transactional outbox. A message is written in the same transaction as the change it
+ * announces; workers claim due messages with a lease (locked_until), so a worker that dies mid-delivery
+ * only delays the message until the lease ends, and several workers never hold the same message.
+ */
+import type { Queryable } from '../../db/database.js';
+
+export interface OutboxMessage {
+  id: string;
+  topic: string;
+  payload: unknown;
+  /** Delivery attempts so far, this one included. */
+  attempts: number;
+}
+
+export interface OutboxRow extends OutboxMessage {
+  next_attempt_at: string;
+  locked_until: string | null;
+  delivered_at: string | null;
+  last_error: string | null;
+}
+
+export const outboxRepository = {
+  async enqueue(db: Queryable, m: { id: string; topic: string; payload: unknown }): Promise<void> {
+    await db.query('INSERT INTO outbox (id, topic, payload) VALUES ($1, $2, $3)', [m.id, m.topic, JSON.stringify(m.payload)]);
+  },
+
+  /**
+   * Takes up to `limit` due messages that no live lease holds and leases them for `leaseMs`, in one
+   * statement. SKIP LOCKED lets concurrent workers (other processes) take other messages instead of waiting.
+   */
+  async claim(db: Queryable, limit: number, leaseMs: number): Promise<OutboxMessage[]> {
+    // RETURNING does not keep the subquery's order; the outer SELECT restores it (oldest first, so a
+    // dispute's evidence batches reach the provider in the order they were submitted).
+    return db.query<OutboxMessage>(
+      `WITH claimed AS (
+         UPDATE outbox SET locked_until = clock_timestamp() + $2 * interval '1 millisecond', attempts = attempts + 1
+          WHERE id IN (
+            SELECT id FROM outbox
+             WHERE delivered_at IS NULL AND next_attempt_at <= clock_timestamp()
+               AND (locked_until IS NULL OR locked_until <= clock_timestamp())
+             ORDER BY next_attempt_at, created_at
+             LIMIT $1
+             FOR UPDATE SKIP LOCKED)
+          RETURNING id, topic, payload, attempts, next_attempt_at, created_at)
+       SELECT id, topic, payload, attempts FROM claimed ORDER BY next_attempt_at, created_at`,
+      [limit, leaseMs],
+    );
+  },
+
+  async acknowledge(db: Queryable, id: string): Promise<void> {
+    await db.query('UPDATE outbox SET delivered_at = clock_timestamp(), locked_until = NULL, last_error = NULL WHERE id = $1 AND delivered_at IS NULL', [
+      id,
+    ]);
+  },
+
+  /** Releases the lease and schedules the next attempt after `delayMs`. */
+  async retryLater(db: Queryable, id: string, error: string, delayMs: number): Promise<void> {
+    await db.query(
+      `UPDATE outbox SET locked_until = NULL, last_error = $2, next_attempt_at = clock_timestamp() + $3 * interval '1 millisecond'
+        WHERE id = $1 AND delivered_at IS NULL`,
+      [id, error.slice(0, 1000), delayMs],
+    );
+  },
+
+  async find(db: Queryable, id: string): Promise<OutboxRow | undefined> {
+    const rows = await db.query<OutboxRow>(
+      'SELECT id, topic, payload, attempts, next_attempt_at, locked_until, delivered_at, last_error FROM outbox WHERE id = $1',
+      [id],
+    );
+    return rows[0];
+  },
+};

@@ -1,0 +1,293 @@
+/**
+ * SQL of payments, their transactions, status history, disputes, evidence and provider notifications.
+ * The only module of payments that speaks SQL (the outbox has its own). jsonb columns hold API-shaped
+ * snapshots and come back parsed; NUMERIC and timestamps come back as exact strings.
+ */
+import type { Queryable } from '../db/database.js';
+
+export interface PaymentRow {
+  id: string;
+  organization_id: string;
+  account_id: string;
+  customer_id: string;
+  description: string;
+  country: string;
+  merchant_order_id: string;
+  status: string;
+  sub_status: string;
+  currency: string;
+  amount_value: string;
+  amount_captured: string;
+  amount_refunded: string;
+  workflow: string;
+  callback_url: string | null;
+  metadata: unknown;
+  additional_data: unknown;
+  customer_payer: unknown;
+  payment_method: unknown;
+  taxes: unknown;
+  created_at: string;
+  updated_at: string;
+}
+
+export type NewPaymentRow = Omit<PaymentRow, 'created_at' | 'updated_at' | 'amount_captured' | 'amount_refunded' | 'taxes'>;
+
+export interface TransactionRow {
+  id: string;
+  payment_id: string;
+  type: string;
+  status: string;
+  category: string;
+  amount: string;
+  provider_id: string | null;
+  payment_method: unknown;
+  response_code: string | null;
+  response_message: string | null;
+  reason: string | null;
+  description: string | null;
+  merchant_reference: string | null;
+  provider_data: unknown;
+  raw_response: unknown;
+  provider_transaction_id: string | null;
+  connection_data: unknown;
+  merchant_advice_code: string | null;
+  merchant_advice_code_message: string | null;
+  payment_status_before: string | null;
+  payment_sub_status_before: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export type NewTransactionRow = Omit<TransactionRow, 'created_at' | 'updated_at'>;
+
+export interface HistoryRow {
+  id: string;
+  status: string;
+  sub_status: string;
+  transaction_id: string | null;
+  transaction_status: string | null;
+  reason: string | null;
+  created_at: string;
+}
+
+export interface DisputeRow {
+  id: string;
+  payment_id: string;
+  transaction_id: string;
+  status: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface NewEvidenceRow {
+  id: string;
+  dispute_id: string;
+  file_name: string;
+  content_type: string;
+  content_category: string;
+  sha256: Buffer;
+  content: Buffer;
+}
+
+export interface EvidenceRow {
+  id: string;
+  file_name: string;
+  content_type: string;
+  content_category: string;
+  sha256: Uint8Array;
+  content: Uint8Array;
+}
+
+const PAYMENT_COLUMNS = `id, organization_id, account_id, customer_id, description, country, merchant_order_id, status, sub_status,
+  currency, amount_value, amount_captured, amount_refunded, workflow, callback_url, metadata, additional_data, customer_payer,
+  payment_method, taxes, created_at, updated_at`;
+
+const TRANSACTION_COLUMNS = `id, payment_id, type, status, category, amount, provider_id, payment_method, response_code, response_message,
+  reason, description, merchant_reference, provider_data, raw_response, provider_transaction_id, connection_data, merchant_advice_code,
+  merchant_advice_code_message, payment_status_before, payment_sub_status_before, created_at, updated_at`;
+
+const json = (v: unknown) => (v === null || v === undefined ? null : JSON.stringify(v));
+/** A raw provider document: JSON text is stored verbatim, an object as its JSON. */
+const rawJson = (v: unknown) => (typeof v === 'string' ? v : json(v));
+
+export const paymentsRepository = {
+  async insertPayment(db: Queryable, p: NewPaymentRow): Promise<PaymentRow> {
+    const rows = await db.query<PaymentRow>(
+      `INSERT INTO payments (id, organization_id, account_id, customer_id, description, country, merchant_order_id, status, sub_status,
+         currency, amount_value, workflow, callback_url, metadata, additional_data, customer_payer, payment_method)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+       RETURNING ${PAYMENT_COLUMNS}`,
+      [
+        p.id, p.organization_id, p.account_id, p.customer_id, p.description, p.country, p.merchant_order_id, p.status, p.sub_status,
+        p.currency, p.amount_value, p.workflow, p.callback_url, json(p.metadata ?? []), json(p.additional_data), json(p.customer_payer),
+        json(p.payment_method),
+      ],
+    );
+    return rows[0]!;
+  },
+
+  /** The organization's payment (another organization's is "not found" too); locked when asked. */
+  async findPayment(db: Queryable, organizationId: string, id: string, options: { forUpdate?: boolean } = {}): Promise<PaymentRow | undefined> {
+    const rows = await db.query<PaymentRow>(
+      `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE id = $1 AND organization_id = $2${options.forUpdate ? ' FOR UPDATE' : ''}`,
+      [id, organizationId],
+    );
+    return rows[0];
+  },
+
+  /** A payment by id alone (provider notifications name our payment id), locked for the change. */
+  async lockPaymentById(db: Queryable, id: string): Promise<PaymentRow | undefined> {
+    const rows = await db.query<PaymentRow>(`SELECT ${PAYMENT_COLUMNS} FROM payments WHERE id = $1 FOR UPDATE`, [id]);
+    return rows[0];
+  },
+
+  async updatePayment(
+    db: Queryable,
+    id: string,
+    change: { status: string; subStatus: string; paymentMethod?: unknown; captured?: string },
+  ): Promise<PaymentRow> {
+    const rows = await db.query<PaymentRow>(
+      `UPDATE payments SET status = $2, sub_status = $3,
+         payment_method = COALESCE($4::json, payment_method),
+         amount_captured = COALESCE($5::numeric, amount_captured),
+         updated_at = clock_timestamp()
+       WHERE id = $1 RETURNING ${PAYMENT_COLUMNS}`,
+      [id, change.status, change.subStatus, json(change.paymentMethod), change.captured ?? null],
+    );
+    return rows[0]!;
+  },
+
+  /** Marks the payment changed without a status change (evidence added), for updated_at and the ETag. */
+  async touchPayment(db: Queryable, id: string): Promise<PaymentRow> {
+    const rows = await db.query<PaymentRow>(`UPDATE payments SET updated_at = clock_timestamp() WHERE id = $1 RETURNING ${PAYMENT_COLUMNS}`, [id]);
+    return rows[0]!;
+  },
+
+  /** Whether a vaulted card was already charged successfully in the organization. */
+  async vaultedTokenCharged(db: Queryable, organizationId: string, vaultedToken: string): Promise<boolean> {
+    const rows = await db.query(
+      `SELECT 1 FROM payments WHERE organization_id = $1 AND payment_method->>'vaulted_token' = $2 AND amount_captured > 0 LIMIT 1`,
+      [organizationId, vaultedToken],
+    );
+    return rows.length > 0;
+  },
+
+  async insertTransaction(db: Queryable, t: NewTransactionRow): Promise<TransactionRow> {
+    const rows = await db.query<TransactionRow>(
+      `INSERT INTO payment_transactions (id, payment_id, type, status, category, amount, provider_id, payment_method, response_code,
+         response_message, reason, description, merchant_reference, provider_data, raw_response, provider_transaction_id, connection_data,
+         merchant_advice_code, merchant_advice_code_message, payment_status_before, payment_sub_status_before)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)
+       RETURNING ${TRANSACTION_COLUMNS}`,
+      [
+        t.id, t.payment_id, t.type, t.status, t.category, t.amount, t.provider_id, json(t.payment_method), t.response_code,
+        t.response_message, t.reason, t.description, t.merchant_reference, json(t.provider_data), rawJson(t.raw_response),
+        t.provider_transaction_id, json(t.connection_data), t.merchant_advice_code, t.merchant_advice_code_message,
+        t.payment_status_before, t.payment_sub_status_before,
+      ],
+    );
+    return rows[0]!;
+  },
+
+  /** Every transaction of the payment in the order it was created. */
+  async listTransactions(db: Queryable, paymentId: string): Promise<TransactionRow[]> {
+    return db.query<TransactionRow>(`SELECT ${TRANSACTION_COLUMNS} FROM payment_transactions WHERE payment_id = $1 ORDER BY seq`, [paymentId]);
+  },
+
+  async findTransaction(db: Queryable, paymentId: string, id: string): Promise<TransactionRow | undefined> {
+    const rows = await db.query<TransactionRow>(`SELECT ${TRANSACTION_COLUMNS} FROM payment_transactions WHERE id = $1 AND payment_id = $2`, [
+      id,
+      paymentId,
+    ]);
+    return rows[0];
+  },
+
+  /** The payment's chargeback still open (CREATED), the newest if several. */
+  async findOpenChargeback(db: Queryable, paymentId: string): Promise<TransactionRow | undefined> {
+    const rows = await db.query<TransactionRow>(
+      `SELECT ${TRANSACTION_COLUMNS} FROM payment_transactions
+        WHERE payment_id = $1 AND type = 'CHARGEBACK' AND status = 'CREATED' ORDER BY seq DESC LIMIT 1`,
+      [paymentId],
+    );
+    return rows[0];
+  },
+
+  async setTransactionStatus(db: Queryable, id: string, status: string): Promise<TransactionRow> {
+    const rows = await db.query<TransactionRow>(
+      `UPDATE payment_transactions SET status = $2, updated_at = clock_timestamp() WHERE id = $1 RETURNING ${TRANSACTION_COLUMNS}`,
+      [id, status],
+    );
+    return rows[0]!;
+  },
+
+  async insertHistory(
+    db: Queryable,
+    h: { id: string; paymentId: string; status: string; subStatus: string; transactionId: string | null; transactionStatus: string | null; reason: string | null },
+  ): Promise<void> {
+    await db.query(
+      `INSERT INTO payment_history (id, payment_id, status, sub_status, transaction_id, transaction_status, reason)
+       VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+      [h.id, h.paymentId, h.status, h.subStatus, h.transactionId, h.transactionStatus, h.reason],
+    );
+  },
+
+  /** The payment's status changes, oldest first. */
+  async listHistory(db: Queryable, paymentId: string): Promise<HistoryRow[]> {
+    return db.query<HistoryRow>(
+      'SELECT id, status, sub_status, transaction_id, transaction_status, reason, created_at FROM payment_history WHERE payment_id = $1 ORDER BY seq',
+      [paymentId],
+    );
+  },
+
+  async insertDispute(db: Queryable, d: { id: string; paymentId: string; transactionId: string; status: string }): Promise<DisputeRow> {
+    const rows = await db.query<DisputeRow>(
+      `INSERT INTO disputes (id, payment_id, transaction_id, status) VALUES ($1, $2, $3, $4)
+       RETURNING id, payment_id, transaction_id, status, created_at, updated_at`,
+      [d.id, d.paymentId, d.transactionId, d.status],
+    );
+    return rows[0]!;
+  },
+
+  async findDisputeByTransaction(db: Queryable, transactionId: string): Promise<DisputeRow | undefined> {
+    const rows = await db.query<DisputeRow>(
+      'SELECT id, payment_id, transaction_id, status, created_at, updated_at FROM disputes WHERE transaction_id = $1',
+      [transactionId],
+    );
+    return rows[0];
+  },
+
+  async resolveDispute(db: Queryable, id: string, status: string): Promise<void> {
+    await db.query('UPDATE disputes SET status = $2, updated_at = clock_timestamp(), resolved_at = clock_timestamp() WHERE id = $1', [id, status]);
+  },
+
+  async insertEvidence(db: Queryable, e: NewEvidenceRow): Promise<void> {
+    await db.query(
+      `INSERT INTO dispute_evidence (id, dispute_id, file_name, content_type, content_category, size_bytes, sha256, content)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+      [e.id, e.dispute_id, e.file_name, e.content_type, e.content_category, e.content.length, e.sha256, e.content],
+    );
+  },
+
+  /** The evidence documents of a dispute by id, in submission order. */
+  async listEvidence(db: Queryable, disputeId: string, ids: readonly string[]): Promise<EvidenceRow[]> {
+    return db.query<EvidenceRow>(
+      `SELECT id, file_name, content_type, content_category, sha256, content FROM dispute_evidence
+        WHERE dispute_id = $1 AND id = ANY($2::text[]) ORDER BY seq`,
+      [disputeId, ids],
+    );
+  },
+
+  async markEvidenceForwarded(db: Queryable, ids: readonly string[]): Promise<void> {
+    await db.query('UPDATE dispute_evidence SET forwarded_at = clock_timestamp() WHERE id = ANY($1::text[]) AND forwarded_at IS NULL', [ids]);
+  },
+
+  /** Records a provider notification; false when its id was seen before (nothing else may change then). */
+  async recordNotification(db: Queryable, n: { providerId: string; notificationId: string; type: string; payload: unknown }): Promise<boolean> {
+    const rows = await db.query(
+      `INSERT INTO provider_notifications (provider_id, notification_id, type, payload) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (provider_id, notification_id) DO NOTHING RETURNING notification_id`,
+      [n.providerId, n.notificationId, n.type, json(n.payload)],
+    );
+    return rows.length > 0;
+  },
+};

@@ -1,0 +1,42 @@
+/**
+ * getPayment: the retrieval shape with every transaction, optionally the raw provider responses and
+ * the ordered status history, plus a strong ETag of exactly that representation.
+ */
+import { createHash } from 'node:crypto';
+import type { Schemas } from '@payorch/types';
+import type { Queryable } from '../db/database.js';
+import { toApiPayment } from './mapper.js';
+import { paymentsRepository as repo } from './repository.js';
+
+export interface RetrievalFlags {
+  rawResponse: boolean;
+  transactionsHistory: boolean;
+}
+
+export async function retrievePayment(db: Queryable, organizationId: string, paymentId: string, flags: RetrievalFlags): Promise<Schemas['Payment'] | undefined> {
+  const payment = await repo.findPayment(db, organizationId, paymentId);
+  if (!payment) return undefined;
+  const transactions = await repo.listTransactions(db, payment.id);
+  const history = flags.transactionsHistory ? await repo.listHistory(db, payment.id) : null;
+  return toApiPayment(payment, transactions, history, { rawResponse: flags.rawResponse });
+}
+
+/**
+ * A strong ETag of the representation: a hash of the exact JSON sent, and of the query flags that chose
+ * the variant, so two variants of one payment never share a tag.
+ */
+export function etagOf(body: unknown, flags: RetrievalFlags): string {
+  const hash = createHash('sha256')
+    .update(`raw_response=${flags.rawResponse}&transactions_history=${flags.transactionsHistory}\n`)
+    .update(JSON.stringify(body))
+    .digest('base64url');
+  return `"${hash}"`;
+}
+
+/** If-None-Match (RFC 9110 §13.1.2): `*` or any listed tag, compared weakly, matches. */
+export function ifNoneMatchHits(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  if (header.trim() === '*') return true;
+  const opaque = etag.replace(/^W\//, '');
+  return header.split(',').some((t) => t.trim().replace(/^W\//, '') === opaque);
+}

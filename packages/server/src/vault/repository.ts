@@ -1,0 +1,226 @@
+/**
+ * SQL of the card vault (the only vault code that speaks SQL). Reads that feed API responses never
+ * select the ciphertext columns; only the payment-time lookup does.
+ */
+import type { Queryable } from '../db/database.js';
+
+/** A payment_methods row without its secrets (what the API and the sandbox page are built from). */
+export interface PaymentMethodRow {
+  id: string;
+  vaulted_token: string;
+  organization_id: string;
+  customer_id: string;
+  account_id: string;
+  idempotency_key: string | null;
+  type: string;
+  category: string;
+  country: string;
+  status: string;
+  sub_status: string | null;
+  workflow: string;
+  callback_url: string | null;
+  action: string | null;
+  redirect_url: string | null;
+  parent_type: string | null;
+  token: string | null;
+  customer_payer: unknown;
+  recurring_payment: unknown;
+  provider_data: unknown;
+  details: unknown;
+  card_brand: string | null;
+  card_iin: string | null;
+  card_lfd: string | null;
+  card_number_length: number | null;
+  card_security_code_length: number | null;
+  card_expiration_month: number | null;
+  card_expiration_year: number | null;
+  card_holder_name: string | null;
+  card_issuer: string | null;
+  card_issuer_name: string | null;
+  card_issuer_code: string | null;
+  card_category: string | null;
+  card_funding_type: string | null;
+  fingerprint: string | null;
+  verify: unknown;
+  verify_provider_id: string | null;
+  verify_provider_transaction_id: string | null;
+  preferred: boolean | null;
+  last_successfully_used: boolean | null;
+  last_successfully_used_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** The encrypted PAN of a row (bytea comes back as Buffer from pg, Uint8Array from PGlite). */
+export interface SealedPanColumns {
+  pan_ciphertext: Uint8Array | null;
+  pan_iv: Uint8Array | null;
+  pan_tag: Uint8Array | null;
+  pan_key_id: string | null;
+}
+
+export interface SealedDetailsColumns {
+  details_ciphertext: Uint8Array | null;
+  details_iv: Uint8Array | null;
+  details_tag: Uint8Array | null;
+  details_key_id: string | null;
+}
+
+export type NewPaymentMethodRow = Omit<
+  PaymentMethodRow,
+  'created_at' | 'updated_at' | 'last_successfully_used' | 'last_successfully_used_at' | 'preferred'
+> &
+  SealedPanColumns &
+  SealedDetailsColumns;
+
+const COLUMN_LIST = [
+  'id', 'vaulted_token', 'organization_id', 'customer_id', 'account_id', 'idempotency_key', 'type', 'category', 'country',
+  'status', 'sub_status', 'workflow', 'callback_url', 'action', 'redirect_url', 'parent_type', 'token', 'customer_payer',
+  'recurring_payment', 'provider_data', 'details', 'card_brand', 'card_iin', 'card_lfd', 'card_number_length',
+  'card_security_code_length', 'card_expiration_month', 'card_expiration_year', 'card_holder_name', 'card_issuer',
+  'card_issuer_name', 'card_issuer_code', 'card_category', 'card_funding_type', 'fingerprint', 'verify', 'verify_provider_id',
+  'verify_provider_transaction_id', 'preferred', 'last_successfully_used', 'last_successfully_used_at', 'created_at', 'updated_at',
+] as const satisfies readonly (keyof PaymentMethodRow)[];
+
+/** The public columns, optionally qualified by a table alias. */
+const columns = (alias = '') => COLUMN_LIST.map((c) => (alias ? `${alias}.${c}` : c)).join(', ');
+const COLUMNS = columns();
+
+const INSERT_COLUMNS = [
+  'id', 'vaulted_token', 'organization_id', 'customer_id', 'account_id', 'idempotency_key', 'type', 'category', 'country',
+  'status', 'sub_status', 'workflow', 'callback_url', 'action', 'redirect_url', 'parent_type', 'token', 'customer_payer',
+  'recurring_payment', 'provider_data', 'details', 'details_ciphertext', 'details_iv', 'details_tag', 'details_key_id',
+  'card_brand', 'card_iin', 'card_lfd', 'card_number_length', 'card_security_code_length', 'card_expiration_month',
+  'card_expiration_year', 'card_holder_name', 'card_issuer', 'card_issuer_name', 'card_issuer_code', 'card_category',
+  'card_funding_type', 'pan_ciphertext', 'pan_iv', 'pan_tag', 'pan_key_id', 'fingerprint', 'verify', 'verify_provider_id',
+  'verify_provider_transaction_id',
+] as const satisfies readonly (keyof NewPaymentMethodRow)[];
+
+const JSON_COLUMNS = new Set<string>(['customer_payer', 'recurring_payment', 'provider_data', 'details', 'verify']);
+const BYTEA_COLUMNS = new Set<string>(['pan_ciphertext', 'pan_iv', 'pan_tag', 'details_ciphertext', 'details_iv', 'details_tag']);
+
+function param(column: string, value: unknown): unknown {
+  if (value === undefined || value === null) return null;
+  if (JSON_COLUMNS.has(column)) return JSON.stringify(value);
+  if (BYTEA_COLUMNS.has(column)) return Buffer.from(value as Uint8Array);
+  return value;
+}
+
+export const paymentMethodsRepository = {
+  async insert(db: Queryable, row: NewPaymentMethodRow): Promise<PaymentMethodRow> {
+    const placeholders = INSERT_COLUMNS.map((c, i) => (JSON_COLUMNS.has(c) ? `$${i + 1}::jsonb` : `$${i + 1}`));
+    const rows = await db.query<PaymentMethodRow>(
+      `INSERT INTO payment_methods (${INSERT_COLUMNS.join(', ')}) VALUES (${placeholders.join(', ')}) RETURNING ${COLUMNS}`,
+      INSERT_COLUMNS.map((c) => param(c, row[c])),
+    );
+    return rows[0]!;
+  },
+
+  /**
+   * A customer's methods, newest first. With `after` (a vaulted_token of the same customer) the page
+   * starts after that method; `limit` undefined means all.
+   */
+  async listByCustomer(
+    db: Queryable,
+    organizationId: string,
+    customerId: string,
+    page: { limit?: number; after?: string } = {},
+  ): Promise<PaymentMethodRow[]> {
+    const params: unknown[] = [organizationId, customerId];
+    let cursor = '';
+    if (page.after !== undefined) {
+      params.push(page.after);
+      cursor = `AND (created_at, id) < (SELECT c.created_at, c.id FROM payment_methods c
+                 WHERE c.vaulted_token = $${params.length} AND c.organization_id = $1 AND c.customer_id = $2)`;
+    }
+    let limit = '';
+    if (page.limit !== undefined) {
+      params.push(page.limit);
+      limit = `LIMIT $${params.length}`;
+    }
+    return db.query<PaymentMethodRow>(
+      `SELECT ${COLUMNS} FROM payment_methods
+        WHERE organization_id = $1 AND customer_id = $2 ${cursor}
+        ORDER BY created_at DESC, id DESC ${limit}`,
+      params,
+    );
+  },
+
+  async existsForCustomer(db: Queryable, organizationId: string, customerId: string, vaultedToken: string): Promise<boolean> {
+    const rows = await db.query('SELECT 1 FROM payment_methods WHERE organization_id = $1 AND customer_id = $2 AND vaulted_token = $3', [
+      organizationId,
+      customerId,
+      vaultedToken,
+    ]);
+    return rows.length > 0;
+  },
+
+  /** The organization's method with its sealed PAN (payment time and token enrollments only). */
+  async findWithPan(db: Queryable, organizationId: string, vaultedToken: string): Promise<(PaymentMethodRow & SealedPanColumns) | undefined> {
+    const rows = await db.query<PaymentMethodRow & SealedPanColumns>(
+      `SELECT ${COLUMNS}, pan_ciphertext, pan_iv, pan_tag, pan_key_id FROM payment_methods WHERE organization_id = $1 AND vaulted_token = $2`,
+      [organizationId, vaultedToken],
+    );
+    return rows[0];
+  },
+
+  /** For the customer-facing sandbox page, which has only the token: the method and its merchant's name. */
+  async findForHostedPage(db: Queryable, vaultedToken: string): Promise<(PaymentMethodRow & { organization_name: string }) | undefined> {
+    const rows = await db.query<PaymentMethodRow & { organization_name: string }>(
+      `SELECT ${columns('pm')}, o.name AS organization_name
+         FROM payment_methods pm JOIN organizations o ON o.id = pm.organization_id
+        WHERE pm.vaulted_token = $1`,
+      [vaultedToken],
+    );
+    return rows[0];
+  },
+
+  /** READY_TO_ENROLL → ENROLLED or DECLINED, once; undefined when it was not READY_TO_ENROLL any more. */
+  async completeRedirectEnrollment(db: Queryable, vaultedToken: string, status: 'ENROLLED' | 'DECLINED', subStatus: string | null): Promise<PaymentMethodRow | undefined> {
+    const rows = await db.query<PaymentMethodRow>(
+      `UPDATE payment_methods SET status = $2, sub_status = $3, action = NULL, updated_at = clock_timestamp()
+        WHERE vaulted_token = $1 AND status = 'READY_TO_ENROLL'
+        RETURNING ${COLUMNS}`,
+      [vaultedToken, status, subStatus],
+    );
+    return rows[0];
+  },
+
+  async markUsed(db: Queryable, vaultedToken: string, at: Date | string, succeeded: boolean): Promise<boolean> {
+    const rows = await db.query(
+      `UPDATE payment_methods
+          SET last_successfully_used = $3,
+              last_successfully_used_at = CASE WHEN $3 THEN $2::timestamptz ELSE last_successfully_used_at END,
+              updated_at = clock_timestamp()
+        WHERE vaulted_token = $1
+        RETURNING id`,
+      [vaultedToken, at instanceof Date ? at.toISOString() : at, succeeded],
+    );
+    return rows.length > 0;
+  },
+};
+
+export const vaultKeysRepository = {
+  /** Serializes key registration across processes starting together. */
+  async lock(tx: Queryable): Promise<void> {
+    await tx.query('SELECT pg_advisory_xact_lock($1)', [727_003]);
+  },
+
+  async list(db: Queryable): Promise<{ id: string; check_value: string }[]> {
+    return db.query<{ id: string; check_value: string }>('SELECT id, check_value FROM vault_keys ORDER BY created_at, id');
+  },
+
+  async insert(db: Queryable, id: string, checkValue: string): Promise<void> {
+    await db.query('INSERT INTO vault_keys (id, check_value) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING', [id, checkValue]);
+  },
+
+  /** Whether any stored row still needs this key to decrypt. */
+  async isInUse(db: Queryable, keyId: string): Promise<boolean> {
+    const rows = await db.query(
+      `SELECT 1 FROM payment_methods WHERE pan_key_id = $1
+       UNION ALL SELECT 1 FROM payment_methods WHERE details_key_id = $1 LIMIT 1`,
+      [keyId],
+    );
+    return rows.length > 0;
+  },
+};

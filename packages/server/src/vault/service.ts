@@ -1,0 +1,492 @@
+/**
+ * The card vault's rules (design.md §5): enrolling a payment method for a customer, listing them, the
+ * sandbox provider's hosted enrollment page, and — for payments — opening a vaulted card.
+ *
+ * Enrollment runs inside the operation's transaction (idempotency, dispatch.ts): a problem reply rolls
+ * back everything it wrote. The PAN exists in clear only in memory, for validation, fingerprinting,
+ * sealing and the provider's verify call; the security code is passed to the verify call and dropped.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Schemas } from '@payorch/types';
+import type { AppDeps } from '../context.js';
+import { customersRepository } from '../customers/repository.js';
+import type { Queryable } from '../db/database.js';
+import { problem, type FieldError, type ProblemReply } from '../http/problems.js';
+import type { Logger } from '../platform/logger.js';
+import type { PaymentProvider, ProviderCard, ProviderResult } from '../providers/provider.js';
+import { tenancyRepository } from '../tenancy/repository.js';
+import { API_BASE_PATH } from './brand-icons.js';
+import { isExpired, validateCard, type ValidatedCard } from './card-validation.js';
+import { effectiveStatus, toApiPaymentMethod, type MaskedDetails } from './mapper.js';
+import { paymentMethodsRepository as repo, type NewPaymentMethodRow, type PaymentMethodRow } from './repository.js';
+import type { VaultService } from './services.js';
+
+type EnrollRequest = Schemas['EnrollPaymentMethodRequest'];
+type EnrolledPaymentMethod = Schemas['EnrolledPaymentMethod'];
+
+export type EnrollProblem = ProblemReply<
+  'INVALID_REQUEST' | 'PCI_CERTIFICATION_REQUIRED' | 'INVALID_ACCOUNT_ID' | 'CUSTOMER_NOT_FOUND' | 'PAYMENT_METHOD_NOT_FOUND' | 'INVALID_STATUS' | 'INVALID_CARD'
+>;
+
+export interface VaultContext {
+  db: Queryable;
+  vault: VaultService;
+  provider: PaymentProvider;
+  organizationId: string;
+  pciCertified: boolean;
+  /** Public origin of the service (redirect pages and icons are addressed from it). */
+  baseUrl: string;
+  log: Logger;
+  now?: Date;
+}
+
+/** The currency of a verify transaction when the request names none: the enrollment country's. */
+const COUNTRY_CURRENCY: Readonly<Record<string, string>> = {
+  AR: 'ARS', BO: 'BOB', BR: 'BRL', CL: 'CLP', CO: 'COP', CR: 'CRC', EC: 'USD', SV: 'USD', GT: 'GTQ', HN: 'HNL',
+  MX: 'MXN', NI: 'NIO', PA: 'USD', PY: 'PYG', PE: 'PEN', US: 'USD', UY: 'UYU',
+};
+
+const CATEGORY_OF_TYPE: Readonly<Record<string, string>> = {
+  CARD: 'CARD',
+  ACH_ENROLLMENT: 'BANK_TRANSFER',
+  WALLET_PAY_ENROLLMENT: 'WALLET',
+};
+
+const invalid = (errors: FieldError[]): EnrollProblem =>
+  problem('INVALID_REQUEST', `The request is invalid: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}.`, { errors });
+
+/** Business rules of the request that the schema cannot say (400 INVALID_REQUEST, each naming its field). */
+function requestErrors(body: EnrollRequest): FieldError[] {
+  const errors: FieldError[] = [];
+  const isCard = body.type === 'CARD';
+  const sources = (['card_data', 'token', 'provider_data'] as const).filter((k) => body[k] !== undefined);
+  if (isCard && sources.length === 0) {
+    errors.push({ path: '/body/card_data', message: 'is required for a CARD enrollment (or a token, or provider_data)' });
+  }
+  if (sources.length > 1) {
+    for (const extra of sources.slice(1)) {
+      errors.push({ path: `/body/${extra}`, message: `cannot be combined with ${sources[0]}; send one source of the payment method` });
+    }
+  }
+  if (!isCard && body.card_data !== undefined) {
+    errors.push({ path: '/body/card_data', message: `is only for type CARD, not ${body.type}` });
+  }
+  if (isCard && body.payment_method?.detail?.bank_transfer !== undefined) {
+    errors.push({ path: '/body/payment_method/detail/bank_transfer', message: 'is only for non-card enrollments' });
+  }
+  if (body.verify !== undefined && (!isCard || body.provider_data !== undefined)) {
+    errors.push({ path: '/body/verify', message: 'is available for CARD enrollments with card_data or a token' });
+  }
+  if (body.callback_url !== undefined && !/^https?:\/\/[^\s/]+/i.test(body.callback_url)) {
+    errors.push({ path: '/body/callback_url', message: 'must be an absolute http or https URL' });
+  }
+  return errors;
+}
+
+/** What a card enrollment vaults: a validated card from the request, or one copied from a token. */
+interface CardToVault {
+  card: ValidatedCard;
+  securityCode: string | null;
+  /** Carried over from the source record of a token enrollment (issuer facts are per card). */
+  issuer?: Pick<PaymentMethodRow, 'card_issuer' | 'card_issuer_name' | 'card_issuer_code' | 'card_category' | 'card_funding_type'>;
+}
+
+async function cardFromToken(ctx: VaultContext, token: string, type: string): Promise<CardToVault | EnrollProblem> {
+  const source = await repo.findWithPan(ctx.db, ctx.organizationId, token);
+  if (!source || source.type !== type) {
+    return problem('PAYMENT_METHOD_NOT_FOUND', `No ${type} payment method with token ${token}.`, {
+      errors: [{ path: '/body/token', message: 'does not identify a payment method of this organization' }],
+    });
+  }
+  const status = effectiveStatus(source, ctx.now ?? new Date());
+  if (status !== 'ENROLLED' || !source.pan_ciphertext || !source.pan_iv || !source.pan_tag || !source.pan_key_id) {
+    return problem('INVALID_STATUS', `The payment method ${token} is ${status}; only an ENROLLED card can be enrolled again from its token.`, {
+      errors: [{ path: '/body/token', message: `refers to a ${status} payment method` }],
+    });
+  }
+  const pan = ctx.vault.openPan(ctx.organizationId, source.vaulted_token, {
+    ciphertext: source.pan_ciphertext,
+    iv: source.pan_iv,
+    tag: source.pan_tag,
+    keyId: source.pan_key_id,
+  });
+  return {
+    card: {
+      pan,
+      brand: source.card_brand!,
+      iin: source.card_iin!,
+      lfd: source.card_lfd!,
+      numberLength: source.card_number_length!,
+      securityCodeLength: source.card_security_code_length ?? 3,
+      expirationMonth: source.card_expiration_month!,
+      expirationYear: source.card_expiration_year!,
+      holderName: source.card_holder_name,
+    },
+    securityCode: null,
+    issuer: source,
+  };
+}
+
+function providerCard(c: CardToVault): ProviderCard {
+  return {
+    number: c.card.pan,
+    holderName: c.card.holderName,
+    expirationMonth: c.card.expirationMonth,
+    expirationYear: c.card.expirationYear,
+    securityCode: c.securityCode,
+    brand: c.card.brand,
+  };
+}
+
+/** Maps a verify outcome to the method's status. A method whose verification failed is not vaulted. */
+function statusAfterVerify(result: ProviderResult | undefined): { status: 'ENROLLED' | 'DECLINED' | 'ERROR'; subStatus: string | null } {
+  if (!result || result.outcome === 'SUCCEEDED') return { status: 'ENROLLED', subStatus: null };
+  return { status: result.outcome === 'DECLINED' ? 'DECLINED' : 'ERROR', subStatus: result.responseCode };
+}
+
+function maskBankTransfer(detail: NonNullable<NonNullable<EnrollRequest['payment_method']>['detail']>['bank_transfer']): MaskedDetails | null {
+  if (!detail) return null;
+  return {
+    bank_name: detail.bank_name ?? null,
+    account_type: detail.account_type ?? null,
+    bank_account_last4: detail.bank_account ? detail.bank_account.replace(/\s/g, '').slice(-4) : null,
+    beneficiary_name: detail.beneficiary_name ?? null,
+  };
+}
+
+export async function enrollPaymentMethod(
+  ctx: VaultContext,
+  customerId: string,
+  idempotencyKey: string | null,
+  body: EnrollRequest,
+): Promise<{ ok: true; method: EnrolledPaymentMethod } | { ok: false; problem: EnrollProblem }> {
+  const fail = (p: EnrollProblem) => ({ ok: false as const, problem: p });
+  const errors = requestErrors(body);
+  if (errors.length > 0) return fail(invalid(errors));
+
+  if (body.card_data !== undefined && !ctx.pciCertified) {
+    return fail(
+      problem('PCI_CERTIFICATION_REQUIRED', 'Enrolling a card with raw card data requires a PCI certified organization; enroll with a token instead.', {
+        errors: [{ path: '/body/card_data', message: 'raw card data is only accepted from PCI certified organizations' }],
+      }),
+    );
+  }
+  if (!(await tenancyRepository.accountBelongsTo(ctx.db, body.account_id, ctx.organizationId))) {
+    return fail(
+      problem('INVALID_ACCOUNT_ID', `The account ${body.account_id} is not an account of this organization.`, {
+        errors: [{ path: '/body/account_id', message: 'is not an account of this organization' }],
+      }),
+    );
+  }
+  if (!(await customersRepository.find(ctx.db, ctx.organizationId, customerId))) {
+    return fail(problem('CUSTOMER_NOT_FOUND', `No customer with id ${customerId}.`));
+  }
+
+  const now = ctx.now ?? new Date();
+  const id = randomUUID();
+  const vaultedToken = randomUUID();
+  const base: NewPaymentMethodRow = {
+    id,
+    vaulted_token: vaultedToken,
+    organization_id: ctx.organizationId,
+    customer_id: customerId,
+    account_id: body.account_id,
+    idempotency_key: idempotencyKey,
+    type: body.type,
+    category: CATEGORY_OF_TYPE[body.type] ?? body.type,
+    country: body.country,
+    status: 'ENROLLED',
+    sub_status: null,
+    workflow: body.workflow ?? 'DIRECT',
+    callback_url: body.callback_url ?? null,
+    action: null,
+    redirect_url: null,
+    parent_type: body.parent_type ?? null,
+    token: body.token ?? null,
+    customer_payer: body.customer_payer ?? null,
+    recurring_payment: body.recurring_payment ?? null,
+    provider_data: null,
+    details: null,
+    details_ciphertext: null,
+    details_iv: null,
+    details_tag: null,
+    details_key_id: null,
+    card_brand: null,
+    card_iin: null,
+    card_lfd: null,
+    card_number_length: null,
+    card_security_code_length: null,
+    card_expiration_month: null,
+    card_expiration_year: null,
+    card_holder_name: null,
+    card_issuer: null,
+    card_issuer_name: null,
+    card_issuer_code: null,
+    card_category: null,
+    card_funding_type: null,
+    pan_ciphertext: null,
+    pan_iv: null,
+    pan_tag: null,
+    pan_key_id: null,
+    fingerprint: null,
+    verify: null,
+    verify_provider_id: null,
+    verify_provider_transaction_id: null,
+  };
+
+  // A provider token (migration): kept sealed; the vault holds no card number for it.
+  if (body.provider_data !== undefined) {
+    const sealed = ctx.vault.sealDetails(ctx.organizationId, vaultedToken, { provider_data: body.provider_data });
+    const row = await repo.insert(ctx.db, {
+      ...base,
+      provider_data: { provider_id: body.provider_data.provider_id, token_source: body.provider_data.token_source },
+      details: { provider_id: body.provider_data.provider_id, token_source: body.provider_data.token_source } satisfies MaskedDetails,
+      details_ciphertext: sealed.ciphertext,
+      details_iv: sealed.iv,
+      details_tag: sealed.tag,
+      details_key_id: sealed.keyId,
+    });
+    return { ok: true, method: toApiPaymentMethod(row, ctx.baseUrl, now) };
+  }
+
+  if (body.type !== 'CARD') {
+    const bank = body.payment_method?.detail?.bank_transfer;
+    const sealed = bank ? ctx.vault.sealDetails(ctx.organizationId, vaultedToken, { bank_transfer: bank }) : undefined;
+    // The sandbox provider's page, where the customer approves or declines (sandbox-pages.ts).
+    const row = await repo.insert(ctx.db, {
+      ...base,
+      status: 'READY_TO_ENROLL',
+      action: 'REDIRECT_URL',
+      redirect_url: `${ctx.baseUrl}${API_BASE_PATH}/sandbox/enrollments/${vaultedToken}`,
+      details: maskBankTransfer(bank),
+      details_ciphertext: sealed?.ciphertext ?? null,
+      details_iv: sealed?.iv ?? null,
+      details_tag: sealed?.tag ?? null,
+      details_key_id: sealed?.keyId ?? null,
+    });
+    return { ok: true, method: toApiPaymentMethod(row, ctx.baseUrl, now) };
+  }
+
+  let toVault: CardToVault;
+  if (body.card_data !== undefined) {
+    const check = validateCard(body.card_data, now);
+    if (!check.ok) {
+      return fail(
+        problem('INVALID_CARD', `The card was not accepted: ${check.errors.map((e) => `${e.path} ${e.message}`).join('; ')}.`, {
+          errors: check.errors,
+        }),
+      );
+    }
+    toVault = { card: check.card, securityCode: body.card_data.security_code ?? null };
+  } else {
+    const fromToken = await cardFromToken(ctx, body.token!, body.type);
+    if ('status' in fromToken) return fail(fromToken);
+    toVault = fromToken;
+  }
+
+  let verification: ProviderResult | undefined;
+  const verifyCurrency = body.verify ? (body.verify.currency ?? COUNTRY_CURRENCY[body.country] ?? null) : null;
+  if (body.verify) {
+    verification = await ctx.provider.verify({ card: providerCard(toVault), currency: verifyCurrency, reference: vaultedToken });
+    ctx.log.info(
+      { vaultedToken, provider: ctx.provider.id, outcome: verification.outcome, responseCode: verification.responseCode },
+      'enrollment verify answered',
+    );
+  }
+  const { status, subStatus } = statusAfterVerify(verification);
+  const card = toVault.card;
+  // Data minimization: only a usable (ENROLLED) method keeps its PAN.
+  const sealed = status === 'ENROLLED' ? ctx.vault.sealPan(ctx.organizationId, vaultedToken, card.pan) : undefined;
+  const row = await repo.insert(ctx.db, {
+    ...base,
+    status,
+    sub_status: subStatus,
+    card_brand: card.brand,
+    card_iin: card.iin,
+    card_lfd: card.lfd,
+    card_number_length: card.numberLength,
+    card_security_code_length: card.securityCodeLength,
+    card_expiration_month: card.expirationMonth,
+    card_expiration_year: card.expirationYear,
+    card_holder_name: card.holderName,
+    card_issuer: toVault.issuer?.card_issuer ?? null,
+    card_issuer_name: toVault.issuer?.card_issuer_name ?? null,
+    card_issuer_code: toVault.issuer?.card_issuer_code ?? null,
+    card_category: toVault.issuer?.card_category ?? null,
+    card_funding_type: toVault.issuer?.card_funding_type ?? null,
+    pan_ciphertext: sealed?.ciphertext ?? null,
+    pan_iv: sealed?.iv ?? null,
+    pan_tag: sealed?.tag ?? null,
+    pan_key_id: sealed?.keyId ?? null,
+    fingerprint: ctx.vault.fingerprint(ctx.organizationId, card.pan),
+    verify: body.verify
+      ? {
+          vault_on_success: body.verify.vault_on_success ?? false,
+          currency: verifyCurrency,
+          status: verification!.outcome,
+          response_code: verification!.responseCode,
+          response_message: verification!.responseMessage,
+        }
+      : null,
+    verify_provider_id: verification ? ctx.provider.id : null,
+    verify_provider_transaction_id: verification?.providerTransactionId ?? null,
+  });
+  return { ok: true, method: toApiPaymentMethod(row, ctx.baseUrl, now) };
+}
+
+export type ListProblem = ProblemReply<'INVALID_REQUEST' | 'CUSTOMER_NOT_FOUND'>;
+
+/** A customer's methods, newest first; paged only when `limit` or `starting_after` is given. */
+export async function listPaymentMethods(
+  db: Queryable,
+  organizationId: string,
+  customerId: string,
+  page: { limit?: number; startingAfter?: string },
+  baseUrl: string,
+  now: Date = new Date(),
+): Promise<{ ok: true; list: Schemas['PaymentMethodList'] } | { ok: false; problem: ListProblem }> {
+  if (!(await customersRepository.find(db, organizationId, customerId))) {
+    return { ok: false, problem: problem('CUSTOMER_NOT_FOUND', `No customer with id ${customerId}.`) };
+  }
+  const paged = page.limit !== undefined || page.startingAfter !== undefined;
+  if (!paged) {
+    const rows = await repo.listByCustomer(db, organizationId, customerId);
+    return { ok: true, list: { payment_methods: rows.map((r) => toApiPaymentMethod(r, baseUrl, now)) } };
+  }
+  if (page.startingAfter !== undefined && !(await repo.existsForCustomer(db, organizationId, customerId, page.startingAfter))) {
+    const errors = [{ path: '/query/starting_after', message: "is not a vaulted_token of this customer's payment methods" }];
+    return { ok: false, problem: problem('INVALID_REQUEST', 'starting_after does not identify a payment method of this customer.', { errors }) };
+  }
+  const limit = page.limit ?? 10;
+  const rows = await repo.listByCustomer(db, organizationId, customerId, {
+    limit: limit + 1,
+    ...(page.startingAfter !== undefined ? { after: page.startingAfter } : {}),
+  });
+  const hasMore = rows.length > limit;
+  const items = rows.slice(0, limit);
+  return {
+    ok: true,
+    list: {
+      payment_methods: items.map((r) => toApiPaymentMethod(r, baseUrl, now)),
+      has_more: hasMore,
+      next_cursor: hasMore ? items[items.length - 1]!.vaulted_token : null,
+    },
+  };
+}
+
+// ---- The sandbox provider's hosted enrollment page (non-card methods) ----
+
+export type HostedEnrollment = PaymentMethodRow & { organization_name: string };
+
+export async function findHostedEnrollment(db: Queryable, vaultedToken: string): Promise<HostedEnrollment | undefined> {
+  if (!/^[0-9a-f-]{36}$/i.test(vaultedToken)) return undefined;
+  const row = await repo.findForHostedPage(db, vaultedToken);
+  return row && row.type !== 'CARD' ? row : undefined;
+}
+
+export type HostedDecision = 'approve' | 'decline';
+
+/**
+ * The customer's answer on the provider page: READY_TO_ENROLL becomes ENROLLED or DECLINED, once.
+ * Submitting the same answer again (a reload) is harmless; the opposite answer afterwards is refused.
+ */
+export async function completeHostedEnrollment(
+  db: Queryable,
+  vaultedToken: string,
+  decision: HostedDecision,
+): Promise<{ kind: 'not-found' } | { kind: 'completed' | 'repeated'; row: PaymentMethodRow } | { kind: 'conflict'; row: PaymentMethodRow }> {
+  const target = decision === 'approve' ? 'ENROLLED' : 'DECLINED';
+  return db.transaction(async (tx) => {
+    const updated = await repo.completeRedirectEnrollment(tx, vaultedToken, target, decision === 'decline' ? 'DECLINED_BY_CUSTOMER' : null);
+    if (updated) return { kind: 'completed' as const, row: updated };
+    const current = await findHostedEnrollment(tx, vaultedToken);
+    if (!current) return { kind: 'not-found' as const };
+    return current.status === target ? { kind: 'repeated' as const, row: current } : { kind: 'conflict' as const, row: current };
+  });
+}
+
+// ---- For payments: a vaulted card at payment time ----
+
+/** An enrolled card as payments need it: identity, masked data (as a payment shows it) and ownership. */
+export interface VaultedCardMethod {
+  id: string;
+  vaultedToken: string;
+  organizationId: string;
+  customerId: string;
+  accountId: string;
+  type: string;
+  status: string;
+  /** The payment's `card_data` (Schemas['PaymentCardData']): masked, never the PAN. */
+  cardData: Schemas['PaymentCardData'];
+}
+
+/**
+ * Loads an organization's ENROLLED, unexpired card by vaulted_token and opens it for one provider call.
+ * Call it inside the payment's transaction (`db` = ctx.db). Undefined when the token is unknown, of
+ * another organization, not a card, not ENROLLED, expired, or holds no PAN (provider-token methods).
+ * The returned ProviderCard has no security code: the vault never has one.
+ */
+export async function loadCardForPayment(
+  db: Queryable,
+  deps: Pick<AppDeps, 'services'>,
+  organizationId: string,
+  vaultedToken: string,
+  now: Date = new Date(),
+): Promise<{ method: VaultedCardMethod; card: ProviderCard } | undefined> {
+  if (!/^[0-9a-f-]{36}$/i.test(vaultedToken)) return undefined;
+  const row = await repo.findWithPan(db, organizationId, vaultedToken);
+  if (!row || row.type !== 'CARD' || row.status !== 'ENROLLED') return undefined;
+  if (!row.pan_ciphertext || !row.pan_iv || !row.pan_tag || !row.pan_key_id) return undefined;
+  if (row.card_expiration_month === null || row.card_expiration_year === null) return undefined;
+  if (isExpired(row.card_expiration_month, row.card_expiration_year, now)) return undefined;
+  const pan = deps.services.vault.openPan(organizationId, row.vaulted_token, {
+    ciphertext: row.pan_ciphertext,
+    iv: row.pan_iv,
+    tag: row.pan_tag,
+    keyId: row.pan_key_id,
+  });
+  return {
+    method: {
+      id: row.id,
+      vaultedToken: row.vaulted_token,
+      organizationId: row.organization_id,
+      customerId: row.customer_id,
+      accountId: row.account_id,
+      type: row.type,
+      status: row.status,
+      cardData: {
+        holder_name: row.card_holder_name,
+        iin: row.card_iin!,
+        lfd: row.card_lfd!,
+        number_length: row.card_number_length!,
+        security_code_length: row.card_security_code_length ?? 0,
+        brand: row.card_brand!,
+        issuer_name: row.card_issuer_name,
+        issuer_code: row.card_issuer_code,
+        country_code: null,
+        category: row.card_category,
+        type: row.card_funding_type,
+        fingerprint: row.fingerprint,
+        expiration_month: row.card_expiration_month,
+        expiration_year: row.card_expiration_year,
+      },
+    },
+    card: {
+      number: pan,
+      holderName: row.card_holder_name,
+      expirationMonth: row.card_expiration_month,
+      expirationYear: row.card_expiration_year,
+      securityCode: null,
+      brand: row.card_brand!,
+    },
+  };
+}
+
+/**
+ * Records a payment with the method: `succeeded` true sets last_successfully_used = true and
+ * last_successfully_used_at = at; false sets last_successfully_used = false and keeps the last success
+ * time. Returns false when no method has this token.
+ */
+export async function markUsed(db: Queryable, vaultedToken: string, at: Date | string, succeeded = true): Promise<boolean> {
+  return repo.markUsed(db, vaultedToken, at, succeeded);
+}

@@ -1,0 +1,71 @@
+/** HTTP shape of the webhook-endpoints API; the rules live in service.ts. */
+import type { Handlers, RequestContext } from '../context.js';
+import { problem, type FieldError } from '../http/problems.js';
+import * as service from './service.js';
+
+const invalid = (errors: FieldError[]) => problem('INVALID_REQUEST', `The request is invalid: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}.`, { errors });
+const endpointNotFound = (id: string) => problem('WEBHOOK_ENDPOINT_NOT_FOUND', `No webhook endpoint ${id}.`);
+const deliveryNotFound = (id: string) => problem('WEBHOOK_DELIVERY_NOT_FOUND', `No webhook delivery ${id} for this endpoint.`);
+const rules = (ctx: RequestContext) => ctx.deps.services.webhooks.rules;
+
+export const webhookHandlers = {
+  async createWebhookEndpoint({ body }, ctx) {
+    const r = await service.createEndpoint(ctx.db, rules(ctx), ctx.merchant.organizationId, body);
+    if (r.kind === 'invalid') return invalid(r.errors);
+    if (r.kind !== 'ok') throw new Error(`unexpected result ${r.kind}`);
+    return { status: 201, body: r.value };
+  },
+
+  async listWebhookEndpoints({ query }, ctx) {
+    const r = await service.listEndpoints(ctx.db, ctx.merchant.organizationId, query.limit ?? 20, query.starting_after);
+    if (r.kind === 'invalid') return invalid(r.errors);
+    if (r.kind !== 'ok') throw new Error(`unexpected result ${r.kind}`);
+    return { status: 200, body: r.value };
+  },
+
+  async getWebhookEndpoint({ params }, ctx) {
+    const r = await service.getEndpoint(ctx.db, ctx.merchant.organizationId, params.webhook_endpoint_id);
+    return r.kind === 'ok' ? { status: 200, body: r.value } : endpointNotFound(params.webhook_endpoint_id);
+  },
+
+  async updateWebhookEndpoint({ params, body }, ctx) {
+    const r = await service.updateEndpoint(ctx.db, rules(ctx), ctx.merchant.organizationId, params.webhook_endpoint_id, body);
+    if (r.kind === 'invalid') return invalid(r.errors);
+    return r.kind === 'ok' ? { status: 200, body: r.value } : endpointNotFound(params.webhook_endpoint_id);
+  },
+
+  async deleteWebhookEndpoint({ params }, ctx) {
+    const r = await service.deleteEndpoint(ctx.db, ctx.merchant.organizationId, params.webhook_endpoint_id);
+    return r.kind === 'ok' ? { status: 204 } : endpointNotFound(params.webhook_endpoint_id);
+  },
+
+  async rotateWebhookEndpointSecret({ params, body }, ctx) {
+    const overlap = body?.previous_secret_expires_in ?? service.DEFAULT_SECRET_OVERLAP_SECONDS;
+    const r = await service.rotateSecret(ctx.db, rules(ctx), ctx.merchant.organizationId, params.webhook_endpoint_id, overlap);
+    return r.kind === 'ok' ? { status: 200, body: r.value } : endpointNotFound(params.webhook_endpoint_id);
+  },
+
+  async listWebhookDeliveries({ params, query }, ctx) {
+    const r = await service.listDeliveries(ctx.db, ctx.merchant.organizationId, params.webhook_endpoint_id, {
+      eventId: query.event_id,
+      status: query.status,
+      limit: query.limit ?? 20,
+      startingAfter: query.starting_after,
+    });
+    if (r.kind === 'invalid') return invalid(r.errors);
+    return r.kind === 'ok' ? { status: 200, body: r.value } : endpointNotFound(params.webhook_endpoint_id);
+  },
+
+  async getWebhookDelivery({ params }, ctx) {
+    const r = await service.getDelivery(ctx.db, ctx.merchant.organizationId, params.webhook_endpoint_id, params.delivery_id);
+    if (r.kind === 'ok') return { status: 200, body: r.value };
+    return r.kind === 'no-endpoint' ? endpointNotFound(params.webhook_endpoint_id) : deliveryNotFound(params.delivery_id);
+  },
+
+  async redeliverWebhookDelivery({ params }, ctx) {
+    const r = await service.redeliver(ctx.db, rules(ctx), ctx.merchant.organizationId, params.webhook_endpoint_id, params.delivery_id);
+    if (r.kind === 'ok') return { status: 202, body: r.value };
+    if (r.kind === 'conflict') return problem('INVALID_STATUS', r.detail);
+    return r.kind === 'no-endpoint' ? endpointNotFound(params.webhook_endpoint_id) : deliveryNotFound(params.delivery_id);
+  },
+} satisfies Partial<Handlers>;

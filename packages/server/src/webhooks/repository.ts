@@ -1,0 +1,350 @@
+/** Webhook storage: the only module of the domain that speaks SQL. Times are passed as ISO text. */
+import type { Queryable } from '../db/database.js';
+
+export interface EndpointRow {
+  id: string;
+  organization_id: string;
+  url: string;
+  description: string | null;
+  events: string[];
+  enabled: boolean;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface SecretRow {
+  id: string;
+  endpoint_id: string;
+  key_id: string;
+  ciphertext: Uint8Array;
+  iv: Uint8Array;
+  tag: Uint8Array;
+  created_at: string;
+  expires_at: string | null;
+}
+
+export interface DeliveryRow {
+  id: string;
+  organization_id: string;
+  endpoint_id: string;
+  event_id: string;
+  event_type: string;
+  resource_id: string;
+  status: 'PENDING' | 'DELIVERED' | 'FAILED' | 'CANCELED';
+  attempts: number;
+  next_attempt_at: string;
+  delivered_at: string | null;
+  created_at: string;
+}
+
+export interface AttemptRow {
+  delivery_id: string;
+  attempt: number;
+  trigger: 'SCHEDULED' | 'MANUAL';
+  started_at: string;
+  status_code: number | null;
+  latency_ms: number;
+  error: string | null;
+  succeeded: boolean;
+}
+
+/** A delivery claimed by a worker, with what it needs to send it. */
+export interface ClaimedDelivery {
+  id: string;
+  lease_id: string;
+  attempts: number;
+  failures: number;
+  next_trigger: 'SCHEDULED' | 'MANUAL';
+  endpoint_id: string;
+  url: string;
+  event_id: string;
+  event_type: string;
+  account_id: string | null;
+  data: unknown;
+  event_created_at: string;
+}
+
+const ENDPOINT_COLUMNS = 'id, organization_id, url, description, events, enabled, created_at, updated_at';
+const DELIVERY_COLUMNS = 'id, organization_id, endpoint_id, event_id, event_type, resource_id, status, attempts, next_attempt_at, delivered_at, created_at';
+
+export const webhooksRepository = {
+  // ---- endpoints
+
+  async insertEndpoint(db: Queryable, e: Omit<EndpointRow, 'created_at' | 'updated_at'>): Promise<EndpointRow> {
+    const rows = await db.query<EndpointRow>(
+      `INSERT INTO webhook_endpoints (id, organization_id, url, description, events, enabled) VALUES ($1, $2, $3, $4, $5, $6)
+       RETURNING ${ENDPOINT_COLUMNS}`,
+      [e.id, e.organization_id, e.url, e.description, JSON.stringify(e.events), e.enabled],
+    );
+    return rows[0]!;
+  },
+
+  /** The organization's endpoint (not deleted), optionally locked for an update. */
+  async findEndpoint(db: Queryable, organizationId: string, id: string, forUpdate = false): Promise<EndpointRow | undefined> {
+    const rows = await db.query<EndpointRow>(
+      `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = $1 AND organization_id = $2 AND deleted_at IS NULL${forUpdate ? ' FOR UPDATE' : ''}`,
+      [id, organizationId],
+    );
+    return rows[0];
+  },
+
+  /** Newest first; `afterId` is the last id of the previous page. */
+  async listEndpoints(db: Queryable, organizationId: string, limit: number, afterId: string | null): Promise<EndpointRow[]> {
+    return db.query<EndpointRow>(
+      `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints
+       WHERE organization_id = $1 AND deleted_at IS NULL
+         AND ($2::text IS NULL OR (created_at, id) < (SELECT created_at, id FROM webhook_endpoints WHERE id = $2))
+       ORDER BY created_at DESC, id DESC LIMIT $3`,
+      [organizationId, afterId, limit],
+    );
+  },
+
+  async updateEndpoint(
+    db: Queryable,
+    organizationId: string,
+    id: string,
+    patch: { url?: string; events?: string[]; description?: string | null; enabled?: boolean },
+  ): Promise<EndpointRow | undefined> {
+    const rows = await db.query<EndpointRow>(
+      `UPDATE webhook_endpoints SET
+         url = CASE WHEN $3 THEN $4 ELSE url END,
+         events = CASE WHEN $5 THEN $6::jsonb ELSE events END,
+         description = CASE WHEN $7 THEN $8 ELSE description END,
+         enabled = CASE WHEN $9 THEN $10 ELSE enabled END,
+         updated_at = clock_timestamp()
+       WHERE id = $1 AND organization_id = $2 AND deleted_at IS NULL
+       RETURNING ${ENDPOINT_COLUMNS}`,
+      [
+        id, organizationId,
+        patch.url !== undefined, patch.url ?? null,
+        patch.events !== undefined, patch.events === undefined ? null : JSON.stringify(patch.events),
+        patch.description !== undefined, patch.description ?? null,
+        patch.enabled !== undefined, patch.enabled ?? null,
+      ],
+    );
+    return rows[0];
+  },
+
+  /** Marks it deleted, cancels what was still to be sent and destroys its secrets; false if there was none. */
+  async deleteEndpoint(db: Queryable, organizationId: string, id: string): Promise<boolean> {
+    const rows = await db.query<{ id: string }>(
+      `UPDATE webhook_endpoints SET deleted_at = clock_timestamp(), updated_at = clock_timestamp(), enabled = false
+       WHERE id = $1 AND organization_id = $2 AND deleted_at IS NULL RETURNING id`,
+      [id, organizationId],
+    );
+    if (rows.length === 0) return false;
+    await db.query(
+      `UPDATE webhook_deliveries SET status = 'CANCELED', lease_id = NULL, locked_until = NULL, updated_at = clock_timestamp()
+       WHERE endpoint_id = $1 AND status = 'PENDING'`,
+      [id],
+    );
+    await db.query('DELETE FROM webhook_endpoint_secrets WHERE endpoint_id = $1', [id]);
+    return true;
+  },
+
+  // ---- secrets
+
+  async insertSecret(db: Queryable, s: Omit<SecretRow, 'created_at' | 'expires_at'>): Promise<void> {
+    await db.query('INSERT INTO webhook_endpoint_secrets (id, endpoint_id, key_id, ciphertext, iv, tag) VALUES ($1, $2, $3, $4, $5, $6)', [
+      s.id, s.endpoint_id, s.key_id, Buffer.from(s.ciphertext), Buffer.from(s.iv), Buffer.from(s.tag),
+    ]);
+  },
+
+  /** Retires the current secret at `expiresAt`; older secrets never outlive it. Returns the effective expiry. */
+  async retireCurrentSecret(db: Queryable, endpointId: string, expiresAt: string): Promise<string> {
+    const rows = await db.query<{ expires_at: string }>(
+      `UPDATE webhook_endpoint_secrets SET expires_at = $2::timestamptz
+       WHERE endpoint_id = $1 AND expires_at IS NULL RETURNING expires_at`,
+      [endpointId, expiresAt],
+    );
+    await db.query(
+      `UPDATE webhook_endpoint_secrets SET expires_at = $2::timestamptz WHERE endpoint_id = $1 AND expires_at > $2::timestamptz`,
+      [endpointId, expiresAt],
+    );
+    return rows[0]?.expires_at ?? expiresAt;
+  },
+
+  /** Secrets that sign at `now`: the current one and any still inside its overlap window, newest first. */
+  async signingSecrets(db: Queryable, endpointId: string, now: string): Promise<SecretRow[]> {
+    return db.query<SecretRow>(
+      `SELECT id, endpoint_id, key_id, ciphertext, iv, tag, created_at, expires_at FROM webhook_endpoint_secrets
+       WHERE endpoint_id = $1 AND (expires_at IS NULL OR expires_at > $2::timestamptz)
+       ORDER BY created_at DESC, id DESC`,
+      [endpointId, now],
+    );
+  },
+
+  /** Drops secrets whose overlap window has ended (they can no longer sign anything). */
+  async purgeExpiredSecrets(db: Queryable, now: string): Promise<void> {
+    await db.query('DELETE FROM webhook_endpoint_secrets WHERE expires_at IS NOT NULL AND expires_at <= $1::timestamptz', [now]);
+  },
+
+  async secretsNotUnder(db: Queryable, keyId: string): Promise<SecretRow[]> {
+    return db.query<SecretRow>(
+      'SELECT id, endpoint_id, key_id, ciphertext, iv, tag, created_at, expires_at FROM webhook_endpoint_secrets WHERE key_id <> $1 FOR UPDATE',
+      [keyId],
+    );
+  },
+
+  async resealSecret(db: Queryable, id: string, sealed: { keyId: string; ciphertext: Uint8Array; iv: Uint8Array; tag: Uint8Array }): Promise<void> {
+    await db.query('UPDATE webhook_endpoint_secrets SET key_id = $2, ciphertext = $3, iv = $4, tag = $5 WHERE id = $1', [
+      id, sealed.keyId, Buffer.from(sealed.ciphertext), Buffer.from(sealed.iv), Buffer.from(sealed.tag),
+    ]);
+  },
+
+  // ---- events (the outbox)
+
+  async insertEvent(
+    db: Queryable,
+    e: { id: string; organization_id: string; account_id: string | null; type: string; resource_id: string; data: unknown },
+  ): Promise<{ seq: number }> {
+    const rows = await db.query<{ seq: number }>(
+      `INSERT INTO webhook_events (id, organization_id, account_id, type, resource_id, data) VALUES ($1, $2, $3, $4, $5, $6) RETURNING seq`,
+      [e.id, e.organization_id, e.account_id, e.type, e.resource_id, JSON.stringify(e.data)],
+    );
+    return rows[0]!;
+  },
+
+  /** One delivery per enabled endpoint of the organization subscribed to the type (or to `*`). */
+  async insertDeliveries(db: Queryable, e: { organization_id: string; event_id: string; seq: number; type: string; resource_id: string }): Promise<number> {
+    const rows = await db.query<{ id: string }>(
+      `INSERT INTO webhook_deliveries (id, organization_id, endpoint_id, event_id, event_seq, event_type, resource_id)
+       SELECT gen_random_uuid()::text, e.organization_id, e.id, $2, $3, $4, $5 FROM webhook_endpoints e
+       WHERE e.organization_id = $1 AND e.enabled AND e.deleted_at IS NULL AND (e.events ? $4 OR e.events ? '*')
+       RETURNING id`,
+      [e.organization_id, e.event_id, e.seq, e.type, e.resource_id],
+    );
+    return rows.length;
+  },
+
+  // ---- the worker
+
+  /**
+   * Claims up to `limit` due deliveries with a lease. Skips rows another worker holds (SKIP LOCKED), those
+   * of disabled endpoints, and any delivery with an earlier, unfinished delivery of the same resource to
+   * the same endpoint (in order per resource).
+   */
+  async claimDue(db: Queryable, now: string, limit: number, leaseId: string, leaseUntil: string): Promise<ClaimedDelivery[]> {
+    return db.query<ClaimedDelivery>(
+      `WITH due AS (
+         SELECT d.id FROM webhook_deliveries d
+         JOIN webhook_endpoints e ON e.id = d.endpoint_id
+         WHERE d.status = 'PENDING' AND d.next_attempt_at <= $1::timestamptz
+           AND (d.locked_until IS NULL OR d.locked_until <= $1::timestamptz)
+           AND e.enabled AND e.deleted_at IS NULL
+           AND NOT EXISTS (
+             SELECT 1 FROM webhook_deliveries p
+             WHERE p.endpoint_id = d.endpoint_id AND p.resource_id = d.resource_id AND p.status = 'PENDING' AND p.event_seq < d.event_seq)
+         ORDER BY d.next_attempt_at, d.event_seq
+         LIMIT $2
+         FOR UPDATE OF d SKIP LOCKED
+       ), claimed AS (
+         UPDATE webhook_deliveries d SET lease_id = $3, locked_until = $4::timestamptz
+         FROM due WHERE d.id = due.id
+         RETURNING d.id, d.lease_id, d.attempts, d.failures, d.next_trigger, d.endpoint_id, d.event_id
+       )
+       SELECT c.id, c.lease_id, c.attempts, c.failures, c.next_trigger, c.endpoint_id, e.url,
+              c.event_id, ev.type AS event_type, ev.account_id, ev.data, ev.created_at AS event_created_at
+       FROM claimed c JOIN webhook_endpoints e ON e.id = c.endpoint_id JOIN webhook_events ev ON ev.id = c.event_id`,
+      [now, limit, leaseId, leaseUntil],
+    );
+  },
+
+  /**
+   * Records an attempt and the delivery's next state, if this worker still holds the lease (else only
+   * the attempt is logged: the delivery moved on without it). Returns the attempt number.
+   */
+  async finishAttempt(
+    db: Queryable,
+    a: {
+      deliveryId: string;
+      leaseId: string;
+      trigger: 'SCHEDULED' | 'MANUAL';
+      startedAt: string;
+      statusCode: number | null;
+      latencyMs: number;
+      error: string | null;
+      succeeded: boolean;
+      next: { status: 'PENDING' | 'DELIVERED' | 'FAILED'; failures: number; nextAttemptAt: string; deliveredAt: string | null };
+    },
+  ): Promise<number> {
+    let rows = await db.query<{ attempts: number }>(
+      `UPDATE webhook_deliveries SET attempts = attempts + 1, status = $3, failures = $4, next_attempt_at = $5::timestamptz,
+         delivered_at = COALESCE($6::timestamptz, delivered_at), next_trigger = 'SCHEDULED', lease_id = NULL, locked_until = NULL,
+         updated_at = clock_timestamp()
+       WHERE id = $1 AND lease_id = $2 RETURNING attempts`,
+      [a.deliveryId, a.leaseId, a.next.status, a.next.failures, a.next.nextAttemptAt, a.next.deliveredAt],
+    );
+    if (rows.length === 0) {
+      rows = await db.query<{ attempts: number }>(
+        'UPDATE webhook_deliveries SET attempts = attempts + 1, updated_at = clock_timestamp() WHERE id = $1 RETURNING attempts',
+        [a.deliveryId],
+      );
+    }
+    const attempt = rows[0]!.attempts;
+    await db.query(
+      `INSERT INTO webhook_delivery_attempts (delivery_id, attempt, trigger, started_at, status_code, latency_ms, error, succeeded)
+       VALUES ($1, $2, $3, $4::timestamptz, $5, $6, $7, $8)`,
+      [a.deliveryId, attempt, a.trigger, a.startedAt, a.statusCode, a.latencyMs, a.error, a.succeeded],
+    );
+    return attempt;
+  },
+
+  /** Gives a claim back untouched (shutdown before the request went out). */
+  async releaseLease(db: Queryable, deliveryId: string, leaseId: string): Promise<void> {
+    await db.query('UPDATE webhook_deliveries SET lease_id = NULL, locked_until = NULL WHERE id = $1 AND lease_id = $2', [deliveryId, leaseId]);
+  },
+
+  // ---- the delivery log
+
+  async listDeliveries(
+    db: Queryable,
+    endpointId: string,
+    filter: { eventId: string | null; status: string | null },
+    limit: number,
+    afterId: string | null,
+  ): Promise<DeliveryRow[]> {
+    return db.query<DeliveryRow>(
+      `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries
+       WHERE endpoint_id = $1 AND ($2::text IS NULL OR event_id = $2) AND ($3::text IS NULL OR status = $3)
+         AND ($4::text IS NULL OR (created_at, id) < (SELECT created_at, id FROM webhook_deliveries WHERE id = $4 AND endpoint_id = $1))
+       ORDER BY created_at DESC, id DESC LIMIT $5`,
+      [endpointId, filter.eventId, filter.status, afterId, limit],
+    );
+  },
+
+  async deliveryExists(db: Queryable, endpointId: string, id: string): Promise<boolean> {
+    return (await db.query('SELECT 1 FROM webhook_deliveries WHERE id = $1 AND endpoint_id = $2', [id, endpointId])).length > 0;
+  },
+
+  async findDelivery(db: Queryable, endpointId: string, id: string, forUpdate = false): Promise<DeliveryRow | undefined> {
+    const rows = await db.query<DeliveryRow>(
+      `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE id = $1 AND endpoint_id = $2${forUpdate ? ' FOR UPDATE' : ''}`,
+      [id, endpointId],
+    );
+    return rows[0];
+  },
+
+  /** The latest `perDelivery` attempts of each delivery, oldest first. */
+  async attemptsOf(db: Queryable, deliveryIds: readonly string[], perDelivery: number): Promise<AttemptRow[]> {
+    if (deliveryIds.length === 0) return [];
+    return db.query<AttemptRow>(
+      `SELECT delivery_id, attempt, trigger, started_at, status_code, latency_ms, error, succeeded FROM (
+         SELECT a.*, row_number() OVER (PARTITION BY delivery_id ORDER BY attempt DESC) AS rn
+         FROM webhook_delivery_attempts a WHERE delivery_id = ANY($1::text[])
+       ) latest WHERE rn <= $2 ORDER BY delivery_id, attempt`,
+      [deliveryIds, perDelivery],
+    );
+  },
+
+  /** Queues a delivery for an immediate manual attempt with a fresh retry schedule (an attempt in flight only gets logged). */
+  async requeue(db: Queryable, id: string, now: string): Promise<DeliveryRow> {
+    const rows = await db.query<DeliveryRow>(
+      `UPDATE webhook_deliveries SET status = 'PENDING', failures = 0, next_trigger = 'MANUAL', next_attempt_at = $2::timestamptz,
+         lease_id = NULL, locked_until = NULL, updated_at = clock_timestamp()
+       WHERE id = $1 RETURNING ${DELIVERY_COLUMNS}`,
+      [id, now],
+    );
+    return rows[0]!;
+  },
+};

@@ -1,0 +1,104 @@
+/**
+ * Switches of the conformance suites.
+ *
+ * STRICT_COVERAGE: while other domains are still being built, an operation that answers 501
+ * NOT_IMPLEMENTED (or that cannot be replayed because a fixture it needs answers 501) is REPORTED in
+ * the coverage table, not failed. Strict mode fails on any 501 and on any documented status that no
+ * test reached (minus the allow-list below). Turn it on for good by setting STRICT_COVERAGE_DEFAULT to
+ * true, or for one run with STRICT_COVERAGE=1.
+ */
+import type { OperationId } from '@payorch/types';
+
+export const STRICT_COVERAGE_DEFAULT = false;
+
+function flag(value: string | undefined): boolean | undefined {
+  if (value === undefined || value === '') return undefined;
+  return ['1', 'true', 'yes', 'on'].includes(value.toLowerCase());
+}
+
+export const STRICT = flag(process.env.STRICT_COVERAGE) ?? STRICT_COVERAGE_DEFAULT;
+
+/** Fuzzing is seeded (repeatable) and bounded; `npm run fuzz` (FUZZ_RUNS=500) is the long run. */
+export const FUZZ_SEED = Number(process.env.FUZZ_SEED ?? 424242);
+export const FUZZ_RUNS = Math.max(1, Number(process.env.FUZZ_RUNS ?? 25));
+
+/**
+ * Documented statuses no test in this suite can reach on purpose, each with where it IS covered.
+ * `operations: '*'` applies to every operation that documents the status. Keep it short and honest:
+ * strict mode fails on any other unreached status.
+ */
+export const UNREACHABLE_ALLOWED: { status: number; operations: '*' | readonly (OperationId | string)[]; why: string }[] = [
+  {
+    status: 500,
+    operations: '*',
+    why: 'INTERNAL_ERROR needs a bug to happen; the mapping (no stack, no SQL) is tested in platform.test.ts',
+  },
+  {
+    status: 503,
+    operations: '*',
+    why: 'SERVICE_UNAVAILABLE needs the database to go away; platform.test.ts closes it and checks 503 + Retry-After',
+  },
+  {
+    status: 409,
+    operations: ['enrollPaymentMethod', 'createPayment'],
+    why: 'their only 409 is REQUEST_IN_PROCESS (a concurrent request holding the key); idempotency.test.ts drives it on the mechanism every keyed operation shares',
+  },
+];
+
+/**
+ * Known deviations of implemented operations from the contract, found by these suites, each with the
+ * fix it needs. In report-only mode they are printed in the coverage table instead of failing; strict
+ * mode fails on them. Delete an entry once it is fixed (the table says when an entry was not seen).
+ *   undocumented-status     the operation answers a status its spec does not list
+ *   valid-request-rejected  a request valid by the schema gets 400 because of a rule the schema does
+ *                           not state (`at`: the field the 400 names)
+ */
+export interface Deviation {
+  operationId: string;
+  status: number;
+  kind: 'undocumented-status' | 'valid-request-rejected';
+  /** The field(s) the 400 names. */
+  at?: string | string[];
+  fix: string;
+}
+
+export const KNOWN_DEVIATIONS: Deviation[] = [
+  {
+    operationId: 'getHealth',
+    status: 400,
+    kind: 'undocumented-status',
+    fix: 'an unknown query parameter answers 400, which /healthz does not document: document 400 there (or ignore query parameters)',
+  },
+  {
+    operationId: 'getReadiness',
+    status: 400,
+    kind: 'undocumented-status',
+    fix: 'an unknown query parameter answers 400, which /readyz does not document: document 400 there (or ignore query parameters)',
+  },
+  {
+    operationId: 'createApiKey',
+    status: 400,
+    kind: 'undocumented-status',
+    fix: 'a malformed organization_id (not a uuid) or an unknown query parameter answers 400, which is not documented: add 400 BadRequest',
+  },
+  {
+    operationId: 'revokeApiKey',
+    status: 400,
+    kind: 'undocumented-status',
+    fix: 'a malformed organization_id (not a uuid) or an unknown query parameter answers 400, which is not documented: add 400 BadRequest',
+  },
+  {
+    operationId: 'enrollPaymentMethod',
+    status: 400,
+    kind: 'valid-request-rejected',
+    at: ['/body/card_data', '/body/token', '/body/provider_data', '/body/verify', '/body/payment_method/detail/bank_transfer'],
+    fix: 'the one-source rule (exactly one of card_data, token, provider_data for CARD; card_data only for CARD; verify only with card_data or a token) lives in vault/service.ts requestErrors() only: state it in EnrollPaymentMethodRequest (oneOf / if-then, or at least its description) or answer 422',
+  },
+  {
+    operationId: 'receiveProviderNotification',
+    status: 400,
+    kind: 'valid-request-rejected',
+    at: '/body/data/provider_transaction_id',
+    fix: "a provider_transaction_id that is not the payment's purchase gets 400: answer a documented 404/409, or state the rule in the schema",
+  },
+];

@@ -1,0 +1,264 @@
+/**
+ * Real resources made through the API, so examples and fuzzed requests can name ids that exist:
+ * customers, enrolled cards, payments (sandbox cards 4507990000000002, 4000000000000259), chargebacks,
+ * disputes under review, admin organizations and key pairs. Every call goes through `send`, so it is
+ * conformance-checked and counted in the coverage table like any other request.
+ *
+ * When an operation a fixture needs answers 501, the fixture throws `Blocked`: the dependent replay is
+ * reported as blocked (report-only mode) instead of failing.
+ */
+import { expect } from 'vitest';
+import { freshKey, send, type Exchange, type Req, type Target } from './exchange.js';
+import { operation, type SpecOperation } from './spec-model.js';
+
+export class Blocked extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+    this.name = 'Blocked';
+  }
+}
+
+/** A small but real PDF (header and trailer, as the evidence check wants). */
+export const PDF_BASE64 = Buffer.from('%PDF-1.4\n1 0 obj <</Type /Catalog>> endobj\ntrailer <</Root 1 0 R>>\n%%EOF\n').toString('base64');
+
+/** Two-digit expiry year three years ahead. */
+const EXPIRY_YEAR = (new Date().getUTCFullYear() + 3) % 100;
+
+export interface PaymentFixture {
+  id: string;
+  customerId: string;
+  providerTransactionId: string | null;
+}
+
+export class Fixtures {
+  private n = 0;
+  private org: Promise<{ organization_id: string; account_id: string }> | undefined;
+
+  constructor(
+    readonly target: Target,
+    readonly accountId: string,
+    /** A local HTTP receiver: webhook endpoints made here never point at the internet. */
+    readonly receiverUrl: string,
+  ) {}
+
+  /** Calls an operation that must succeed; Blocked if it is not implemented. */
+  async call(operationId: string, req: Req): Promise<Exchange> {
+    const op = operation(operationId);
+    const ex = await send(this.target, op, req);
+    if (ex.notImplemented) throw new Blocked(`needs ${operationId}, which answers 501`);
+    expect(op.success, `fixture ${operationId} answered ${ex.status}: ${ex.text.slice(0, 500)}`).toContain(ex.status);
+    return ex;
+  }
+
+  async customer(): Promise<string> {
+    const ex = await this.call('createCustomer', { body: { merchant_customer_id: `conf-fixture-${process.pid}-${++this.n}-${Date.now()}` } });
+    return (ex.body as { id: string }).id;
+  }
+
+  /** A card enrolled for the customer; its vaulted_token. */
+  async card(customerId: string, number = '4507990000000002'): Promise<string> {
+    const ex = await this.call('enrollPaymentMethod', {
+      params: { customer_id: customerId },
+      body: {
+        account_id: this.accountId,
+        country: 'BR',
+        type: 'CARD',
+        card_data: { number, holder_name: 'JOAO SILVA', expiration_month: 12, expiration_year: EXPIRY_YEAR, security_code: '123' },
+      },
+    });
+    return (ex.body as { vaulted_token: string }).vaulted_token;
+  }
+
+  /** A payment by raw card data (the sandbox organization is PCI certified), so it needs no vault. */
+  async payment({ card = '4507990000000002', amount = 150.5 } = {}): Promise<PaymentFixture> {
+    const customerId = await this.customer();
+    const ex = await this.call('createPayment', {
+      body: {
+        account_id: this.accountId,
+        description: 'Conformance fixture',
+        country: 'BR',
+        merchant_order_id: `conf-order-${++this.n}`,
+        amount: { currency: 'BRL', value: amount },
+        customer_payer: { id: customerId },
+        payment_method: {
+          type: 'CARD',
+          detail: { card: { number: card, holder_name: 'JOAO SILVA', expiration_month: 12, expiration_year: EXPIRY_YEAR, security_code: '123' } },
+        },
+        workflow: 'DIRECT',
+      },
+    });
+    const payment = ex.body as { id: string; transactions?: { provider_data?: { transaction_id?: string | null } | null }[] };
+    return { id: payment.id, customerId, providerTransactionId: payment.transactions?.[0]?.provider_data?.transaction_id ?? null };
+  }
+
+  /** A payment IN_DISPUTE / RECEIVED and its CHARGEBACK transaction. */
+  async chargeback(): Promise<{ paymentId: string; transactionId: string }> {
+    const payment = await this.payment();
+    try {
+      const ex = await this.call('createSandboxChargeback', { params: { payment_id: payment.id }, body: {} });
+      return { paymentId: payment.id, transactionId: (ex.body as { id: string }).id };
+    } catch (err) {
+      if (!(err instanceof Blocked)) throw err;
+    }
+    // Without the sandbox operation: the card that always receives a chargeback after paying.
+    const other = await this.payment({ card: '4000000000000259' });
+    const ex = await this.call('getPayment', { params: { payment_id: other.id } });
+    const tx = (ex.body as { transactions: { id: string; type: string }[] }).transactions.find((t) => t.type === 'CHARGEBACK');
+    if (!tx) throw new Blocked('needs createSandboxChargeback (501), and card 4000000000000259 got no chargeback');
+    return { paymentId: other.id, transactionId: tx.id };
+  }
+
+  /** A chargeback disputed with one PDF: the payment is IN_DISPUTE / PENDING_REVIEW. */
+  async disputed(): Promise<{ paymentId: string; transactionId: string }> {
+    const cb = await this.chargeback();
+    await this.call('disputeChargeback', {
+      params: { payment_id: cb.paymentId, transaction_id: cb.transactionId },
+      body: { evidence: [{ content_type: 'application/pdf', file_name: 'receipt.pdf', content_category: 'RECEIPT', content: PDF_BASE64 }] },
+    });
+    return cb;
+  }
+
+  /** An organization made through the admin API (shared by the admin operations' fixtures). */
+  organization(): Promise<{ organization_id: string; account_id: string }> {
+    this.org ??= this.call('createOrganization', { body: { name: 'Conformance fixture org', pci_certified: false } }).then(
+      (ex) => ex.body as { organization_id: string; account_id: string },
+    );
+    return this.org;
+  }
+
+  async apiKey(organizationId: string): Promise<string> {
+    const ex = await this.call('createApiKey', { params: { organization_id: organizationId } });
+    return (ex.body as { public_api_key: string }).public_api_key;
+  }
+
+  /** A webhook endpoint (every event type) that delivers to the local receiver. */
+  async webhookEndpoint(): Promise<string> {
+    const ex = await this.call('createWebhookEndpoint', { body: { url: `${this.receiverUrl}/fixture-${++this.n}`, events: ['*'] } });
+    return (ex.body as { id: string }).id;
+  }
+
+  /** A delivery of a payment.succeeded event to a new endpoint. */
+  async delivery(): Promise<{ endpointId: string; deliveryId: string }> {
+    const endpointId = await this.webhookEndpoint();
+    await this.payment();
+    // Deliveries are written with the event, in the payment's transaction; a short wait covers a lag.
+    for (let i = 0; i < 10; i++) {
+      const ex = await this.call('listWebhookDeliveries', { params: { webhook_endpoint_id: endpointId } });
+      const first = (ex.body as { deliveries: { id: string }[] }).deliveries[0];
+      if (first) return { endpointId, deliveryId: first.id };
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Blocked('a payment made no webhook delivery (no operation emits payment.succeeded yet)');
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Filling an example's ids with real ones
+
+/** Replaces the values at these dot-joined JSON paths ('account_id', 'customer_payer.id') where present. */
+export function fillIds(value: unknown, ids: Record<string, unknown>, path: string[] = []): unknown {
+  if (Array.isArray(value)) return value.map((v, i) => fillIds(v, ids, [...path, String(i)]));
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.entries(value as Record<string, unknown>).map(([k, v]) => {
+      const here = [...path, k].join('.');
+      return [k, ids[here] !== undefined ? ids[here] : fillIds(v, ids, [...path, k])];
+    }),
+  );
+}
+
+type Prepare = (fx: Fixtures, example: unknown) => Promise<Req>;
+
+const withAccount = (fx: Fixtures, example: unknown, more: Record<string, unknown> = {}) => fillIds(example, { account_id: fx.accountId, ...more });
+
+/**
+ * What each operation's examples need to succeed (state, not just ids). An operation not listed gets
+ * the generic preparation below; add an entry here when a new operation needs more.
+ */
+export const PREPARE: Record<string, Prepare> = {
+  enrollPaymentMethod: async (fx, ex) => ({ params: { customer_id: await fx.customer() }, body: withAccount(fx, ex) }),
+  listPaymentMethods: async (fx) => ({ params: { customer_id: await fx.customer() } }),
+  createPayment: async (fx, ex) => {
+    const customerId = await fx.customer();
+    const token = await fx.card(customerId);
+    return { body: withAccount(fx, ex, { 'customer_payer.id': customerId, 'payment_method.vaulted_token': token }) };
+  },
+  getPayment: async (fx) => ({ params: { payment_id: (await fx.payment()).id } }),
+  disputeChargeback: async (fx, ex) => {
+    const cb = await fx.chargeback();
+    return { params: { payment_id: cb.paymentId, transaction_id: cb.transactionId }, body: withAccount(fx, ex) };
+  },
+  addDisputeEvidence: async (fx, ex) => {
+    const cb = await fx.disputed();
+    return { params: { payment_id: cb.paymentId, transaction_id: cb.transactionId }, body: withAccount(fx, ex) };
+  },
+  createSandboxChargeback: async (fx, ex) => {
+    const amount = (ex as { amount?: number } | undefined)?.amount ?? 150.5;
+    return { params: { payment_id: (await fx.payment({ amount: Math.max(150.5, amount) })).id }, body: ex };
+  },
+  resolveSandboxDispute: async (fx, ex) => ({ params: { payment_id: (await fx.disputed()).paymentId }, body: ex }),
+  receiveProviderNotification: async (fx, ex) => {
+    const payment = await fx.payment();
+    return {
+      params: { provider_id: 'sandbox' },
+      body: fillIds(ex, { id: `ntf_conf_${freshKey()}`, 'data.payment_id': payment.id, 'data.provider_transaction_id': payment.providerTransactionId ?? undefined }),
+    };
+  },
+  revokeApiKey: async (fx) => {
+    const org = await fx.organization();
+    return { params: { organization_id: org.organization_id, public_api_key: await fx.apiKey(org.organization_id) } };
+  },
+  createWebhookEndpoint: async (fx, ex) => ({ body: fillIds(ex, { url: `${fx.receiverUrl}/replay` }) }),
+  updateWebhookEndpoint: async (fx, ex) => ({ params: { webhook_endpoint_id: await fx.webhookEndpoint() }, body: fillIds(ex, { url: `${fx.receiverUrl}/replay-updated` }) }),
+  getWebhookDelivery: async (fx) => {
+    const d = await fx.delivery();
+    return { params: { webhook_endpoint_id: d.endpointId, delivery_id: d.deliveryId } };
+  },
+  redeliverWebhookDelivery: async (fx) => {
+    const d = await fx.delivery();
+    return { params: { webhook_endpoint_id: d.endpointId, delivery_id: d.deliveryId } };
+  },
+};
+
+/**
+ * Requests that must get 409 INVALID_STATUS because of the resource's state (given the request that
+ * just succeeded). Other operations reach their 409 by repeating the replayed request.
+ */
+export const CONFLICT: Record<string, (fx: Fixtures, example: unknown, done: Req) => Promise<Req>> = {
+  // Evidence can only be added to a dispute under review; a fresh chargeback is not disputed yet.
+  addDisputeEvidence: async (fx, ex) => {
+    const cb = await fx.chargeback();
+    return { params: { payment_id: cb.paymentId, transaction_id: cb.transactionId }, body: withAccount(fx, ex) };
+  },
+  // A second chargeback (a new notification id) for a payment already in dispute.
+  receiveProviderNotification: async (_fx, _ex, done) => ({ ...done, body: fillIds(done.body, { id: `ntf_conf_${freshKey()}` }) }),
+  // No redelivery to a disabled endpoint.
+  redeliverWebhookDelivery: async (fx, _ex, done) => {
+    await fx.call('updateWebhookEndpoint', { params: { webhook_endpoint_id: done.params!.webhook_endpoint_id! }, body: { enabled: false } });
+    return done;
+  },
+};
+
+/** Body members that name another resource: an unknown id there is a 404. */
+export const REFERENCES = ['customer_payer.id', 'payment_method.vaulted_token', 'data.payment_id'];
+
+/** Path parameters by name, for operations without an entry in PREPARE. */
+const PATH_FIXTURES: Record<string, (fx: Fixtures) => Promise<string>> = {
+  customer_id: (fx) => fx.customer(),
+  payment_id: async (fx) => (await fx.payment()).id,
+  organization_id: async (fx) => (await fx.organization()).organization_id,
+  provider_id: async () => 'sandbox',
+  webhook_endpoint_id: (fx) => fx.webhookEndpoint(),
+};
+
+export async function prepareRequest(op: SpecOperation, fx: Fixtures, example: unknown): Promise<Req> {
+  const specific = PREPARE[op.operationId];
+  if (specific) return specific(fx, example);
+  const params: Record<string, string> = {};
+  for (const p of op.params.filter((x) => x.in === 'path')) {
+    const make = PATH_FIXTURES[p.name];
+    if (!make) throw new Blocked(`no fixture for path parameter {${p.name}}: add one to PREPARE in test/conformance/support/fixtures.ts`);
+    params[p.name] = await make(fx);
+  }
+  return { params, body: example === undefined ? undefined : withAccount(fx, example) };
+}

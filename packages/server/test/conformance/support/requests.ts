@@ -1,0 +1,270 @@
+/**
+ * Whole requests for the fuzz suite, from an operation's spec: valid ones (path, query and header
+ * parameters, body), schema violations of each (with the JSON path the 400 must name), and
+ * request-level mistakes (content type, credentials, signature, idempotency key, malformed JSON).
+ */
+import fc from 'fast-check';
+import { arbitraryFor, mutations, pointerOf, type Hint, type JsonPath, type MutationKind } from './arbitraries.js';
+import { PDF_BASE64 } from './fixtures.js';
+import type { Req } from './exchange.js';
+import { validatorFor, type Schema, type SpecOperation, type SpecParam } from './spec-model.js';
+
+/** Ids of real resources the generator mixes in, so requests get past "not found" into the handlers. */
+export interface FuzzHints {
+  accountId: string;
+  customerIds: string[];
+  vaultedTokens: string[];
+  paymentIds: string[];
+  chargebacks: { paymentId: string; transactionId: string }[];
+  organizationIds: string[];
+  webhookEndpointIds: string[];
+  deliveries: { endpointId: string; deliveryId: string }[];
+  /** A local receiver for webhook deliveries: the server must never be pointed at the internet. */
+  receiverUrl: string;
+}
+
+export interface GenRequest {
+  params: Record<string, string>;
+  query: Record<string, string>;
+  headers: Record<string, string>;
+  body?: unknown;
+}
+
+/**
+ * Rules the spec states in prose, which a JSON Schema generator cannot know: generated values are
+ * bent to follow them, so a 400 for a valid request really is a bug. Keep this list short; prefer
+ * expressing a rule in the schema itself.
+ */
+export const FIXUPS: Record<string, (arb: fc.Arbitrary<unknown>) => fc.Arbitrary<unknown>> = {
+  // CreatePaymentMethod: "Exactly one of vaulted_token and detail must be given; the server checks this (400)."
+  CreatePaymentMethod: (arb) => arb.filter((v) => ('vaulted_token' in (v as object)) !== ('detail' in (v as object))),
+  // CreatePaymentAmount: "The server also rejects more decimals than the currency's ISO 4217 minor units
+  // allow (400)", and currency is "ISO 4217 currency code" (the pattern alone admits any three letters).
+  CreatePaymentAmount: (arb) =>
+    fc.tuple(arb, fc.constantFrom('BRL', 'USD', 'EUR', 'MXN', 'COP', 'CLP', 'JPY', 'ARS', 'PEN', 'GBP')).map(([v, currency]) => ({
+      ...(v as object),
+      currency,
+      value: Math.max(1, Math.round((v as { value: number }).value)),
+    })),
+};
+
+/** Header parameters the transport sets (credentials, idempotency key, signatures), not the generator. */
+const TRANSPORT_HEADERS = new Set(['x-idempotency-key', 'webhook-id', 'webhook-timestamp', 'webhook-signature']);
+
+/**
+ * Paging cursors are opaque values handed out by a previous page; a made-up one is answered 400 by
+ * design (vault and webhooks alike), so generated requests leave them out. Paging itself is tested in
+ * the domain suites.
+ */
+const CURSOR_PARAMS = new Set(['starting_after']);
+
+const pick = <T>(values: T[]): fc.Arbitrary<T> | undefined => (values.length > 0 ? fc.constantFrom(...values) : undefined);
+
+const offer = (arb: fc.Arbitrary<unknown> | undefined): Hint | undefined => (arb ? { arb } : undefined);
+
+function bodyHint(hints: FuzzHints) {
+  return (path: JsonPath): Hint | undefined => {
+    const at = path.map((p) => (typeof p === 'number' ? '[]' : p)).join('.');
+    if (at === 'account_id') return offer(fc.constant(hints.accountId));
+    if (at === 'customer_payer.id') return offer(pick(hints.customerIds));
+    if (at === 'payment_method.vaulted_token') return offer(pick(hints.vaultedTokens));
+    if (at === 'data.payment_id') return offer(pick(hints.paymentIds));
+    if (at === 'evidence.[].content') return offer(fc.constant(PDF_BASE64));
+    // Webhook endpoints: the server will call this URL, so only the local receiver.
+    if (at === 'url') return { arb: fc.stringMatching(/^[a-z0-9]{1,12}$/).map((p) => `${hints.receiverUrl}/${p}`), only: true };
+    return undefined;
+  };
+}
+
+function paramHint(name: string, hints: FuzzHints): fc.Arbitrary<unknown> | undefined {
+  switch (name) {
+    case 'webhook_endpoint_id':
+      return pick([...hints.webhookEndpointIds, ...hints.deliveries.map((d) => d.endpointId)]);
+    case 'delivery_id':
+      return pick(hints.deliveries.map((d) => d.deliveryId));
+    case 'customer_id':
+      return pick(hints.customerIds);
+    case 'payment_id':
+      return pick([...hints.paymentIds, ...hints.chargebacks.map((c) => c.paymentId)]);
+    case 'transaction_id':
+      return pick(hints.chargebacks.map((c) => c.transactionId));
+    case 'organization_id':
+      // Never the sandbox organization: revokeApiKey must not be able to revoke the suite's own key.
+      return pick(hints.organizationIds);
+    case 'provider_id':
+      return fc.constant('sandbox');
+    default:
+      return undefined;
+  }
+}
+
+const asParamString = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v));
+
+function paramArb(p: SpecParam, hints: FuzzHints): fc.Arbitrary<string> {
+  const chars = p.in === 'header' ? 'header' : p.in === 'path' ? 'path' : 'any';
+  const hinted = paramHint(p.name, hints);
+  const arb = arbitraryFor(p.schema, { chars, hint: hinted ? () => ({ arb: hinted }) : undefined }).map(asParamString);
+  // An empty query value is not a value (OpenAPI allowEmptyValue defaults to false).
+  return p.in === 'query' ? arb.filter((v) => v !== '') : arb;
+}
+
+/** A valid request for the operation (by its schemas and the prose rules in FIXUPS). */
+export function validRequest(op: SpecOperation, hints: FuzzHints): fc.Arbitrary<GenRequest> {
+  const path = op.params.filter((p) => p.in === 'path');
+  const query = op.params.filter((p) => p.in === 'query' && !CURSOR_PARAMS.has(p.name));
+  const headers = op.params.filter((p) => p.in === 'header' && !TRANSPORT_HEADERS.has(p.name.toLowerCase()));
+  const group = (ps: SpecParam[]) =>
+    fc.record(Object.fromEntries(ps.map((p) => [p.name, paramArb(p, hints)])), { requiredKeys: ps.filter((p) => p.required).map((p) => p.name) }) as fc.Arbitrary<Record<string, string>>;
+
+  let pathArb = group(path);
+  // A payment and one of its own chargebacks, so dispute operations reach their state checks.
+  if (path.some((p) => p.name === 'transaction_id') && hints.chargebacks.length > 0) {
+    const pair = fc.constantFrom(...hints.chargebacks).map((c) => ({ payment_id: c.paymentId, transaction_id: c.transactionId }));
+    pathArb = fc.oneof({ weight: 3, arbitrary: pair }, { weight: 1, arbitrary: pathArb });
+  }
+  if (path.some((p) => p.name === 'delivery_id') && hints.deliveries.length > 0) {
+    const pair = fc.constantFrom(...hints.deliveries).map((d) => ({ webhook_endpoint_id: d.endpointId, delivery_id: d.deliveryId }));
+    pathArb = fc.oneof({ weight: 3, arbitrary: pair }, { weight: 1, arbitrary: pathArb });
+  }
+  let bodyArb: fc.Arbitrary<unknown> = fc.constant(undefined);
+  if (op.body) {
+    const schema = op.body.schema;
+    const validate = validatorFor(schema);
+    const generated = arbitraryFor(schema, { hint: bodyHint(hints), fixups: FIXUPS }).filter((v) => validate(v) === true);
+    bodyArb = op.body.required ? generated : fc.option(generated, { nil: undefined });
+  }
+  return fc.record({ params: pathArb, query: group(query), headers: group(headers), body: bodyArb });
+}
+
+/** Does the operation take any input the generator varies? (If not, one run says everything.) */
+export const hasInputs = (op: SpecOperation): boolean => op.body !== undefined || op.params.some((p) => !TRANSPORT_HEADERS.has(p.name.toLowerCase()));
+
+// ---------------------------------------------------------------------------------------------
+// Invalid requests
+
+export interface InvalidRequest {
+  kind: MutationKind | 'unknown-query-parameter';
+  /** Where the 400's errors[].path must point: '/body/amount/value', '/query/limit', ... */
+  pointer: string;
+  req: GenRequest;
+}
+
+const PARAM_KINDS = new Set<MutationKind>(['too-long', 'too-short', 'bad-format', 'bad-enum', 'out-of-range', 'wrong-type']);
+const LOCATION: Record<string, string> = { path: '/params', query: '/query', header: '/headers' };
+
+/** The typed value a parameter string stands for (what the validator checks after coercion). */
+function typed(p: SpecParam, value: string): unknown {
+  const t = p.schema.type;
+  if ((t === 'integer' || t === 'number') && /^-?\d+(\.\d+)?$/.test(value)) return Number(value);
+  if (t === 'boolean' && (value === 'true' || value === 'false')) return value === 'true';
+  return value;
+}
+
+/** Every schema violation of a valid request, each as the request that carries it. */
+export function invalidVariants(op: SpecOperation, r: GenRequest): InvalidRequest[] {
+  const out: InvalidRequest[] = [];
+  if (op.body && r.body !== undefined) {
+    for (const m of mutations(op.body.schema, r.body)) {
+      out.push({ kind: m.kind, pointer: pointerOf('/body', m.path), req: { ...r, body: m.apply(r.body) } });
+    }
+  }
+  for (const p of op.params) {
+    if (p.in === 'cookie' || TRANSPORT_HEADERS.has(p.name.toLowerCase())) continue;
+    const bag = p.in === 'path' ? 'params' : p.in === 'query' ? 'query' : 'headers';
+    const current = r[bag][p.name];
+    if (current === undefined) continue;
+    for (const m of mutations(p.schema, typed(p, current))) {
+      if (!PARAM_KINDS.has(m.kind)) continue;
+      const value = m.apply(typed(p, current));
+      const text = m.kind === 'wrong-type' ? (p.schema.type === 'string' ? undefined : 'a-string') : asParamString(value);
+      // Path values must stay one non-dot segment; header values what fetch can send.
+      if (text === undefined || text === '' || text === '.' || text === '..' || (p.in === 'header' && !/^[\x21-\x7e]*$/.test(text))) continue;
+      if (validatorFor(p.schema)(typed(p, text)) === true) continue;
+      const name = p.in === 'header' ? p.name.toLowerCase() : p.name;
+      out.push({ kind: m.kind, pointer: `${LOCATION[p.in]}/${name}`, req: { ...r, [bag]: { ...r[bag], [p.name]: text } } });
+    }
+  }
+  out.push({ kind: 'unknown-query-parameter', pointer: '/query/unexpected_param', req: { ...r, query: { ...r.query, unexpected_param: '1' } } });
+  return out.filter((v) => !v.pointer.startsWith('/body') || validatorFor(op.body!.schema as Schema)(v.req.body) !== true);
+}
+
+/** A valid request broken in one place, chosen by the generator. */
+export function invalidRequest(op: SpecOperation, hints: FuzzHints): fc.Arbitrary<InvalidRequest> {
+  return fc.tuple(validRequest(op, hints), fc.nat()).map(([r, i]) => {
+    const variants = invalidVariants(op, r);
+    return variants[i % variants.length]!;
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Request-level mistakes
+
+export type RequestMistake =
+  | 'wrong-content-type'
+  | 'malformed-json'
+  | 'no-credentials'
+  | 'garbage-credentials'
+  | 'bad-signature'
+  | 'missing-idempotency-key'
+  | 'bad-idempotency-key';
+
+export interface MistakeCase {
+  kind: RequestMistake;
+  status: 400 | 401 | 415;
+  /** The problem code, where the design fixes it. */
+  code?: string;
+  req: Req;
+}
+
+export function requestMistakes(op: SpecOperation): RequestMistake[] {
+  const kinds: RequestMistake[] = [];
+  if (op.body) kinds.push('wrong-content-type', 'malformed-json');
+  if (op.security !== 'none') kinds.push('no-credentials', 'garbage-credentials');
+  if (op.signed) kinds.push('bad-signature');
+  if (op.idempotent) kinds.push('missing-idempotency-key', 'bad-idempotency-key');
+  return kinds;
+}
+
+/** One request-level mistake on a valid request: its Req and the answer it must get. */
+export function mistakeCase(op: SpecOperation, kind: RequestMistake, r: GenRequest, variant: number): MistakeCase {
+  const base: Req = { params: r.params, query: r.query, headers: r.headers, body: r.body ?? (op.body ? {} : undefined) };
+  const garbageCreds: Record<string, string> =
+    op.security === 'admin'
+      ? { 'admin-api-key': `wrong-${'k'.repeat(variant % 40)}` }
+      : { 'public-api-key': `pk_garbage_${variant}`, 'private-secret-key': `sk_garbage_${variant}` };
+  switch (kind) {
+    case 'wrong-content-type': {
+      const type = ['text/plain', 'application/xml', 'application/x-www-form-urlencoded', 'text/json'][variant % 4]!;
+      return { kind, status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', req: { ...base, body: undefined, rawBody: JSON.stringify(base.body ?? {}), contentType: type } };
+    }
+    case 'malformed-json': {
+      const raw = ['{"a":', '{', '[1,2', "{'single': 'quotes'}", '{"a":1}}'][variant % 5]!;
+      return { kind, status: 400, code: 'INVALID_REQUEST', req: { ...base, body: undefined, rawBody: raw } };
+    }
+    case 'no-credentials':
+      return { kind, status: 401, code: 'INVALID_CREDENTIALS', req: { ...base, auth: 'none' } };
+    case 'garbage-credentials':
+      return { kind, status: 401, code: 'INVALID_CREDENTIALS', req: { ...base, auth: garbageCreds } };
+    case 'bad-signature':
+      return {
+        kind,
+        status: 401,
+        req: {
+          ...base,
+          // A provider that exists, so the signature is what gets checked.
+          params: Object.fromEntries(Object.entries(base.params ?? {}).map(([k, v]) => [k, k === 'provider_id' ? 'sandbox' : v])),
+          auth: {
+            'webhook-id': `msg_garbage_${variant}`,
+            'webhook-timestamp': String(Math.floor(Date.now() / 1000) - (variant % 2) * 3600),
+            'webhook-signature': `v1,${Buffer.from(`garbage-${variant}`).toString('base64')}`,
+          },
+        },
+      };
+    case 'missing-idempotency-key':
+      return { kind, status: 400, code: 'INVALID_REQUEST', req: { ...base, idempotencyKey: null } };
+    case 'bad-idempotency-key': {
+      const key = ['', 'k'.repeat(256), 'tab\there', 'naïve-key'][variant % 4]!;
+      return { kind, status: 400, code: 'INVALID_REQUEST', req: { ...base, idempotencyKey: null, headers: { ...base.headers, 'x-idempotency-key': key } } };
+    }
+  }
+}
