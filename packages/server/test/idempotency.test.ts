@@ -3,21 +3,26 @@
  * another request, business 4xx stored with its writes rolled back, a throw storing nothing, and
  * concurrent same-key requests producing exactly one effect.
  */
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Queryable } from '../src/db/database.js';
 import { canonicalJson, fingerprintOf, runIdempotent } from '../src/idempotency/idempotency.js';
 import { problem } from '../src/http/problems.js';
 import { backends, startTestServer, type TestServer } from './support/harness.js';
 
+const mac = (data: string) => createHmac('sha256', 'test-key').update(data).digest('hex');
+
 describe('canonical fingerprint', () => {
   it('ignores key order, not values, path or method', () => {
     expect(canonicalJson({ b: 1, a: { d: [1, { y: 2, x: 1 }], c: null } })).toBe('{"a":{"c":null,"d":[1,{"x":1,"y":2}]},"b":1}');
-    const base = fingerprintOf('POST', '/customers/a/payment-methods', { x: 1, y: 2 });
-    expect(fingerprintOf('POST', '/customers/a/payment-methods', { y: 2, x: 1 })).toBe(base);
-    expect(fingerprintOf('POST', '/customers/a/payment-methods', { x: 1, y: 3 })).not.toBe(base);
-    expect(fingerprintOf('POST', '/customers/b/payment-methods', { x: 1, y: 2 })).not.toBe(base);
-    expect(fingerprintOf('PATCH', '/customers/a/payment-methods', { x: 1, y: 2 })).not.toBe(base);
+    const base = fingerprintOf('POST', '/customers/a/payment-methods', { x: 1, y: 2 }, mac);
+    expect(fingerprintOf('POST', '/customers/a/payment-methods', { y: 2, x: 1 }, mac)).toBe(base);
+    expect(fingerprintOf('POST', '/customers/a/payment-methods', { x: 1, y: 3 }, mac)).not.toBe(base);
+    expect(fingerprintOf('POST', '/customers/b/payment-methods', { x: 1, y: 2 }, mac)).not.toBe(base);
+    expect(fingerprintOf('PATCH', '/customers/a/payment-methods', { x: 1, y: 2 }, mac)).not.toBe(base);
+    // Keyed: without the key the stored value says nothing about the body (it may hold a PAN).
+    const other = (data: string) => createHmac('sha256', 'another-key').update(data).digest('hex');
+    expect(fingerprintOf('POST', '/customers/a/payment-methods', { x: 1, y: 2 }, other)).not.toBe(base);
   });
 });
 

@@ -146,8 +146,17 @@ for (const backend of backends()) {
       { name: 'amount zero', body: (p) => chargebackNotification(p, { amount: 0 }), field: '/body/data/amount' },
       { name: 'amount with 3 decimals in BRL', body: (p) => chargebackNotification(p, { amount: 1.005 }), field: '/body/data/amount' },
       { name: 'amount above the captured amount', body: (p) => chargebackNotification(p, { amount: 150.51 }), field: '/body/data/amount' },
-      { name: 'provider_transaction_id of no purchase of this payment', body: (p) => chargebackNotification(p, { provider_transaction_id: 'sbx_txn_other' }), field: '/body/data/provider_transaction_id' },
     ];
+
+    it('404 TRANSACTION_NOT_FOUND: provider_transaction_id of no purchase of this payment; nothing written', async () => {
+      const payment = await createPayment(t);
+      const before = await getPayment(t, payment.id, '?transactions_history=true');
+      const body = chargebackNotification(payment, { provider_transaction_id: 'sbx_txn_other' });
+      const problem = await expectProblem(await postNotification(t, await signedNotification(t, body)), 404, 'TRANSACTION_NOT_FOUND');
+      expect((problem.errors as { path: string }[]).map((e) => e.path)).toContain('/body/data/provider_transaction_id');
+      expect(await notificationRows(t, payment.id)).toBe(0);
+      await expectUnchanged(t, before);
+    });
 
     it.each(badBodies)('400 names the field, nothing written: $name', async ({ body, field }) => {
       const payment = await createPayment(t);

@@ -8,6 +8,7 @@ import { createLogger } from '../src/platform/logger.js';
 import { startServer } from '../src/server.js';
 import { expectProblem } from './support/assertions.js';
 import { ADMIN_KEY, backends, useServer } from './support/harness.js';
+import { vaultKeyOf } from './support/vault-fixtures.js';
 
 /** Fixed windows are per minute: start a burst well inside one. */
 async function awayFromWindowEdge() {
@@ -48,6 +49,8 @@ for (const backend of backends()) {
       const org = await t.createOrganization();
       const config = loadConfig({
         PORT: '0', HOST: '127.0.0.1', SANDBOX: 'false', ADMIN_API_KEY: ADMIN_KEY, RATE_LIMIT_PER_MINUTE: '5', RATE_LIMIT_STORE: 'database', LOG_LEVEL: 'silent',
+        // A second instance shares the first one's vault key, as instances of one deployment do.
+        VAULT_ENCRYPTION_KEY: await vaultKeyOf(t),
       });
       const second = await startServer({ config, db: t.db, log: createLogger('silent') });
       try {

@@ -50,7 +50,9 @@ export function dispatch(handlers: Handlers, deps: AppDeps): RequestHandler {
             organizationId: ctx.merchant.organizationId,
             key: req.get('x-idempotency-key')!,
             operationId: op.operationId,
-            fingerprint: fingerprintOf(req.method, req.path, req.body),
+            fingerprint: fingerprintOf(req.method, req.path, req.body, (data) =>
+              deps.services.vault.fingerprint(ctx.merchant.organizationId, `idempotency:${data}`),
+            ),
           },
           (tx) => handler(request, { ...ctx, db: tx }),
         );

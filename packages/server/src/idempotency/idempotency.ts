@@ -29,9 +29,13 @@ export interface IdempotentRequest {
   fingerprint: string;
 }
 
-/** The request fingerprint: method, concrete path (ids included) and canonical JSON of the body. */
-export function fingerprintOf(method: string, path: string, body: unknown): string {
-  return createHash('sha256').update(`${method.toUpperCase()} ${path}\n${canonicalJson(body)}`).digest('hex');
+/**
+ * The request fingerprint: method, concrete path (ids included) and canonical JSON of the body, under a
+ * keyed MAC. Bodies can hold a PAN and a security code (enrollment, raw-card payments); a plain hash of
+ * them would be brute-forceable (PCI DSS 3.5.1.1), so the stored fingerprint is keyed by `mac`.
+ */
+export function fingerprintOf(method: string, path: string, body: unknown, mac: (data: string) => string): string {
+  return mac(createHash('sha256').update(`${method.toUpperCase()} ${path}\n${canonicalJson(body)}`).digest('hex'));
 }
 
 /** JSON with object keys sorted at every level, so key order does not change the fingerprint. */

@@ -18,6 +18,7 @@ export type NotificationProblem =
   | ReturnType<typeof problem<'NOT_FOUND'>>
   | ReturnType<typeof problem<'INVALID_CREDENTIALS'>>
   | ReturnType<typeof problem<'PAYMENT_NOT_FOUND'>>
+  | ReturnType<typeof problem<'TRANSACTION_NOT_FOUND'>>
   | ReturnType<typeof problem<'INVALID_STATUS'>>
   | ReturnType<typeof problem<'INVALID_REQUEST'>>;
 
@@ -78,7 +79,8 @@ async function applyChargeback(tx: Queryable, provider: PaymentProvider, event: 
   const purchase = transactions.find((t) => t.type === 'PURCHASE' && t.provider_transaction_id === event.providerTransactionId);
   if (!purchase) {
     throw new Rejected(
-      problem('INVALID_REQUEST', `Payment ${payment.id} has no purchase ${event.providerTransactionId} at this provider.`, {
+      // A schema-valid notification naming a purchase we don't have: the transaction is unknown (404).
+      problem('TRANSACTION_NOT_FOUND', `Payment ${payment.id} has no purchase ${event.providerTransactionId} at this provider.`, {
         errors: [{ path: '/body/data/provider_transaction_id', message: 'is not a purchase of this payment' }],
       }),
     );

@@ -108,7 +108,7 @@ ${target ? `<p><a id="continue" href="${escapeHtml(target)}">Return to the merch
   );
 }
 
-export function sandboxPagesRouter(deps: Pick<AppDeps, 'db' | 'log'>): Router {
+export function sandboxPagesRouter(deps: Pick<AppDeps, 'db' | 'log' | 'config'>): Router {
   const router = Router();
   const path = `${API_BASE_PATH}/sandbox/enrollments/:vaulted_token`;
   const notFound = (res: Response) =>
@@ -141,7 +141,8 @@ ${details(row)}
     if (decision !== 'approve' && decision !== 'decline') {
       return sendPage(res, 400, 'Invalid answer', '<h1>Invalid answer</h1><p>Choose Approve or Decline.</p>');
     }
-    const outcome = await completeHostedEnrollment(deps.db, req.params.vaulted_token, decision as HostedDecision);
+    const baseUrl = deps.config.publicBaseUrl ?? `${req.protocol}://${req.get('host')}`;
+    const outcome = await completeHostedEnrollment(deps.db, req.params.vaulted_token, decision as HostedDecision, baseUrl);
     if (outcome.kind === 'not-found') return notFound(res);
     if (outcome.kind === 'conflict') {
       return finishedPage(res, 409, outcome.row, `This enrollment was already ${outcome.row.status}; it cannot be changed.`);

@@ -17,6 +17,7 @@ import type { PaymentProvider, ProviderCard, ProviderResult } from '../providers
 import { tenancyRepository } from '../tenancy/repository.js';
 import { API_BASE_PATH } from './brand-icons.js';
 import { isExpired, validateCard, type ValidatedCard } from './card-validation.js';
+import { recordEnrollmentOutcome } from './events.js';
 import { effectiveStatus, toApiPaymentMethod, type MaskedDetails } from './mapper.js';
 import { paymentMethodsRepository as repo, type NewPaymentMethodRow, type PaymentMethodRow } from './repository.js';
 import type { VaultService } from './services.js';
@@ -246,6 +247,7 @@ export async function enrollPaymentMethod(
       details_tag: sealed.tag,
       details_key_id: sealed.keyId,
     });
+    await recordEnrollmentOutcome(ctx.db, row, ctx.baseUrl, now);
     return { ok: true, method: toApiPaymentMethod(row, ctx.baseUrl, now) };
   }
 
@@ -331,6 +333,7 @@ export async function enrollPaymentMethod(
     verify_provider_id: verification ? ctx.provider.id : null,
     verify_provider_transaction_id: verification?.providerTransactionId ?? null,
   });
+  await recordEnrollmentOutcome(ctx.db, row, ctx.baseUrl, now);
   return { ok: true, method: toApiPaymentMethod(row, ctx.baseUrl, now) };
 }
 
@@ -394,11 +397,15 @@ export async function completeHostedEnrollment(
   db: Queryable,
   vaultedToken: string,
   decision: HostedDecision,
+  baseUrl: string,
 ): Promise<{ kind: 'not-found' } | { kind: 'completed' | 'repeated'; row: PaymentMethodRow } | { kind: 'conflict'; row: PaymentMethodRow }> {
   const target = decision === 'approve' ? 'ENROLLED' : 'DECLINED';
   return db.transaction(async (tx) => {
     const updated = await repo.completeRedirectEnrollment(tx, vaultedToken, target, decision === 'decline' ? 'DECLINED_BY_CUSTOMER' : null);
-    if (updated) return { kind: 'completed' as const, row: updated };
+    if (updated) {
+      await recordEnrollmentOutcome(tx, updated, baseUrl, new Date());
+      return { kind: 'completed' as const, row: updated };
+    }
     const current = await findHostedEnrollment(tx, vaultedToken);
     if (!current) return { kind: 'not-found' as const };
     return current.status === target ? { kind: 'repeated' as const, row: current } : { kind: 'conflict' as const, row: current };

@@ -64,41 +64,10 @@ export interface Deviation {
 
 export const KNOWN_DEVIATIONS: Deviation[] = [
   {
-    operationId: 'getHealth',
-    status: 400,
-    kind: 'undocumented-status',
-    fix: 'an unknown query parameter answers 400, which /healthz does not document: document 400 there (or ignore query parameters)',
-  },
-  {
-    operationId: 'getReadiness',
-    status: 400,
-    kind: 'undocumented-status',
-    fix: 'an unknown query parameter answers 400, which /readyz does not document: document 400 there (or ignore query parameters)',
-  },
-  {
-    operationId: 'createApiKey',
-    status: 400,
-    kind: 'undocumented-status',
-    fix: 'a malformed organization_id (not a uuid) or an unknown query parameter answers 400, which is not documented: add 400 BadRequest',
-  },
-  {
-    operationId: 'revokeApiKey',
-    status: 400,
-    kind: 'undocumented-status',
-    fix: 'a malformed organization_id (not a uuid) or an unknown query parameter answers 400, which is not documented: add 400 BadRequest',
-  },
-  {
     operationId: 'enrollPaymentMethod',
     status: 400,
     kind: 'valid-request-rejected',
     at: ['/body/card_data', '/body/token', '/body/provider_data', '/body/verify', '/body/payment_method/detail/bank_transfer'],
     fix: 'the one-source rule (exactly one of card_data, token, provider_data for CARD; card_data only for CARD; verify only with card_data or a token) lives in vault/service.ts requestErrors() only: state it in EnrollPaymentMethodRequest (oneOf / if-then, or at least its description) or answer 422',
-  },
-  {
-    operationId: 'receiveProviderNotification',
-    status: 400,
-    kind: 'valid-request-rejected',
-    at: '/body/data/provider_transaction_id',
-    fix: "a provider_transaction_id that is not the payment's purchase gets 400: answer a documented 404/409, or state the rule in the schema",
   },
 ];
