@@ -5,14 +5,13 @@
  * killed between forwarding and acknowledging and the server restarts.
  */
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Schemas } from '@payorch/types';
 import { describe, expect, it } from 'vitest';
 import { OutboxWorker, WorkerKilled, type OutboxWorkerOptions } from '../src/payments/outbox/worker.js';
 import { paymentOutboxHandlers } from '../src/payments/outbox-topics.js';
 import { startServer } from '../src/server.js';
 import { expectSchema } from './support/assertions.js';
+import { startReceiver } from './support/receiver.js';
 import { backends, useServer, type TestServer } from './support/harness.js';
 import {
   chargebackNotification,
@@ -137,18 +136,10 @@ for (const backend of backends()) {
     });
 
     it('each state change is announced to the merchant as a webhook event, in order', async () => {
-      const received: { type_event: string; data: { payment: Schemas['Payment']; transaction?: Schemas['Transaction'] } }[] = [];
-      const receiver = createServer((req, res) => {
-        let body = '';
-        req.on('data', (c: Buffer) => (body += c.toString('utf8')));
-        req.on('end', () => {
-          received.push(JSON.parse(body) as (typeof received)[number]);
-          res.writeHead(204).end();
-        });
-      });
-      await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+      const receiver = await startReceiver<{ type_event: string; data: { payment: Schemas['Payment']; transaction?: Schemas['Transaction'] } }>();
+      const received = receiver.received;
       try {
-        const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+        const url = receiver.url;
         const endpoint = await t.fetch('/webhook-endpoints', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url, events: ['*'] }) });
         expect(endpoint.status, await endpoint.clone().text()).toBe(201);
 
@@ -157,8 +148,7 @@ for (const backend of backends()) {
         expect((await resolve(t, payment.id, 'WON')).status).toBe(200);
         const declined = await createPayment(t, { card: '4507990000000010' });
 
-        const deadline = Date.now() + 15_000;
-        while (received.length < 5 && Date.now() < deadline) await sleep(100);
+        await receiver.waitFor(5);
         const ofPayment = received.filter((e) => e.data.payment.id === payment.id);
         expect(ofPayment.map((e) => [e.type_event, e.data.payment.status, e.data.payment.sub_status, e.data.transaction?.status ?? null])).toEqual([
           ['payment.succeeded', 'SUCCEEDED', 'APPROVED', null],

@@ -18,6 +18,23 @@ export interface Database extends Queryable {
   close(): Promise<void>;
 }
 
+/**
+ * A nested transaction on one connection: SAVEPOINT, run, RELEASE — or ROLLBACK TO on a throw. Both
+ * adapters use it, so nesting behaves the same on PGlite and PostgreSQL.
+ */
+export async function inSavepoint<T>(run: (sql: string) => Promise<unknown>, depth: number, fn: () => Promise<T>): Promise<T> {
+  const sp = `sp_${depth}`;
+  await run(`SAVEPOINT ${sp}`);
+  try {
+    const out = await fn();
+    await run(`RELEASE SAVEPOINT ${sp}`);
+    return out;
+  } catch (err) {
+    await run(`ROLLBACK TO SAVEPOINT ${sp}`);
+    throw err;
+  }
+}
+
 /** Errors that mean "the database is unreachable", answered with 503 rather than 500. */
 export function isDatabaseUnavailable(err: unknown): boolean {
   if (!(err instanceof Error)) return false;

@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { PGlite, types } from '@electric-sql/pglite';
-import type { Database, Queryable } from './database.js';
+import { inSavepoint, type Database, type Queryable } from './database.js';
 
 // Timestamps and numerics stay strings (exact, microseconds kept); int8 becomes a number like with pg.
 const parsers = {
@@ -23,16 +23,7 @@ function wrap(tx: PgliteTx, depth: number): Queryable {
       await tx.exec(sql);
     },
     async transaction<T>(fn: (inner: Queryable) => Promise<T>) {
-      const sp = `sp_${depth}`;
-      await tx.query(`SAVEPOINT ${sp}`);
-      try {
-        const out = await fn(wrap(tx, depth + 1));
-        await tx.query(`RELEASE SAVEPOINT ${sp}`);
-        return out;
-      } catch (err) {
-        await tx.query(`ROLLBACK TO SAVEPOINT ${sp}`);
-        throw err;
-      }
+      return inSavepoint((sql) => tx.query(sql), depth, () => fn(wrap(tx, depth + 1)));
     },
   };
 }

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { Database, Queryable } from './database.js';
+import { inSavepoint, type Database, type Queryable } from './database.js';
 
 // Same conventions as PGlite: timestamps and numerics as exact strings, int8 as a number.
 const typeParsers = {
@@ -22,16 +22,7 @@ function wrapClient(client: pg.PoolClient, depth: number): Queryable {
       await client.query(sql);
     },
     async transaction<T>(fn: (tx: Queryable) => Promise<T>) {
-      const sp = `sp_${depth}`;
-      await client.query(`SAVEPOINT ${sp}`);
-      try {
-        const out = await fn(wrapClient(client, depth + 1));
-        await client.query(`RELEASE SAVEPOINT ${sp}`);
-        return out;
-      } catch (err) {
-        await client.query(`ROLLBACK TO SAVEPOINT ${sp}`);
-        throw err;
-      }
+      return inSavepoint((sql) => client.query(sql), depth, () => fn(wrapClient(client, depth + 1)));
     },
   };
 }
