@@ -5,7 +5,7 @@ import { openPglite } from './pglite.js';
 import { openPostgres } from './postgres.js';
 
 /** The database the configuration names: a PostgreSQL server by DATABASE_URL, else PGlite in DATA_DIR. */
-export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>): Promise<Database> {
-  if (config.databaseUrl) return openPostgres(config.databaseUrl);
+export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir' | 'databasePoolSize'>): Promise<Database> {
+  if (config.databaseUrl) return openPostgres(config.databaseUrl, { max: config.databasePoolSize });
   return openPglite(join(config.dataDir, 'pglite'));
 }

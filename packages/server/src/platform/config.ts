@@ -24,6 +24,7 @@ const schema = z.object({
   PUBLIC_BASE_URL: z.url({ message: 'must be an absolute http(s) URL' }).optional(),
   NODE_ENV: z.string().optional(),
   VALIDATE_RESPONSES: bool.optional(),
+  DATABASE_POOL_SIZE: z.coerce.number({ message: 'must be a whole number from 1 to 200' }).int().min(1).max(200).default(10),
   RATE_LIMIT_PER_MINUTE: z.coerce.number({ message: 'must be a whole number (0 turns limiting off)' }).int().min(0).default(6000),
   RATE_LIMIT_STORE: z.enum(['memory', 'database'], { message: 'must be memory or database' }).optional(),
 });
@@ -33,6 +34,8 @@ export interface Config {
   host: string;
   dataDir: string;
   databaseUrl: string | undefined;
+  /** Connections in the pg pool (DATABASE_URL only). */
+  databasePoolSize: number;
   adminApiKey: string | undefined;
   vaultEncryptionKey: string | undefined;
   sandbox: boolean;
@@ -67,6 +70,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: e.HOST,
     dataDir: resolve(e.DATA_DIR),
     databaseUrl: e.DATABASE_URL,
+    databasePoolSize: e.DATABASE_POOL_SIZE,
     adminApiKey: e.ADMIN_API_KEY,
     vaultEncryptionKey: e.VAULT_ENCRYPTION_KEY,
     // Sandbox is the default with the embedded database, off with a real server unless asked for.
