@@ -8,6 +8,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { arbitraryFor, mutations } from './support/arbitraries.js';
 import { checkConformance, Recorder, type Exchange } from './support/exchange.js';
+import { STRICT } from './config.js';
 import { FIXUPS } from './support/requests.js';
 import { deref, operation, operations, spec, validatorFor } from './support/spec-model.js';
 
@@ -66,9 +67,13 @@ describe('response conformance check', () => {
     expect(check(ex as Exchange)).toThrow(message);
   });
 
-  it('records a 501 NOT_IMPLEMENTED as not implemented (report-only mode)', () => {
+  it(STRICT ? 'fails on a 501 NOT_IMPLEMENTED (strict mode)' : 'records a 501 NOT_IMPLEMENTED as not implemented (report-only mode)', () => {
     const recorder = new Recorder();
     const ex = exchange('createCustomer', 501, problem(501, 'NOT_IMPLEMENTED'));
+    if (STRICT) {
+      expect(() => checkConformance(recorder, ex)).toThrow('createCustomer is not implemented (501)');
+      return;
+    }
     checkConformance(recorder, ex);
     expect(ex.notImplemented).toBe(true);
     expect([...recorder.notImplemented]).toEqual(['createCustomer']);

@@ -1042,7 +1042,7 @@ export interface components {
             shipping_address?: components["schemas"]["Address"];
             metadata?: components["schemas"]["Metadata"];
         };
-        /** @description Body of POST /customers/{customer_id}/payment-methods (enroll a payment method for a customer). */
+        /** @description Body of POST /customers/{customer_id}/payment-methods (enroll a payment method for a customer). Rules across fields, checked by the server (400 INVALID_REQUEST naming the field): a `CARD` enrollment has exactly one source — `card_data`, `token` or `provider_data`; a non-card enrollment has none of them and may carry `payment_method.detail.bank_transfer`, which a `CARD` enrollment may not; `verify` goes only with a `CARD` enrollment from `card_data` or a `token`; `callback_url` is an absolute http(s) URL. */
         EnrollPaymentMethodRequest: {
             /** @description The merchant account the enrollment belongs to (one of the caller's organization's accounts, else 403). */
             account_id: string;

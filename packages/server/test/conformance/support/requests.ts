@@ -46,6 +46,28 @@ export const FIXUPS: Record<string, (arb: fc.Arbitrary<unknown>) => fc.Arbitrary
       currency,
       value: Math.max(1, Math.round((v as { value: number }).value)),
     })),
+  // EnrollPaymentMethodRequest: its description states the cross-field rules (one source for CARD, none
+  // and optional bank details otherwise, verify only with card_data/token, absolute callback_url).
+  EnrollPaymentMethodRequest: (arb) =>
+    arb.map((raw) => {
+      const v = { ...(raw as Record<string, unknown>) };
+      const sources = ['card_data', 'token', 'provider_data'].filter((k) => k in v);
+      if (v.type === 'CARD') {
+        for (const extra of sources.slice(1)) delete v[extra];
+        const pm = v.payment_method as { detail?: Record<string, unknown> } | undefined;
+        if (pm?.detail) {
+          const { bank_transfer: _dropped, ...detail } = pm.detail;
+          v.payment_method = { ...pm, detail };
+        }
+        if (sources.length === 0) return undefined;
+        if ('provider_data' in v) delete v.verify;
+      } else {
+        for (const k of sources) delete v[k];
+        delete v.verify;
+      }
+      if (typeof v.callback_url === 'string' && !/^https?:\/\/[^\s/]+/i.test(v.callback_url)) v.callback_url = 'https://merchant.example/back';
+      return v;
+    }).filter((v) => v !== undefined),
 };
 
 /** Header parameters the transport sets (credentials, idempotency key, signatures), not the generator. */
