@@ -43,11 +43,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     const deps: AppDeps = { db, config, log, services };
     const app = createApp(deps);
 
-    const server = createServer(app);
-    // Slow or stalled clients must not hold sockets forever.
-    server.headersTimeout = 10_000;
-    server.requestTimeout = 30_000;
-    server.keepAliveTimeout = 5_000;
+    // Slow or stalled clients must not hold sockets forever; the timeouts are enforced every second.
+    const server = createServer({ headersTimeout: 10_000, requestTimeout: 30_000, keepAliveTimeout: 5_000, connectionsCheckingInterval: 1_000 }, app);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(config.port, config.host, () => resolve());

@@ -44,6 +44,9 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
     if (err.type === 'encoding.unsupported' || err.type === 'charset.unsupported') {
       return send(415, problemBody('UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json in UTF-8.'));
     }
+    if (err.type === 'encoding.invalid') {
+      return send(400, problemBody('INVALID_REQUEST', 'The request body is not valid UTF-8.', { errors: [{ path: '/body', message: 'is not valid UTF-8' }] }));
+    }
     if (err.type === 'request.aborted' || err.type === 'request.size.invalid') {
       return send(400, problemBody('INVALID_REQUEST', 'The request body was incomplete.'));
     }

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import express, { type RequestHandler } from 'express';
 import { problemBody } from './problems.js';
 import { sendProblem } from './send.js';
@@ -31,6 +32,8 @@ export function parseJsonBody(): RequestHandler {
         type: ['application/json'],
         // A signed request (Standard Webhooks) is verified over its exact bytes: keep them.
         verify: (req, _res, buf) => {
+          // Invalid UTF-8 would be decoded into U+FFFD silently and stored: refuse it instead.
+          if (!isUtf8(buf)) throw Object.assign(new Error('The request body is not valid UTF-8.'), { status: 400, type: 'encoding.invalid' });
           if (req.headers['webhook-signature'] !== undefined) (req as typeof req & { rawBody?: Buffer }).rawBody = buf;
         },
       });

@@ -1,0 +1,83 @@
+/**
+ * Hostile input: deep nesting, huge arrays, prototype-pollution keys, invalid UTF-8, a slow client, and
+ * migrations started by two processes at once. Each answer is a clean 4xx problem (never a 5xx), the
+ * server keeps serving, and nothing is written.
+ */
+import { connect } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { describe, expect, inject, it } from 'vitest';
+import { migrate } from '../src/db/migrate.js';
+import { migrations } from '../src/db/migrations/index.js';
+import { openPostgres } from '../src/db/postgres.js';
+import { expectProblem } from './support/assertions.js';
+import { backends, useServer } from './support/harness.js';
+
+const post = (t: ReturnType<typeof useServer>, body: string | Uint8Array, headers: Record<string, string> = {}) =>
+  t.fetch('/customers', { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: body as BodyInit });
+
+for (const backend of backends()) {
+  describe(`hostile input on ${backend}`, () => {
+    const t = useServer(backend);
+
+    const cases: { name: string; body: () => string | Uint8Array; status: number; code: string }[] = [
+      { name: 'deeply nested JSON (10,000 levels)', body: () => `{"merchant_customer_id":"cus-deep","metadata":${'['.repeat(10_000)}${']'.repeat(10_000)}}`, status: 400, code: 'INVALID_REQUEST' },
+      { name: 'a huge array within the body limit', body: () => JSON.stringify({ merchant_customer_id: 'cus-arr', metadata: Array.from({ length: 3_000 }, () => ({ key: 'k', value: 'v' })) }), status: 400, code: 'INVALID_REQUEST' },
+      { name: 'an array beyond the body limit', body: () => JSON.stringify({ merchant_customer_id: 'cus-arr2', metadata: Array.from({ length: 20_000 }, () => ({ key: 'k', value: 'v' })) }), status: 413, code: 'PAYLOAD_TOO_LARGE' },
+      { name: '__proto__ key', body: () => '{"merchant_customer_id":"cus-proto","__proto__":{"polluted":true}}', status: 400, code: 'INVALID_REQUEST' },
+      { name: 'constructor.prototype key', body: () => '{"merchant_customer_id":"cus-ctor","constructor":{"prototype":{"polluted":true}}}', status: 400, code: 'INVALID_REQUEST' },
+      { name: 'invalid UTF-8 bytes', body: () => Buffer.concat([Buffer.from('{"merchant_customer_id":"cus-'), Buffer.from([0xc3, 0x28, 0xff]), Buffer.from('"}')]), status: 400, code: 'INVALID_REQUEST' },
+      { name: 'a NUL character', body: () => JSON.stringify({ merchant_customer_id: 'cus-\u0000-nul' }), status: 400, code: 'INVALID_REQUEST' },
+    ];
+
+    it.each(cases)('$name → $status $code, nothing written, still serving', async ({ body, status, code }) => {
+      await expectProblem(await post(t, body()), status, code);
+      expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+      const health = await fetch(`${t.running.url}/healthz`);
+      expect(health.status).toBe(200);
+    });
+
+    it('no customer was created by any hostile request', async () => {
+      const rows = await t.db.query("SELECT merchant_customer_id FROM customers WHERE merchant_customer_id LIKE 'cus-%'");
+      expect(rows).toEqual([]);
+    });
+
+    it('a slow client that never finishes its headers gets 408 and is cut off; the server keeps serving', async () => {
+      const { hostname, port } = new URL(t.running.url);
+      const socket = connect(Number(port), hostname);
+      await new Promise((r) => socket.once('connect', r));
+      socket.write('POST /v1/customers HTTP/1.1\r\nHost: x\r\n'); // and then nothing
+      const started = Date.now();
+      let answer = '';
+      socket.on('data', (d) => (answer += d.toString()));
+      await new Promise((r) => socket.once('close', r));
+      expect(answer).toMatch(/^HTTP\/1\.1 408/);
+      expect(Date.now() - started).toBeLessThan(15_000); // headersTimeout 10 s, checked every second
+      expect((await fetch(`${t.running.url}/healthz`)).status).toBe(200);
+    }, 30_000);
+  });
+}
+
+if (backends().includes('postgres')) {
+  describe('migrations started by two processes at once', () => {
+    it('apply each migration exactly once', async () => {
+      const url = inject('postgresUrl')!;
+      const schema = `t_${randomBytes(6).toString('hex')}`;
+      const admin = await openPostgres(url, { max: 1 });
+      await admin.query(`CREATE SCHEMA ${schema}`);
+      const a = await openPostgres(url, { schema, max: 2 });
+      const b = await openPostgres(url, { schema, max: 2 });
+      try {
+        const [ranA, ranB] = await Promise.all([migrate(a), migrate(b)]);
+        expect([...ranA, ...ranB].sort()).toEqual(migrations.map((m) => m.version).sort());
+        expect(ranA.length === 0 || ranB.length === 0).toBe(true);
+        const rows = await a.query<{ version: string }>('SELECT version FROM schema_migrations ORDER BY version');
+        expect(rows.map((r) => r.version)).toEqual(migrations.map((m) => m.version).sort());
+      } finally {
+        await a.close();
+        await b.close();
+        await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+        await admin.close();
+      }
+    });
+  });
+}
