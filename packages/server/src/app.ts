@@ -60,9 +60,14 @@ export function createApp(options: CreateAppOptions): express.Express {
     }),
   );
 
-  const healthzRoot = (operationId: 'getHealth' | 'getReadiness'): express.RequestHandler => (req, res, next) => {
-    res.locals.operation = ops.find((o) => o.operationId === operationId);
-    dispatch(handlers, deps)(req, res, next);
+  // The probes are also served outside the version prefix (orchestrators expect /healthz, /readyz).
+  const dispatchOperation = dispatch(handlers, deps);
+  const healthzRoot = (operationId: 'getHealth' | 'getReadiness'): express.RequestHandler => {
+    const operation = ops.find((o) => o.operationId === operationId);
+    return (req, res, next) => {
+      res.locals.operation = operation;
+      dispatchOperation(req, res, next);
+    };
   };
   app.get('/healthz', healthzRoot('getHealth'));
   app.get('/readyz', healthzRoot('getReadiness'));
@@ -77,7 +82,7 @@ export function createApp(options: CreateAppOptions): express.Express {
   app.use(brandIconsRouter(), sandboxPagesRouter(deps));
   app.use(base, resolveOperation(ops), authenticate(deps), limiter, parseJsonBody(), rejectNulCharacters);
   app.use(openApiValidator(loadSpec(), deps.config.validateResponses));
-  app.use(base, dispatch(handlers, deps));
+  app.use(base, dispatchOperation);
 
   app.use((req, res) => sendProblem(req, res, 404, problemBody('NOT_FOUND', `No route ${req.method} ${req.path}.`)));
   app.use(errorHandler(deps.log));
