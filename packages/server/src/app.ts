@@ -5,9 +5,9 @@
  */
 import express from 'express';
 import helmet from 'helmet';
-import { pinoHttp } from 'pino-http';
 import swaggerUi from 'swagger-ui-express';
 import type { AppDeps, Handlers } from './context.js';
+import { accessLog } from './http/access-log.js';
 import { dispatch } from './http/dispatch.js';
 import { errorHandler } from './http/errors.js';
 import { problemBody } from './http/problems.js';
@@ -47,18 +47,7 @@ export function createApp(options: CreateAppOptions): express.Express {
       contentSecurityPolicy: { directives: { 'style-src': ["'self'", "'unsafe-inline'"], 'img-src': ["'self'", 'data:'] } },
     }),
   );
-  app.use(
-    pinoHttp({
-      logger: deps.log,
-      genReqId: (_req, res) => (res as express.Response).locals.requestId as string,
-      // Never bodies; headers only through the logger's redaction (secrets and keys censored).
-      serializers: {
-        req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url.split('?')[0] }),
-        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-      },
-      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
-    }),
-  );
+  app.use(accessLog(deps.log));
 
   // The probes are also served outside the version prefix (orchestrators expect /healthz, /readyz).
   const dispatchOperation = dispatch(handlers, deps);
@@ -76,7 +65,7 @@ export function createApp(options: CreateAppOptions): express.Express {
   });
   app.use('/docs', swaggerUi.serve, swaggerUi.setup(loadSpec() as never, { customSiteTitle: 'payorch API reference' }));
 
-  const limiterStore = deps.config.rateLimitStore === 'database' ? new DatabaseRateLimitStore(deps.db) : new MemoryRateLimitStore();
+  const limiterStore = deps.config.rateLimitStore === 'database' ? new DatabaseRateLimitStore(deps.db, deps.config.rateLimitPerMinute) : new MemoryRateLimitStore();
   const limiter = rateLimit(limiterStore, { limit: deps.config.rateLimitPerMinute, windowSeconds: 60 });
   // Not in the API contract (brand images, the sandbox provider's HTML page): before the spec router's 404.
   app.use(brandIconsRouter(), sandboxPagesRouter(deps));

@@ -8,6 +8,7 @@ import type { Config } from './platform/config.js';
 import type { Logger } from './platform/logger.js';
 import { buildPaymentServices } from './payments/services.js';
 import { SandboxProvider } from './providers/sandbox/sandbox-provider.js';
+import { buildTenancyServices } from './tenancy/services.js';
 import { buildVaultServices } from './vault/services.js';
 import { buildWebhookServices } from './webhooks/services.js';
 
@@ -23,6 +24,7 @@ export async function buildServices(deps: ServiceDeps): Promise<AppServices> {
   const provider = new SandboxProvider({ db: deps.db });
   return {
     provider,
+    ...buildTenancyServices(deps),
     ...(await buildVaultServices(deps)),
     ...(await buildPaymentServices(deps, provider)),
     ...(await buildWebhookServices(deps)),

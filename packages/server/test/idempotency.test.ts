@@ -3,7 +3,7 @@
  * another request, business 4xx stored with its writes rolled back, a throw storing nothing, and
  * concurrent same-key requests producing exactly one effect.
  */
-import { createHmac, randomUUID } from 'node:crypto';
+import { createHash, createHmac, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Queryable } from '../src/db/database.js';
 import { canonicalJson, fingerprintOf, runIdempotent } from '../src/idempotency/idempotency.js';
@@ -23,6 +23,23 @@ describe('canonical fingerprint', () => {
     // Keyed: without the key the stored value says nothing about the body (it may hold a PAN).
     const other = (data: string) => createHmac('sha256', 'another-key').update(data).digest('hex');
     expect(fingerprintOf('POST', '/customers/a/payment-methods', { x: 1, y: 2 }, other)).not.toBe(base);
+  });
+
+  it('is the keyed hash of "METHOD path\\n" + canonical JSON, so records stored by earlier versions still match', () => {
+    const bodies = [{ evidence: [{ content: 'JVBERi0=', file_name: 'a "b".pdf' }], n: 1.5, u: undefined, z: [null, true, 'é'] }, 'text', 3, null, []];
+    for (const body of bodies) {
+      const plain = createHash('sha256').update(`POST /payments/p/transactions/t/dispute\n${canonicalJson(body)}`).digest('hex');
+      expect(fingerprintOf('post', '/payments/p/transactions/t/dispute', body, mac)).toBe(mac(plain));
+    }
+    expect(canonicalJson([undefined, { a: undefined, b: [] }])).toBe('[null,{"b":[]}]');
+  });
+
+  it('writes strings exactly as JSON.stringify does (long ones without copying): quotes, controls, surrogate pairs and lone halves', () => {
+    const units = [0x00, 0x1f, 0x20, 0x22, 0x41, 0x5c, 0x7f, 0xd7ff, 0xd800, 0xdbff, 0xdc00, 0xdfff, 0xe000, 0xffff];
+    for (const a of units) for (const b of units) for (const c of units) {
+      const s = String.fromCharCode(a, b, c);
+      expect(canonicalJson(s)).toBe(JSON.stringify(s));
+    }
   });
 });
 

@@ -115,6 +115,33 @@ for (const backend of backends()) {
       await expectProblem(notFound, 404, 'NOT_FOUND');
     });
 
+    it('CORS is closed: no Access-Control-* header for another origin, and a preflight is refused', async () => {
+      const origin = { origin: 'https://evil.example' };
+      const simple = await t.fetch('/webhook-endpoints', { headers: origin });
+      expect(simple.status).toBe(200);
+      const preflight = await fetch(`${t.baseUrl}/customers`, {
+        method: 'OPTIONS',
+        headers: { ...origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'private-secret-key' },
+      });
+      expect(preflight.status).toBeGreaterThanOrEqual(400);
+      for (const res of [simple, preflight]) {
+        const cors: string[] = [];
+        res.headers.forEach((_value, name) => {
+          if (name.startsWith('access-control-')) cors.push(name);
+        });
+        expect(cors).toEqual([]);
+      }
+    });
+
+    it('one access line per request: its id, method, path without the query string, status and time', async () => {
+      const res = await t.fetch('/payments/00000000-0000-4000-8000-000000000000?raw_response=true', { headers: { 'x-request-id': 'access-log-1234' } });
+      expect(res.status).toBe(404);
+      const lines = t.logs.map((l) => JSON.parse(l) as { msg: string; req?: { id: string }; res?: unknown; responseTime?: number }).filter((l) => l.req?.id === 'access-log-1234');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatchObject({ msg: 'request completed', req: { method: 'GET', url: '/v1/payments/00000000-0000-4000-8000-000000000000' }, res: { statusCode: 404 } });
+      expect(lines[0]!.responseTime).toBeGreaterThanOrEqual(0);
+    });
+
     it('secrets never reach the logs', async () => {
       await t.client.POST('/customers', { body: { merchant_customer_id: 'log-check' } });
       const all = t.logs.join('\n');
@@ -135,7 +162,7 @@ for (const backend of backends()) {
         const ready = await fetch(`${t.running.url}/readyz`);
         expect(ready.status).toBe(503);
       } finally {
-        await t.running.close();
+        await t.stop(); // scans the logs, drops the PostgreSQL schema
       }
     });
   });

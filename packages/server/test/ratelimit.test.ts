@@ -2,7 +2,9 @@
  * Rate limiting per organization: 429 RATE_LIMITED with Retry-After and RateLimit-* headers past the
  * limit, other organizations unaffected, and with the database store the limit holds across instances.
  */
+import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { DatabaseRateLimitStore } from '../src/ratelimit/store.js';
 import { loadConfig } from '../src/platform/config.js';
 import { createLogger } from '../src/platform/logger.js';
 import { startServer } from '../src/server.js';
@@ -65,6 +67,25 @@ for (const backend of backends()) {
       } finally {
         await second.close();
       }
+    });
+
+    it('the database store counts locally far below the limit, shares its count on flush, and is exact at the limit across instances', async () => {
+      const limit = 100;
+      const key = `org:${randomUUID()}`;
+      // Two instances' stores; the timer never fires during the test, flushes are explicit.
+      const [a, b] = [new DatabaseRateLimitStore(t.db, limit, 600_000), new DatabaseRateLimitStore(t.db, limit, 600_000)];
+      const shared = async () => (await t.db.query<{ count: number }>('SELECT count FROM rate_limit_windows WHERE bucket = $1', [key]))[0]?.count ?? 0;
+      await awayFromWindowEdge();
+      const counts: number[] = [];
+      for (let i = 0; i < 40; i++) counts.push((await (i % 2 ? b : a).hit(key, 60)).count);
+      expect(await shared()).toBe(2); // only each instance's first request of the window wrote
+      await Promise.all([a.flush(), b.flush()]);
+      expect(await shared()).toBe(40);
+      for (let i = 40; i < 130; i++) counts.push((await (i % 2 ? b : a).hit(key, 60)).count);
+      expect(counts.filter((c) => c <= limit)).toHaveLength(limit);
+      expect(counts.slice(-30).every((c) => c > limit)).toBe(true);
+      await Promise.all([a.flush(), b.flush()]);
+      expect(await shared()).toBe(130);
     });
   });
 }

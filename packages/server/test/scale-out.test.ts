@@ -10,7 +10,7 @@ import { openPostgres } from '../src/db/postgres.js';
 import { loadConfig } from '../src/platform/config.js';
 import { createLogger } from '../src/platform/logger.js';
 import { startServer, type RunningServer } from '../src/server.js';
-import { backends, useServer } from './support/harness.js';
+import { ADMIN_KEY, backends, useServer } from './support/harness.js';
 import { chargedBackPayment, evidence } from './support/payments.js';
 import { cardBody, createCustomer, vaultKeyOf } from './support/vault-fixtures.js';
 
@@ -23,7 +23,7 @@ if (backends().includes('postgres')) {
     const headers = () => ({ 'content-type': 'application/json', 'public-api-key': t.sandbox.public_api_key, 'private-secret-key': t.sandbox.private_secret_key });
 
     beforeAll(async () => {
-      const config = loadConfig({ PORT: '0', SANDBOX: 'true', DATA_DIR: t.running.deps.config.dataDir, VAULT_ENCRYPTION_KEY: await vaultKeyOf(t), LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '0' });
+      const config = loadConfig({ PORT: '0', SANDBOX: 'true', DATA_DIR: t.running.deps.config.dataDir, VAULT_ENCRYPTION_KEY: await vaultKeyOf(t), LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '0', CREDENTIAL_CACHE_SECONDS: '1' });
       // Its own pool on the same schema, as a second process would have.
       const [row] = await t.db.query<{ schema: string }>('SELECT current_schema() AS schema');
       secondDb = await openPostgres(inject('postgresUrl')!, { schema: row!.schema });
@@ -88,6 +88,34 @@ if (backends().includes('postgres')) {
       expect(outcomes.filter((o) => o.status === 409 && o.code === 'INVALID_STATUS')).toHaveLength(9);
       const rows = await t.db.query('SELECT 1 FROM disputes WHERE payment_id = $1', [payment.id]);
       expect(rows).toHaveLength(1);
+    });
+
+    it('credentials are cached briefly: a revoked key stops at once where it was revoked and within the TTL on the other instance; a new key works at once everywhere', async () => {
+      const org = await t.createOrganization();
+      const list = (base: string, c: { public_api_key: string; private_secret_key: string }) =>
+        fetch(`${base}/webhook-endpoints`, { headers: { 'public-api-key': c.public_api_key, 'private-secret-key': c.private_secret_key } }).then((r) => r.status);
+      const admin = (method: string, path: string) => fetch(`${t.baseUrl}/admin/organizations/${org.organization_id}${path}`, { method, headers: { 'admin-api-key': ADMIN_KEY } });
+      const [first, second] = bases() as [string, string];
+      // Both instances have the key cached now.
+      expect([await list(first, org), await list(second, org)]).toEqual([200, 200]);
+
+      const issued = await admin('POST', '/api-keys');
+      expect(issued.status).toBe(201);
+      const fresh = (await issued.json()) as { public_api_key: string; private_secret_key: string };
+      expect(await list(second, fresh)).toBe(200); // unknown keys are never cached: a new key works at once
+
+      expect((await admin('DELETE', `/api-keys/${org.public_api_key}`)).status).toBe(204);
+      expect(await list(first, org)).toBe(401); // the revoking instance forgets the key at once
+      // The other instance trusts its cached copy for at most CREDENTIAL_CACHE_SECONDS (1 here).
+      const deadline = Date.now() + 10_000;
+      let status = await list(second, org);
+      while (status === 200 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 100));
+        status = await list(second, org);
+      }
+      expect(status).toBe(401);
+      // A wrong secret never passes, cached or not.
+      expect(await list(second, { ...fresh, private_secret_key: `${fresh.private_secret_key.slice(0, -1)}x` })).toBe(401);
     });
   });
 }

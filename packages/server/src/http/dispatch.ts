@@ -33,11 +33,16 @@ export function dispatch(handlers: Handlers, deps: AppDeps): RequestHandler {
       // The exact body bytes of a signed request (see parseJsonBody), for signature checks.
       rawBody: (req as Request & { rawBody?: Buffer }).rawBody,
     };
+    const requestId = requestIdOf(res);
+    let log: RequestContext['log'] | undefined;
     const ctx: RequestContext = {
       db: deps.db,
       deps,
-      log: (req as Request & { log?: RequestContext['log'] }).log ?? deps.log,
-      requestId: requestIdOf(res),
+      // Created on first use: most requests log nothing but their access line.
+      get log() {
+        return (log ??= deps.log.child({ reqId: requestId }));
+      },
+      requestId,
       merchant: res.locals.merchant as MerchantAuth,
       baseUrl: publicBaseUrl(deps, req),
     };

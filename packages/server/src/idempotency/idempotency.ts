@@ -35,18 +35,50 @@ export interface IdempotentRequest {
  * them would be brute-forceable (PCI DSS 3.5.1.1), so the stored fingerprint is keyed by `mac`.
  */
 export function fingerprintOf(method: string, path: string, body: unknown, mac: (data: string) => string): string {
-  return mac(createHash('sha256').update(`${method.toUpperCase()} ${path}\n${canonicalJson(body)}`).digest('hex'));
+  const hash = createHash('sha256').update(`${method.toUpperCase()} ${path}\n`);
+  writeCanonicalJson(body, (piece) => hash.update(piece));
+  return mac(hash.digest('hex'));
 }
 
 /** JSON with object keys sorted at every level, so key order does not change the fingerprint. */
 export function canonicalJson(value: unknown): string {
-  if (value === undefined) return 'null';
-  if (value === null || typeof value !== 'object') return JSON.stringify(value);
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  const entries = Object.entries(value as Record<string, unknown>)
-    .filter(([, v]) => v !== undefined)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  const pieces: string[] = [];
+  writeCanonicalJson(value, (piece) => pieces.push(piece));
+  return pieces.join('');
+}
+
+/** What JSON.stringify escapes in a string: quote, backslash, control characters, lone surrogates. */
+const NEEDS_ESCAPING = /["\\\u0000-\u001f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/**
+ * canonicalJson in pieces, so a body with megabytes of evidence is hashed without building a second
+ * copy of it as one string.
+ */
+function writeCanonicalJson(value: unknown, write: (piece: string) => void): void {
+  if (typeof value === 'string' && !NEEDS_ESCAPING.test(value)) {
+    write('"');
+    write(value); // as JSON.stringify would, without copying megabytes of base64 evidence
+    write('"');
+  } else if (value === undefined || value === null || typeof value !== 'object') {
+    write(value === undefined ? 'null' : JSON.stringify(value));
+  } else if (Array.isArray(value)) {
+    write('[');
+    value.forEach((item, i) => {
+      if (i > 0) write(',');
+      writeCanonicalJson(item, write);
+    });
+    write(']');
+  } else {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    write('{');
+    entries.forEach(([k, v], i) => {
+      write(`${i > 0 ? ',' : ''}${JSON.stringify(k)}:`);
+      writeCanonicalJson(v, write);
+    });
+    write('}');
+  }
 }
 
 class RollBack extends Error {

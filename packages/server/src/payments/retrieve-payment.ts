@@ -14,9 +14,9 @@ export interface RetrievalFlags {
 }
 
 export async function retrievePayment(db: Queryable, organizationId: string, paymentId: string, flags: RetrievalFlags): Promise<Schemas['Payment'] | undefined> {
-  const payment = await repo.findPayment(db, organizationId, paymentId);
-  if (!payment) return undefined;
-  const transactions = await repo.listTransactions(db, payment.id);
+  const found = await repo.findPaymentWithTransactions(db, organizationId, paymentId);
+  if (!found) return undefined;
+  const { payment, transactions } = found;
   const history = flags.transactionsHistory ? await repo.listHistory(db, payment.id) : null;
   return toApiPayment(payment, transactions, history, { rawResponse: flags.rawResponse });
 }

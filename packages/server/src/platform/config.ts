@@ -26,6 +26,7 @@ const schema = z.object({
   VALIDATE_RESPONSES: bool.optional(),
   DATABASE_POOL_SIZE: z.coerce.number({ message: 'must be a whole number from 1 to 200' }).int().min(1).max(200).default(10),
   RATE_LIMIT_PER_MINUTE: z.coerce.number({ message: 'must be a whole number (0 turns limiting off)' }).int().min(0).default(6000),
+  CREDENTIAL_CACHE_SECONDS: z.coerce.number({ message: 'must be a whole number from 0 to 60 (0 turns the cache off)' }).int().min(0).max(60).default(5),
   RATE_LIMIT_STORE: z.enum(['memory', 'database'], { message: 'must be memory or database' }).optional(),
 });
 
@@ -43,6 +44,8 @@ export interface Config {
   publicBaseUrl: string | undefined;
   /** Validate every response against the spec (on outside production; a mismatch becomes a 500). */
   validateResponses: boolean;
+  /** How long an active API key is trusted without asking the database again (0: always ask). */
+  credentialCacheSeconds: number;
   /** Requests per minute per organization (0: off). */
   rateLimitPerMinute: number;
   /** Where counters live: the database (holds across instances; default with DATABASE_URL) or the process. */
@@ -78,6 +81,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     publicBaseUrl: e.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
     validateResponses: e.VALIDATE_RESPONSES ?? e.NODE_ENV !== 'production',
+    credentialCacheSeconds: e.CREDENTIAL_CACHE_SECONDS,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     rateLimitStore: e.RATE_LIMIT_STORE ?? (e.DATABASE_URL ? 'database' : 'memory'),
   };

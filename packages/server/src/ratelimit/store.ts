@@ -28,25 +28,77 @@ export class MemoryRateLimitStore implements RateLimitStore {
   }
 }
 
+/**
+ * Counters in the database, shared by every instance, without a database write per request: while an
+ * organization is far below its limit (under half of it) this instance counts locally and adds its
+ * count to the shared row every `flushMs`; from half the limit on, and on an organization's first
+ * request in a window, each request adds itself (with anything pending) to the row and reads the total,
+ * so the decision at the limit is exact up to other instances' last unflushed interval.
+ */
 export class DatabaseRateLimitStore implements RateLimitStore {
+  private readonly counters = new Map<string, { window: number; windowSeconds: number; shared: number; pending: number }>();
+  private flushTimer: NodeJS.Timeout | undefined;
   private lastPurge = 0;
 
-  constructor(private readonly db: Queryable) {}
+  constructor(
+    private readonly db: Queryable,
+    private readonly limit: number,
+    private readonly flushMs = 100,
+  ) {}
 
   async hit(key: string, windowSeconds: number) {
     const now = Date.now();
     const window = windowOf(now, windowSeconds);
-    const rows = await this.db.query<{ count: number }>(
-      `INSERT INTO rate_limit_windows (bucket, window_index, count) VALUES ($1, $2, 1)
-       ON CONFLICT (bucket, window_index) DO UPDATE SET count = rate_limit_windows.count + 1
-       RETURNING count`,
-      [key, window],
-    );
-    // Old windows are garbage; drop them now and then rather than on every request.
-    if (now - this.lastPurge > 60_000) {
-      this.lastPurge = now;
-      await this.db.query('DELETE FROM rate_limit_windows WHERE window_index < $1', [window - 1]);
+    const resetAt = (window + 1) * windowSeconds * 1000;
+    let counter = this.counters.get(key);
+    if (!counter || counter.window !== window) {
+      counter = { window, windowSeconds, shared: 0, pending: 0 };
+      this.counters.set(key, counter);
+    } else if (counter.shared + counter.pending + 1 < this.limit / 2) {
+      counter.pending += 1;
+      this.flushTimer ??= setTimeout(() => void this.flush(), this.flushMs).unref();
+      return { count: counter.shared + counter.pending, resetAt };
     }
-    return { count: rows[0]!.count, resetAt: (window + 1) * windowSeconds * 1000 };
+    const add = counter.pending + 1;
+    counter.pending = 0;
+    const total = await this.add(key, window, add);
+    counter.shared = Math.max(counter.shared, total);
+    await this.purgeOldWindows(now, window);
+    return { count: total, resetAt };
+  }
+
+  /** Adds the locally counted requests to the shared rows (errors keep them pending for the next try). */
+  async flush(): Promise<void> {
+    this.flushTimer = undefined;
+    for (const [key, counter] of this.counters) {
+      const add = counter.pending;
+      if (add === 0) continue;
+      counter.pending = 0;
+      try {
+        const total = await this.add(key, counter.window, add);
+        counter.shared = Math.max(counter.shared, total);
+      } catch {
+        counter.pending += add;
+      }
+    }
+    const now = Date.now();
+    for (const [key, c] of this.counters) if (c.pending === 0 && c.window < windowOf(now, c.windowSeconds)) this.counters.delete(key);
+  }
+
+  private async add(key: string, window: number, count: number): Promise<number> {
+    const rows = await this.db.query<{ count: number }>(
+      `INSERT INTO rate_limit_windows (bucket, window_index, count) VALUES ($1, $2, $3)
+       ON CONFLICT (bucket, window_index) DO UPDATE SET count = rate_limit_windows.count + EXCLUDED.count
+       RETURNING count`,
+      [key, window, count],
+    );
+    return rows[0]!.count;
+  }
+
+  // Old windows are garbage; drop them now and then rather than on every request.
+  private async purgeOldWindows(now: number, window: number): Promise<void> {
+    if (now - this.lastPurge <= 60_000) return;
+    this.lastPurge = now;
+    await this.db.query('DELETE FROM rate_limit_windows WHERE window_index < $1', [window - 1]);
   }
 }

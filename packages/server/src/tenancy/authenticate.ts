@@ -9,7 +9,6 @@ import type { OperationInfo } from '../http/spec.js';
 import { problemBody } from '../http/problems.js';
 import { sendProblem } from '../http/send.js';
 import { constantTimeEquals, secretMatches, sha256 } from './credentials.js';
-import { tenancyRepository } from './repository.js';
 
 const DUMMY_HASH = sha256('no such key');
 
@@ -33,7 +32,7 @@ export function authenticate(deps: AppDeps): RequestHandler {
       if (!publicKey || !secret) {
         return unauthorized('Send both the public-api-key and private-secret-key headers.');
       }
-      const key = publicKey.length <= 128 ? await tenancyRepository.findActiveApiKey(deps.db, publicKey) : undefined;
+      const key = publicKey.length <= 128 ? await deps.services.credentials.findActiveApiKey(deps.db, publicKey) : undefined;
       // Compare against a dummy hash when the key is unknown, so timing does not reveal which half is wrong.
       const ok = secretMatches(secret, key?.secret_sha256 ?? DUMMY_HASH) && key !== undefined;
       if (!ok || !key) return unauthorized('The public-api-key and private-secret-key headers do not identify an active key pair.');

@@ -26,6 +26,7 @@ export const adminHandlers = {
   async revokeApiKey({ params }, ctx) {
     const revoked = await tenancyRepository.revokeApiKey(ctx.db, params.organization_id, params.public_api_key);
     if (!revoked) return problem('API_KEY_NOT_FOUND', `No active key ${params.public_api_key} in organization ${params.organization_id}.`);
+    ctx.deps.services.credentials.forget(params.public_api_key);
     return { status: 204 };
   },
 } satisfies Partial<Handlers>;
