@@ -41,6 +41,44 @@ for (const backend of backends()) {
       expect(rows).toEqual([]);
     });
 
+    it('bodies over the route limit, declared or streamed, get 413 after at most the limit is read: memory stays bounded', async () => {
+      const { hostname, port } = new URL(t.running.url);
+      /** Raw HTTP, so the body can be far larger than anything held in memory on either side. */
+      const send = (head: string, chunks: number, chunk: Buffer) =>
+        new Promise<{ answer: string; written: number }>((resolve, reject) => {
+          const socket = connect(Number(port), hostname);
+          let answer = '';
+          let written = 0;
+          socket.on('data', (d) => {
+            answer += d.toString();
+            if (answer.includes('"code"')) socket.destroy(); // the problem body has arrived
+          });
+          socket.on('error', () => {}); // the server may close while we still write: that is the point
+          socket.on('close', () => resolve({ answer, written }));
+          socket.once('connect', async () => {
+            socket.write(head);
+            for (let i = 0; i < chunks && !socket.destroyed && answer === ''; i++) {
+              written += chunk.length;
+              if (!socket.write(`${chunk.length.toString(16)}\r\n${chunk}\r\n`)) await new Promise((r) => socket.once('drain', r));
+            }
+            if (chunks > 0) socket.end(); // a declared length is answered before the body: keep the socket open
+          });
+          setTimeout(() => reject(new Error('no answer within 20 s')), 20_000).unref();
+        });
+      const auth = `public-api-key: ${t.sandbox.public_api_key}\r\nprivate-secret-key: ${t.sandbox.private_secret_key}\r\n`;
+      const rssBefore = process.memoryUsage().rss;
+      // Declared: 1 GB in Content-Length is refused before a byte of it is read.
+      const declared = await send(`POST /v1/customers HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\ncontent-length: 1000000000\r\n${auth}connection: close\r\n\r\n`, 0, Buffer.alloc(0));
+      expect(declared.answer).toMatch(/^HTTP\/1\.1 413/);
+      expect(declared.answer).toContain('PAYLOAD_TOO_LARGE');
+      // Streamed: up to 200 MB of chunks, cut off at the 100 kB customer limit.
+      const streamed = await send(`POST /v1/customers HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n${auth}\r\n`, 3_200, Buffer.alloc(65_536, 0x20));
+      expect(streamed.answer).toMatch(/^HTTP\/1\.1 413/);
+      expect(streamed.written).toBeLessThan(200 * 1024 * 1024);
+      expect(process.memoryUsage().rss - rssBefore).toBeLessThan(64 * 1024 * 1024);
+      expect((await fetch(`${t.running.url}/healthz`)).status).toBe(200);
+    });
+
     it('a slow client that never finishes its headers gets 408 and is cut off; the server keeps serving', async () => {
       const { hostname, port } = new URL(t.running.url);
       const socket = connect(Number(port), hostname);

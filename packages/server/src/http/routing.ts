@@ -19,11 +19,29 @@ export function resolveOperation(ops: readonly OperationInfo[]): RequestHandler 
   };
 }
 
-/** JSON body parsing with the operation's own size limit (a dispute takes 10 MB-sized files, a customer 100 KB). */
+/**
+ * JSON body parsing with the operation's own size limit (a dispute takes 10 MB-sized files, a customer 100 KB).
+ * Past the limit the answer is 413 at once — a declared Content-Length before a byte is read, a streamed
+ * body as soon as it crosses the limit — and the connection is closed: body-parser alone would read
+ * (and discard) the whole body first, however large, before answering.
+ */
 export function parseJsonBody(): RequestHandler {
   const parsers = new Map<number, RequestHandler>();
   return (req, res, next) => {
     const { bodyLimit } = res.locals.operation as OperationInfo;
+    const tooLarge = () => {
+      if (res.headersSent) return;
+      res.setHeader('Connection', 'close');
+      sendProblem(req, res, 413, problemBody('PAYLOAD_TOO_LARGE', `The request body is larger than the ${bodyLimit} bytes this route accepts.`));
+      // A short linger lets the client read the answer before the rest of its upload is refused.
+      res.once('finish', () => setTimeout(() => req.destroy(), 250).unref());
+    };
+    if (Number(req.headers['content-length']) > bodyLimit) return tooLarge();
+    let received = 0;
+    req.on('data', (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > bodyLimit) tooLarge();
+    });
     let parser = parsers.get(bodyLimit);
     if (!parser) {
       parser = express.json({
