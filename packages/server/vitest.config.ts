@@ -3,8 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    // These need a PostgreSQL server (an outage proxy, several instances on one database).
-    exclude: process.env.DATABASE_URL ? [] : ['test/faults.test.ts', 'test/scale-out.test.ts'],
+    // These need a PostgreSQL server (an outage proxy, several instances or processes on one database).
+    exclude: process.env.DATABASE_URL ? [] : ['test/faults.test.ts', 'test/scale-out.test.ts', 'test/processes.test.ts'],
     // Type tests of the handler contract (*.test-d.ts) run through tsc as part of the suite.
     typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: './tsconfig.json' },
     globalSetup: ['test/support/global-setup.ts'],

@@ -88,7 +88,9 @@ function testWorker(t: TestServer, options: Partial<DeliveryWorkerOptions> = {})
     log: createLogger('silent'),
     secrets: t.running.deps.services.webhooks.rules.secrets,
     allowLoopback: true,
-    clock: () => new Date((base ??= Date.now()) + offset),
+    // Starts 1 ms ahead: the database stamps due times in microseconds, the JS clock in milliseconds, so an
+    // event stamped earlier in the current millisecond would otherwise not be due yet.
+    clock: () => new Date((base ??= Date.now() + 1) + offset),
     retryScheduleMs: SCHEDULE,
     jitter: 0,
     timeoutMs: 2_000,
@@ -448,13 +450,15 @@ for (const backend of backends()) {
       const r = await receiver();
       const endpoint = await createEndpoint(t, r.url);
       const eventId = await emit(t, 'enrollment.enrolled', 'vt-crash');
-      const now = new Date();
+      // The database stamps due times in microseconds, the JS clock in milliseconds: look 1 s ahead so the
+      // event just emitted is surely due.
+      const now = new Date(Date.now() + 1_000);
       // A worker claimed it and died before sending.
       const claimed = await t.db.transaction((tx) => webhooksRepository.claimDue(tx, now.toISOString(), 10, 'dead-lease', new Date(now.getTime() + 40_000).toISOString()));
       expect(claimed.map((c) => c.event_id)).toContain(eventId);
       const w = testWorker(t);
       expect(await w.drain()).toBe(0);
-      w.advance(41_000);
+      w.advance(42_000);
       expect(await w.drain()).toBe(1);
       expect(r.received.map(idOf)).toEqual([eventId]);
       const [d] = await deliveries(t, endpoint.id, eventId);

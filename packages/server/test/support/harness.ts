@@ -6,6 +6,8 @@
  * PGlite databases open from a migrated image; PostgreSQL suites (when DATABASE_URL is set) each get
  * their own schema, dropped afterwards. Response validation is on: a response that breaks the spec
  * becomes a 500 and fails the test. Logs are captured so tests can check nothing sensitive is logged.
+ * stop() scans every log line and every table for PANs, security codes and the secrets the run handed
+ * out (sensitive-data-scan.ts) and fails the file on any finding.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile } from 'node:fs/promises';
@@ -18,6 +20,7 @@ import type { Database } from '../../src/db/database.js';
 import { openPglite } from '../../src/db/pglite.js';
 import { openPostgres } from '../../src/db/postgres.js';
 import { loadConfig } from '../../src/platform/config.js';
+import { describeFindings, scanForSensitiveData, type Secret } from './sensitive-data-scan.js';
 import { createLogger } from '../../src/platform/logger.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 
@@ -56,13 +59,19 @@ export interface TestServer {
   createOrganization(options?: { pciCertified?: boolean; name?: string }): Promise<Credentials>;
   /** Raw HTTP to a path under /v1 with the sandbox credentials unless headers say otherwise. */
   fetch(path: string, init?: RequestInit & { credentials_?: false }): Promise<Response>;
+  /**
+   * Adds a secret the teardown scan must find in no log line and no table. Secret keys and whsec_
+   * secrets in responses read through `client`, `clientFor`, `fetch` and `createOrganization` are
+   * remembered already.
+   */
+  rememberSecret(value: string, name?: string): void;
 }
 
 export interface ServerOptions {
   env?: Record<string, string>;
 }
 
-async function openTestDatabase(backend: Backend): Promise<{ db: Database; drop: () => Promise<void> }> {
+export async function openTestDatabase(backend: Backend): Promise<{ db: Database; drop: () => Promise<void> }> {
   if (backend === 'pglite') {
     const image = await readFile(inject('pgliteImage'));
     const db = await openPglite('memory://', { loadDataDir: new Blob([image]) });
@@ -108,8 +117,24 @@ export async function startTestServer(backend: Backend, options: ServerOptions =
   const running = await startServer({ config, db, log });
   const sandbox = JSON.parse(await readFile(join(dataDir, 'sandbox-credentials.json'), 'utf8')) as Credentials;
   const baseUrl = `${running.url}/v1`;
+
+  const secrets: Secret[] = [];
+  const rememberSecret = (value: string, name = 'a secret given to the test') => {
+    if (!secrets.some((s) => s.value === value)) secrets.push({ name, value });
+  };
+  rememberSecret(sandbox.private_secret_key, 'the sandbox private_secret_key');
+  rememberSecret(options.env?.ADMIN_API_KEY ?? ADMIN_KEY, 'ADMIN_API_KEY');
+  // Secrets the server hands out (API secret keys, webhook signing secrets) are collected from its answers.
+  const observe = async (res: Response) => {
+    if (!res.headers.get('content-type')?.includes('json')) return res;
+    const text = await res.clone().text();
+    for (const m of text.matchAll(/sk_[A-Za-z0-9_-]{43}/g)) rememberSecret(m[0], 'a private_secret_key');
+    for (const m of text.matchAll(/whsec_[A-Za-z0-9+/]{43}=/g)) rememberSecret(m[0], 'a webhook signing secret');
+    return res;
+  };
+  const observingFetch = async (input: Request, init?: RequestInit) => observe(await fetch(input, init));
   const clientFor = (c: Pick<Credentials, 'public_api_key' | 'private_secret_key'>) =>
-    createPayorchClient({ baseUrl, publicApiKey: c.public_api_key, privateSecretKey: c.private_secret_key });
+    createPayorchClient({ baseUrl, publicApiKey: c.public_api_key, privateSecretKey: c.private_secret_key, fetch: observingFetch });
 
   return {
     backend,
@@ -127,22 +152,47 @@ export async function startTestServer(backend: Backend, options: ServerOptions =
         body: JSON.stringify({ name, pci_certified: pciCertified }),
       });
       if (res.status !== 201) throw new Error(`createOrganization answered ${res.status}: ${await res.text()}`);
-      return (await res.json()) as Credentials;
+      const creds = (await res.json()) as Credentials;
+      rememberSecret(creds.private_secret_key, `the private_secret_key of ${creds.organization_id}`);
+      return creds;
     },
-    fetch(path, init = {}) {
+    rememberSecret,
+    async fetch(path, init = {}) {
       const headers = new Headers(init.headers);
       if (init.credentials_ !== false) {
         if (!headers.has('public-api-key')) headers.set('public-api-key', sandbox.public_api_key);
         if (!headers.has('private-secret-key')) headers.set('private-secret-key', sandbox.private_secret_key);
       }
-      return fetch(`${baseUrl}${path}`, { ...init, headers });
+      return observe(await fetch(`${baseUrl}${path}`, { ...init, headers }));
     },
     async stop() {
       await running.close();
-      await db.close();
-      await drop();
+      let report = '';
+      try {
+        // After the server (its workers and last log lines), before the database goes. A test may
+        // have closed the database itself (outage tests): then only the logs can be read.
+        const readable = await db.ping().catch(() => false);
+        for (const key of await vaultKeys(dataDir, options.env?.VAULT_ENCRYPTION_KEY)) rememberSecret(key, 'a vault encryption key');
+        const findings = await scanForSensitiveData({ db: readable ? db : undefined, logs, secrets });
+        if (findings.length > 0) report = `${findings.length} finding(s) on ${backend}:\n${describeFindings(findings)}`;
+      } finally {
+        await db.close().catch(() => {}); // already closed by an outage test
+        await drop();
+      }
+      if (report) throw new Error(`sensitive data left in the logs or the database after the tests — ${report}`);
     },
   };
+}
+
+/** The vault key material the server used: VAULT_ENCRYPTION_KEY's keys, or the sandbox key file's. */
+async function vaultKeys(dataDir: string, env: string | undefined): Promise<string[]> {
+  if (env !== undefined) return env.split(',').map((e) => e.trim().replace(/^[^:]*:/, '')).filter(Boolean);
+  try {
+    const file = JSON.parse(await readFile(join(dataDir, 'vault-key.json'), 'utf8')) as { keys?: { key?: string }[] };
+    return (file.keys ?? []).map((k) => String(k.key ?? '')).filter(Boolean);
+  } catch {
+    return [];
+  }
 }
 
 /** Starts a server for the enclosing describe block and stops it afterwards. */

@@ -1,0 +1,312 @@
+/**
+ * Cross-tenant isolation, table-driven over every merchant operation of the spec (design.md §2: "a
+ * resource of another organization is answered exactly like a missing one: 404"). Organization A (the
+ * sandbox) owns one of everything; organization B calls each operation with A's ids. Every probe that
+ * names one of A's ids is sent a second time with those ids swapped for fresh UUIDs: B's answer must
+ * be the same status and code, so nothing tells B that A's resource exists. Afterwards A's resources
+ * are exactly as they were.
+ */
+import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
+import type { Schemas } from '@payorch/types';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { expectProblem } from './support/assertions.js';
+import { backends, useServer, type Credentials, type TestServer } from './support/harness.js';
+import { CARDS, createPayment, enrollCard, evidence, injectChargeback, paymentBody, postDispute, postPayment } from './support/payments.js';
+import { cardBody } from './support/vault-fixtures.js';
+
+interface Operation { method: string; path: string; idempotent: boolean; merchant: boolean }
+interface SpecOperation { operationId?: string; security?: Record<string, string[]>[]; parameters?: { $ref?: string; name?: string }[] }
+const require = createRequire(import.meta.url);
+const spec = require('@payorch/types/openapi.json') as { security: Record<string, string[]>[]; paths: Record<string, Record<string, SpecOperation>> };
+
+/** Every operation of the spec by operationId; merchant = secured by the public/private key pair. */
+const operations: Record<string, Operation> = {};
+for (const [path, item] of Object.entries(spec.paths)) {
+  for (const [method, op] of Object.entries(item)) {
+    if (typeof op !== 'object' || !op.operationId) continue;
+    const merchant = (op.security ?? spec.security).some((req) => Object.keys(req).sort().join() === 'privateSecretKey,publicApiKey');
+    const idempotent = (op.parameters ?? []).some((p) => p.$ref === '#/components/parameters/IdempotencyKey' || p.name === 'X-Idempotency-Key');
+    operations[op.operationId] = { method: method.toUpperCase(), path, idempotent, merchant };
+  }
+}
+const merchantOperations = Object.keys(operations).filter((id) => operations[id]!.merchant).sort();
+
+/** Organization A's resources: each one a call of B must not reach. */
+interface A {
+  creds: Credentials;
+  merchantCustomerId: string;
+  customerId: string;
+  token: string;
+  paymentKey: string;
+  /** SUCCEEDED, paid with the vaulted token: a leaked chargeback injection would answer 201. */
+  paid: Schemas['Payment'];
+  /** IN_DISPUTE / RECEIVED: a leaked dispute would answer 200. */
+  chargedBack: { payment: Schemas['Payment']; chargeback: Schemas['Transaction'] };
+  /** IN_DISPUTE / PENDING_REVIEW: leaked evidence or a leaked resolution would answer 200. */
+  disputed: { payment: Schemas['Payment']; chargeback: Schemas['Transaction'] };
+  endpoint: Schemas['WebhookEndpointCreated'];
+  delivery: Schemas['WebhookDelivery'];
+}
+/** Organization B's own resources, for probes that mix B's ids with one of A's. */
+interface B { creds: Credentials; customerId: string; payment: Schemas['Payment']; endpointId: string; paymentBody: Schemas['CreatePaymentRequest'] }
+
+interface Probe {
+  what: string;
+  params?: Record<string, string>;
+  query?: string;
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** A problem (asserted on the foreign ids and on unknown ones alike), or a check of its own. */
+  expect: { status: number; code: string } | ((res: Response) => Promise<void>);
+}
+
+const json = { 'content-type': 'application/json' };
+const ids = (list: { id: string }[]) => list.map((x) => x.id);
+
+/** One row per merchant operation: how B calls it with A's ids, and what B must get. */
+const table: Record<string, (a: A, b: B) => Probe[]> = {
+  createCustomer: (a) => [
+    {
+      // A 409 CUSTOMER_ID_DUPLICATED here would hand B A's existing_customer_id.
+      what: "A's merchant_customer_id is free in B",
+      body: { merchant_customer_id: a.merchantCustomerId },
+      expect: async (res) => {
+        expect(res.status, await res.clone().text()).toBe(201);
+        expect(((await res.json()) as Schemas['Customer']).id).not.toBe(a.customerId);
+      },
+    },
+  ],
+  enrollPaymentMethod: (a, b) => [
+    { what: "A's customer", params: { customer_id: a.customerId }, body: cardBody(b.creds.account_id), expect: { status: 404, code: 'CUSTOMER_NOT_FOUND' } },
+    { what: "B's customer, A's account_id (design §2: 403)", params: { customer_id: b.customerId }, body: cardBody(a.creds.account_id), expect: { status: 403, code: 'INVALID_ACCOUNT_ID' } },
+  ],
+  listPaymentMethods: (a, b) => [
+    { what: "A's customer", params: { customer_id: a.customerId }, expect: { status: 404, code: 'CUSTOMER_NOT_FOUND' } },
+    { what: "B's customer, A's vaulted_token as cursor", params: { customer_id: b.customerId }, query: `starting_after=${a.token}`, expect: { status: 400, code: 'INVALID_REQUEST' } },
+  ],
+  createPayment: (a, b) => {
+    const mine = (overrides: Partial<Schemas['CreatePaymentRequest']> = {}) => ({ ...b.paymentBody, merchant_order_id: `ORDER-${randomUUID().slice(0, 8)}`, ...overrides });
+    return [
+      { what: "A's customer", body: mine({ customer_payer: { id: a.customerId } }), expect: { status: 404, code: 'CUSTOMER_NOT_FOUND' } },
+      { what: "A's vaulted_token", body: mine({ payment_method: { type: 'CARD', vaulted_token: a.token } }), expect: { status: 404, code: 'PAYMENT_METHOD_NOT_FOUND' } },
+      { what: "A's account_id (design §2: 403)", body: mine({ account_id: a.creds.account_id }), expect: { status: 403, code: 'INVALID_ACCOUNT_ID' } },
+      {
+        // Keys are scoped to the organization: no replay of A's payment, no 422 IDEMPOTENCY_KEY_REUSED.
+        what: "A's X-Idempotency-Key",
+        body: mine(),
+        headers: { 'x-idempotency-key': a.paymentKey },
+        expect: async (res) => {
+          expect(res.status, await res.clone().text()).toBe(201);
+          expect(res.headers.get('idempotent-replayed')).toBeNull();
+          const p = (await res.json()) as Schemas['Payment'];
+          expect(p.id).not.toBe(a.paid.id);
+          expect(p.customer_payer.id).toBe(b.customerId);
+        },
+      },
+    ];
+  },
+  getPayment: (a) => [
+    { what: "A's payment", params: { payment_id: a.paid.id }, query: 'raw_response=true&transactions_history=true', expect: { status: 404, code: 'PAYMENT_NOT_FOUND' } },
+  ],
+  disputeChargeback: (a, b) => [
+    { what: "A's payment and chargeback", params: { payment_id: a.chargedBack.payment.id, transaction_id: a.chargedBack.chargeback.id }, body: { evidence: [evidence()] }, expect: { status: 404, code: 'PAYMENT_NOT_FOUND' } },
+    { what: "B's payment, A's chargeback", params: { payment_id: b.payment.id, transaction_id: a.chargedBack.chargeback.id }, body: { evidence: [evidence()] }, expect: { status: 404, code: 'TRANSACTION_NOT_FOUND' } },
+  ],
+  addDisputeEvidence: (a, b) => [
+    { what: "A's disputed payment and chargeback", params: { payment_id: a.disputed.payment.id, transaction_id: a.disputed.chargeback.id }, body: { evidence: [evidence()] }, expect: { status: 404, code: 'PAYMENT_NOT_FOUND' } },
+    { what: "B's payment, A's chargeback", params: { payment_id: b.payment.id, transaction_id: a.disputed.chargeback.id }, body: { evidence: [evidence()] }, expect: { status: 404, code: 'TRANSACTION_NOT_FOUND' } },
+  ],
+  createSandboxChargeback: (a) => [
+    { what: "A's succeeded payment", params: { payment_id: a.paid.id }, body: { reason: 'REQUESTED_BY_CUSTOMER' }, expect: { status: 404, code: 'PAYMENT_NOT_FOUND' } },
+  ],
+  resolveSandboxDispute: (a) => [
+    { what: "A's disputed payment", params: { payment_id: a.disputed.payment.id }, body: { outcome: 'LOST' }, expect: { status: 404, code: 'PAYMENT_NOT_FOUND' } },
+  ],
+  createWebhookEndpoint: (a) => [
+    {
+      // Nothing in the body can point at A: the same URL is simply B's own endpoint, with its own secret.
+      what: "A's endpoint URL",
+      body: { url: a.endpoint.url, events: ['*'] },
+      expect: async (res) => {
+        expect(res.status, await res.clone().text()).toBe(201);
+        const created = (await res.json()) as Schemas['WebhookEndpointCreated'];
+        expect(created.id).not.toBe(a.endpoint.id);
+        expect(created.secret).not.toBe(a.endpoint.secret);
+      },
+    },
+  ],
+  listWebhookEndpoints: (a, b) => [
+    {
+      what: "B's list holds B's endpoints, none of A's",
+      query: 'limit=100',
+      expect: async (res) => {
+        expect(res.status).toBe(200);
+        const list = (await res.json()) as Schemas['WebhookEndpointList'];
+        expect(ids(list.webhook_endpoints)).toContain(b.endpointId);
+        expect(ids(list.webhook_endpoints)).not.toContain(a.endpoint.id);
+      },
+    },
+    { what: "A's endpoint as cursor", query: `starting_after=${a.endpoint.id}`, expect: { status: 400, code: 'INVALID_REQUEST' } },
+  ],
+  getWebhookEndpoint: (a) => [{ what: "A's endpoint", params: { webhook_endpoint_id: a.endpoint.id }, expect: { status: 404, code: 'WEBHOOK_ENDPOINT_NOT_FOUND' } }],
+  updateWebhookEndpoint: (a) => [
+    { what: "A's endpoint", params: { webhook_endpoint_id: a.endpoint.id }, body: { url: 'https://attacker.example.com/steal', events: ['*'] }, expect: { status: 404, code: 'WEBHOOK_ENDPOINT_NOT_FOUND' } },
+  ],
+  deleteWebhookEndpoint: (a) => [{ what: "A's endpoint", params: { webhook_endpoint_id: a.endpoint.id }, expect: { status: 404, code: 'WEBHOOK_ENDPOINT_NOT_FOUND' } }],
+  rotateWebhookEndpointSecret: (a) => [
+    { what: "A's endpoint", params: { webhook_endpoint_id: a.endpoint.id }, body: { previous_secret_expires_in: 60 }, expect: { status: 404, code: 'WEBHOOK_ENDPOINT_NOT_FOUND' } },
+  ],
+  listWebhookDeliveries: (a, b) => [
+    { what: "A's endpoint", params: { webhook_endpoint_id: a.endpoint.id }, expect: { status: 404, code: 'WEBHOOK_ENDPOINT_NOT_FOUND' } },
+    {
+      what: "B's endpoint filtered by A's event",
+      params: { webhook_endpoint_id: b.endpointId },
+      query: `event_id=${a.delivery.event_id}`,
+      expect: async (res) => {
+        expect(res.status).toBe(200);
+        expect(((await res.json()) as Schemas['WebhookDeliveryList']).deliveries).toEqual([]);
+      },
+    },
+    { what: "B's endpoint, A's delivery as cursor", params: { webhook_endpoint_id: b.endpointId }, query: `starting_after=${a.delivery.id}`, expect: { status: 400, code: 'INVALID_REQUEST' } },
+  ],
+  getWebhookDelivery: (a, b) => [
+    { what: "A's endpoint and delivery", params: { webhook_endpoint_id: a.endpoint.id, delivery_id: a.delivery.id }, expect: { status: 404, code: 'WEBHOOK_ENDPOINT_NOT_FOUND' } },
+    { what: "B's endpoint, A's delivery", params: { webhook_endpoint_id: b.endpointId, delivery_id: a.delivery.id }, expect: { status: 404, code: 'WEBHOOK_DELIVERY_NOT_FOUND' } },
+  ],
+  redeliverWebhookDelivery: (a, b) => [
+    { what: "A's endpoint and delivery", params: { webhook_endpoint_id: a.endpoint.id, delivery_id: a.delivery.id }, expect: { status: 404, code: 'WEBHOOK_ENDPOINT_NOT_FOUND' } },
+    { what: "B's endpoint, A's delivery", params: { webhook_endpoint_id: b.endpointId, delivery_id: a.delivery.id }, expect: { status: 404, code: 'WEBHOOK_DELIVERY_NOT_FOUND' } },
+  ],
+};
+
+/** Everything A can see of its own resources; equal before and after B's calls. */
+async function snapshot(t: TestServer, a: A): Promise<Record<string, unknown>> {
+  const get = async (path: string) => {
+    const res = await t.fetch(path);
+    const text = await res.text();
+    expect(res.status, `${path}: ${text}`).toBe(200);
+    return JSON.parse(text) as unknown;
+  };
+  return {
+    customerMethods: await get(`/customers/${a.customerId}/payment-methods`),
+    paid: await get(`/payments/${a.paid.id}?transactions_history=true`),
+    chargedBack: await get(`/payments/${a.chargedBack.payment.id}?transactions_history=true`),
+    disputed: await get(`/payments/${a.disputed.payment.id}?transactions_history=true`),
+    endpoint: await get(`/webhook-endpoints/${a.endpoint.id}`),
+    endpoints: await get('/webhook-endpoints?limit=100'),
+    deliveries: await get(`/webhook-endpoints/${a.endpoint.id}/deliveries?limit=100`),
+    delivery: await get(`/webhook-endpoints/${a.endpoint.id}/deliveries/${a.delivery.id}`),
+  };
+}
+
+for (const backend of backends()) {
+  describe(`cross-tenant isolation on ${backend}`, () => {
+    const t = useServer(backend);
+    let a: A;
+    let b: B;
+    let before: Record<string, unknown>;
+
+    /** B's call of one operation; A's ids swapped for unknown ones when `swap` is given. */
+    function call(operationId: string, probe: Probe, swap?: Map<string, string>): Promise<Response> {
+      const op = operations[operationId]!;
+      const sub = (s: string) => (swap ? [...swap].reduce((acc, [from, to]) => acc.split(from).join(to), s) : s);
+      const path = op.path.replace(/\{(\w+)\}/g, (_, name: string) => probe.params?.[name] ?? `{${name}}`);
+      const headers: Record<string, string> = { 'public-api-key': b.creds.public_api_key, 'private-secret-key': b.creds.private_secret_key };
+      if (probe.body !== undefined) Object.assign(headers, json);
+      // Required headers present, so the answer comes from the ids and not from validation.
+      if (op.idempotent) headers['x-idempotency-key'] = randomUUID();
+      Object.assign(headers, probe.headers);
+      return t.fetch(sub(probe.query ? `${path}?${probe.query}` : path), {
+        method: op.method,
+        headers,
+        body: probe.body === undefined ? undefined : sub(JSON.stringify(probe.body)),
+      });
+    }
+
+    beforeAll(async () => {
+      // Deliveries stay PENDING (nothing is sent), so A's delivery log is stable for the comparison.
+      await t.running.deps.services.webhooks.worker.stop();
+      // A: the endpoint first, so that A's payments queue deliveries to it.
+      const created = await t.fetch('/webhook-endpoints', { method: 'POST', headers: json, body: JSON.stringify({ url: 'https://merchant-a.example.com/hooks', events: ['*'] }) });
+      expect(created.status).toBe(201);
+      const endpoint = (await created.json()) as Schemas['WebhookEndpointCreated'];
+      const merchantCustomerId = `cus-a-${randomUUID()}`;
+      const customer = await t.client.POST('/customers', { body: { merchant_customer_id: merchantCustomerId } });
+      expect(customer.response.status).toBe(201);
+      const customerId = customer.data!.id;
+      const token = await enrollCard(t, customerId, CARDS.approved);
+      const paymentKey = randomUUID();
+      const paidRes = await postPayment(t, paymentBody(t, customerId, { payment_method: { type: 'CARD', vaulted_token: token } }), { key: paymentKey });
+      expect(paidRes.status).toBe(201);
+      const paid = (await paidRes.json()) as Schemas['Payment'];
+      expect(paid.transactions).toHaveLength(1);
+      const chargedBackPayment = await createPayment(t, {}, customerId);
+      const chargedBack = { payment: chargedBackPayment, chargeback: await injectChargeback(t, chargedBackPayment.id) };
+      const disputedPayment = await createPayment(t, {}, customerId);
+      const disputed = { payment: disputedPayment, chargeback: await injectChargeback(t, disputedPayment.id) };
+      expect((await postDispute(t, disputedPayment.id, disputed.chargeback.id, { evidence: [evidence()] })).status).toBe(200);
+      // A delivery, found through A's own API.
+      const log = (await (await t.fetch(`/webhook-endpoints/${endpoint.id}/deliveries?limit=100`)).json()) as Schemas['WebhookDeliveryList'];
+      const delivery = log.deliveries.find((d) => d.resource_id === paid.id);
+      expect(delivery, JSON.stringify(log)).toBeDefined();
+      a = { creds: t.sandbox, merchantCustomerId, customerId, token, paymentKey, paid, chargedBack, disputed, endpoint, delivery: delivery! };
+
+      // B: PCI certified, with a customer, a payment and an endpoint of its own.
+      const creds = await t.createOrganization({ pciCertified: true });
+      const asB = { 'public-api-key': creds.public_api_key, 'private-secret-key': creds.private_secret_key };
+      const bCustomer = await t.clientFor(creds).POST('/customers', { body: { merchant_customer_id: `cus-b-${randomUUID()}` } });
+      expect(bCustomer.response.status).toBe(201);
+      const bBody = { ...paymentBody(t, bCustomer.data!.id), account_id: creds.account_id };
+      const bPayment = await postPayment(t, bBody, { headers: asB });
+      expect(bPayment.status).toBe(201);
+      const bEndpoint = await t.fetch('/webhook-endpoints', { method: 'POST', headers: { ...json, ...asB }, body: JSON.stringify({ url: 'https://merchant-b.example.com/hooks', events: ['*'] }) });
+      expect(bEndpoint.status).toBe(201);
+      b = { creds, customerId: bCustomer.data!.id, payment: (await bPayment.json()) as Schemas['Payment'], endpointId: ((await bEndpoint.json()) as { id: string }).id, paymentBody: bBody };
+
+      before = await snapshot(t, a);
+    });
+
+    it('the table has exactly one row per merchant operation of the spec', () => {
+      expect(merchantOperations.length).toBeGreaterThanOrEqual(18);
+      expect(Object.keys(table).sort()).toEqual(merchantOperations);
+    });
+
+    for (const [operationId, row] of Object.entries(table)) {
+      it(`${operationId}: B cannot reach A's resources`, async () => {
+        const foreign = [a.customerId, a.token, a.creds.account_id, a.paid.id, a.chargedBack.payment.id, a.chargedBack.chargeback.id, a.disputed.payment.id, a.disputed.chargeback.id, a.endpoint.id, a.delivery.id, a.delivery.event_id];
+        for (const probe of row(a, b)) {
+          const res = await call(operationId, probe);
+          if (typeof probe.expect === 'function') {
+            await probe.expect(res);
+            continue;
+          }
+          await expectProblem(res, probe.expect.status, probe.expect.code).catch((e: Error) => {
+            throw new Error(`${operationId} (${probe.what}): ${e.message}`);
+          });
+          // The same request with unknown ids instead of A's: the same answer, so A's existence does not leak.
+          const sent = JSON.stringify(probe);
+          const swap = new Map(foreign.filter((id) => sent.includes(id)).map((id) => [id, randomUUID()]));
+          expect(swap.size, `${operationId} (${probe.what}) names none of A's ids`).toBeGreaterThan(0);
+          await expectProblem(await call(operationId, probe, swap), probe.expect.status, probe.expect.code).catch((e: Error) => {
+            throw new Error(`${operationId} (${probe.what}, unknown ids): ${e.message}`);
+          });
+        }
+      });
+    }
+
+    it("A's resources are unchanged after every row: same payments, transactions, payment methods, endpoint and deliveries", async () => {
+      const after = await snapshot(t, a);
+      expect(after).toEqual(before);
+      expect(after.endpoint).toMatchObject({ url: 'https://merchant-a.example.com/hooks', events: ['*'], enabled: true });
+      expect((after.customerMethods as { payment_methods: unknown[] }).payment_methods).toHaveLength(1);
+      expect(ids((after.endpoints as Schemas['WebhookEndpointList']).webhook_endpoints)).toEqual([a.endpoint.id]);
+      expect(after.disputed).toMatchObject({ status: 'IN_DISPUTE', sub_status: 'PENDING_REVIEW' });
+      expect(after.chargedBack).toMatchObject({ status: 'IN_DISPUTE', sub_status: 'RECEIVED' });
+      expect(after.paid).toMatchObject({ status: 'SUCCEEDED', sub_status: 'APPROVED' });
+      // B's dispute/evidence attempts left no evidence on A's payments.
+      const evidenceRows = await t.db.query('SELECT 1 FROM dispute_evidence e JOIN disputes d ON d.id = e.dispute_id WHERE d.payment_id = ANY($1)', [[a.chargedBack.payment.id, a.disputed.payment.id, a.paid.id]]);
+      expect(evidenceRows).toHaveLength(1);
+    });
+  });
+}
