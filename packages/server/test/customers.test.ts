@@ -47,12 +47,22 @@ const badInputs: { name: string; body: unknown; field: string }[] = [
     body: { merchant_customer_id: 'cus-1', metadata: Array.from({ length: 51 }, (_, i) => ({ key: `k${i}`, value: 'v' })) },
     field: '/body/metadata',
   },
+  // Lengths count code points, not UTF-16 units (tools/patches keeps this in ajv's faster length check).
+  { name: 'first_name of 2 emoji (4 UTF-16 units) is too short', body: { merchant_customer_id: 'cus-1', first_name: '😀😀' }, field: '/body/first_name' },
+  { name: 'last_name of 256 emoji is too long', body: { merchant_customer_id: 'cus-1', last_name: '😀'.repeat(256) }, field: '/body/last_name' },
   { name: 'metadata entry without value', body: { merchant_customer_id: 'cus-1', metadata: [{ key: 'a' }] }, field: '/body/metadata/0/value' },
 ];
 
 for (const backend of backends()) {
   describe(`createCustomer on ${backend}`, () => {
     const t = useServer(backend);
+
+    it('201: names at their length limits in code points, astral characters counted once', async () => {
+      const body = { merchant_customer_id: `cus-emoji-${Date.now()}`, first_name: '😀é😀', last_name: '😀'.repeat(255) };
+      const { data, response } = await t.client.POST('/customers', { body });
+      expect(response.status).toBe(201);
+      expect(data).toMatchObject({ first_name: body.first_name, last_name: body.last_name });
+    });
 
     it('201: creates a customer with every field, timestamps with microseconds', async () => {
       const { data, error, response } = await t.client.POST('/customers', { body: full });
