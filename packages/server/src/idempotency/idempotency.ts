@@ -47,15 +47,19 @@ export function canonicalJson(value: unknown): string {
   return pieces.join('');
 }
 
-/** What JSON.stringify escapes in a string: quote, backslash, control characters, lone surrogates. */
-const NEEDS_ESCAPING = /["\\\u0000-\u001f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+/**
+ * Anything but printable ASCII without quote and backslash: a string free of these is what JSON.stringify
+ * leaves as it is (one simple character class scans a 1.4 MB evidence string in ~1 ms; the exact rule,
+ * lone surrogates included, took three times that). The rest goes through JSON.stringify.
+ */
+const NOT_VERBATIM = /[^\x20\x21\x23-\x5b\x5d-\x7e]/;
 
 /**
  * canonicalJson in pieces, so a body with megabytes of evidence is hashed without building a second
  * copy of it as one string.
  */
 function writeCanonicalJson(value: unknown, write: (piece: string) => void): void {
-  if (typeof value === 'string' && !NEEDS_ESCAPING.test(value)) {
+  if (typeof value === 'string' && !NOT_VERBATIM.test(value)) {
     write('"');
     write(value); // as JSON.stringify would, without copying megabytes of base64 evidence
     write('"');

@@ -4,6 +4,7 @@ import vault from './0002_vault.js';
 import payments from './0003_payments.js';
 import rateLimits from './0004_rate_limits.js';
 import webhooks from './0005_webhooks.js';
+import evidenceLz4 from './0006_evidence_lz4.js';
 
 /** Every migration, in order. Add a new file (next number) and list it here; never edit an applied one. */
-export const migrations: readonly Migration[] = [platform, vault, payments, rateLimits, webhooks];
+export const migrations: readonly Migration[] = [platform, vault, payments, rateLimits, webhooks, evidenceLz4];
