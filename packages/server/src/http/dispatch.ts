@@ -12,9 +12,10 @@ import type { OperationInfo } from './spec.js';
 type AnyHandler = (request: unknown, ctx: RequestContext) => Promise<Reply>;
 
 function paramsOf(op: OperationInfo, path: string): Record<string, string> {
-  const names = [...op.template.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!);
-  const values = op.pattern.exec(path)?.slice(1) ?? [];
-  return Object.fromEntries(names.map((n, i) => [n, decodeURIComponent(values[i] ?? '')]));
+  const values = op.pattern.exec(path);
+  const params: Record<string, string> = {};
+  op.paramNames.forEach((name, i) => (params[name] = decodeURIComponent(values?.[i + 1] ?? '')));
+  return params;
 }
 
 function publicBaseUrl(deps: AppDeps, req: Request): string {

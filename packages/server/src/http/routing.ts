@@ -37,11 +37,15 @@ export function parseJsonBody(): RequestHandler {
       res.once('finish', () => setTimeout(() => req.destroy(), 250).unref());
     };
     if (Number(req.headers['content-length']) > bodyLimit) return tooLarge();
-    let received = 0;
-    req.on('data', (chunk: Buffer) => {
-      received += chunk.length;
-      if (received > bodyLimit) tooLarge();
-    });
+    // Only a request with a body (as HTTP/1.1 frames one) is watched: a listener on a GET would set its
+    // stream flowing for nothing.
+    if (req.headers['transfer-encoding'] !== undefined || req.headers['content-length'] !== undefined) {
+      let received = 0;
+      req.on('data', (chunk: Buffer) => {
+        received += chunk.length;
+        if (received > bodyLimit) tooLarge();
+      });
+    }
     let parser = parsers.get(bodyLimit);
     if (!parser) {
       parser = express.json({

@@ -30,6 +30,8 @@ export interface OperationInfo {
   /** The same for Express: '/customers/:customer_id/payment-methods'. */
   expressPath: string;
   pattern: RegExp;
+  /** The template's path parameter names, in the order of the pattern's groups. */
+  paramNames: string[];
   security: SecurityKind;
   /** Declares a required X-Idempotency-Key header: the router runs it through the idempotency mechanism. */
   idempotent: boolean;
@@ -73,6 +75,7 @@ export function indexOperations(spec: OpenApiDocument): OperationInfo[] {
         template,
         expressPath: template.replace(/\{([^}]+)\}/g, ':$1'),
         pattern: templatePattern(template),
+        paramNames: [...template.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!),
         security: security.length === 0 ? 'none' : security.some((s) => 'adminApiKey' in s) ? 'admin' : 'merchant',
         idempotent: params.some((p) => p.in === 'header' && p.name?.toLowerCase() === 'x-idempotency-key' && p.required === true),
         bodyLimit: op['x-body-limit'] ?? DEFAULT_BODY_LIMIT,
