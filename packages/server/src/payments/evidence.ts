@@ -68,18 +68,26 @@ function fileNameProblem(name: string): string | undefined {
 
 /**
  * Strict RFC 4648 §4 base64, decoded at most once and only when the size is within the limit. The fast
- * path is a round trip: Node's decoder skips what it does not understand, so the bytes re-encode to
- * exactly the input only when the input is canonical standard base64 with padding (two native passes
- * over a 1.4 MB string instead of a regular-expression scan). The checks below only explain a failure.
+ * path allocates nothing but the decoded bytes: Node's decoder skips any character outside the base64
+ * and base64url alphabets (and stops at padding inside the string), and any such character makes the
+ * result shorter than the length promises; the two base64url characters and non-canonical padding bits
+ * are checked directly. The checks in base64Problem only explain a failure.
  */
 export function decodeStrictBase64(s: string, maxBytes = MAX_EVIDENCE_BYTES): { ok: true; bytes: Buffer } | { ok: false; message: string } {
   const pad = s.endsWith('==') ? 2 : s.endsWith('=') ? 1 : 0;
   const size = (s.length / 4) * 3 - pad;
-  if (s.length % 4 === 0 && size <= maxBytes) {
+  if (s.length % 4 === 0 && size <= maxBytes && !s.includes('-') && !s.includes('_') && canonicalPadding(s, pad)) {
     const bytes = Buffer.from(s, 'base64');
-    if (bytes.length === size && bytes.toString('base64') === s) return { ok: true, bytes };
+    if (bytes.length === size) return { ok: true, bytes };
   }
   return { ok: false, message: base64Problem(s, pad, size, maxBytes) };
+}
+
+/** The bits the padding leaves unused in the last character before it must be zero (else two encodings decode alike). */
+function canonicalPadding(s: string, pad: number): boolean {
+  if (pad === 0) return true;
+  const last = ALPHABET.indexOf(s.charAt(s.length - pad - 1));
+  return last >= 0 && (last & (pad === 2 ? 0x0f : 0x03)) === 0;
 }
 
 /** Why `s` is not strict base64 within the limit, most specific reason first. */
@@ -93,12 +101,7 @@ function base64Problem(s: string, pad: number, size: number, maxBytes: number): 
   }
   if (s.length % 4 !== 0) return 'is not strict base64: its length must be a multiple of 4 (padding is required)';
   // Non-canonical encodings (unused bits set before the padding) decode ambiguously: refuse them.
-  if (pad > 0) {
-    const last = ALPHABET.indexOf(body.charAt(body.length - 1));
-    if ((pad === 2 && (last & 0x0f) !== 0) || (pad === 1 && (last & 0x03) !== 0)) {
-      return 'is not strict base64: the bits before the padding must be zero (non-canonical encoding)';
-    }
-  }
+  if (!canonicalPadding(s, pad)) return 'is not strict base64: the bits before the padding must be zero (non-canonical encoding)';
   if (size > maxBytes) return `decodes to ${size} bytes; at most ${maxBytes} bytes (1 MB) are allowed`;
   return 'is not strict base64';
 }
