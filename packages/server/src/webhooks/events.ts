@@ -27,20 +27,13 @@ export interface NewEvent<T extends EventType = EventType> {
 export async function recordEvent<T extends EventType>(tx: Queryable, event: NewEvent<T>): Promise<{ eventId: string; deliveries: number }> {
   if (event.resourceId.length === 0 || event.resourceId.length > 64) throw new Error('recordEvent: resourceId must be 1–64 characters');
   const id = randomUUID();
-  const { seq } = await repo.insertEvent(tx, {
+  const deliveries = await repo.insertEventWithDeliveries(tx, {
     id,
     organization_id: event.organizationId,
     account_id: event.accountId,
     type: event.type,
     resource_id: event.resourceId,
     data: event.data,
-  });
-  const deliveries = await repo.insertDeliveries(tx, {
-    organization_id: event.organizationId,
-    event_id: id,
-    seq,
-    type: event.type,
-    resource_id: event.resourceId,
   });
   return { eventId: id, deliveries };
 }

@@ -194,27 +194,29 @@ export const webhooksRepository = {
 
   // ---- events (the outbox)
 
-  async insertEvent(
+  /**
+   * The event and one delivery per enabled endpoint of the organization subscribed to its type (or to
+   * `*`), in one statement (one round trip: every state change that announces itself pays it).
+   */
+  async insertEventWithDeliveries(
     db: Queryable,
     e: { id: string; organization_id: string; account_id: string | null; type: string; resource_id: string; data: unknown },
-  ): Promise<{ seq: number }> {
-    const rows = await db.query<{ seq: number }>(
-      `INSERT INTO webhook_events (id, organization_id, account_id, type, resource_id, data) VALUES ($1, $2, $3, $4, $5, $6) RETURNING seq`,
+  ): Promise<number> {
+    const rows = await db.query<{ deliveries: number }>(
+      `WITH event AS (
+         INSERT INTO webhook_events (id, organization_id, account_id, type, resource_id, data) VALUES ($1, $2, $3, $4, $5, $6)
+         RETURNING id, seq, organization_id, type, resource_id
+       ), deliveries AS (
+         INSERT INTO webhook_deliveries (id, organization_id, endpoint_id, event_id, event_seq, event_type, resource_id)
+         SELECT gen_random_uuid()::text, ev.organization_id, ep.id, ev.id, ev.seq, ev.type, ev.resource_id
+           FROM event ev JOIN webhook_endpoints ep ON ep.organization_id = ev.organization_id
+          WHERE ep.enabled AND ep.deleted_at IS NULL AND (ep.events ? ev.type OR ep.events ? '*')
+         RETURNING 1
+       )
+       SELECT (SELECT count(*) FROM deliveries)::int AS deliveries`,
       [e.id, e.organization_id, e.account_id, e.type, e.resource_id, JSON.stringify(e.data)],
     );
-    return rows[0]!;
-  },
-
-  /** One delivery per enabled endpoint of the organization subscribed to the type (or to `*`). */
-  async insertDeliveries(db: Queryable, e: { organization_id: string; event_id: string; seq: number; type: string; resource_id: string }): Promise<number> {
-    const rows = await db.query<{ id: string }>(
-      `INSERT INTO webhook_deliveries (id, organization_id, endpoint_id, event_id, event_seq, event_type, resource_id)
-       SELECT gen_random_uuid()::text, e.organization_id, e.id, $2, $3, $4, $5 FROM webhook_endpoints e
-       WHERE e.organization_id = $1 AND e.enabled AND e.deleted_at IS NULL AND (e.events ? $4 OR e.events ? '*')
-       RETURNING id`,
-      [e.organization_id, e.event_id, e.seq, e.type, e.resource_id],
-    );
-    return rows.length;
+    return rows[0]!.deliveries;
   },
 
   // ---- the worker
