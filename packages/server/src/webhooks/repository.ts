@@ -225,13 +225,16 @@ export const webhooksRepository = {
    * Claims up to `limit` due deliveries with a lease. Skips rows another worker holds (SKIP LOCKED), those
    * of disabled endpoints, and any delivery with an earlier, unfinished delivery of the same resource to
    * the same endpoint (in order per resource).
+   * `now` comes from the worker's clock in milliseconds while the database stamps new deliveries in
+   * microseconds: a delivery is due anywhere within now's millisecond, so one recorded earlier in that
+   * millisecond is not left for the next pass.
    */
   async claimDue(db: Queryable, now: string, limit: number, leaseId: string, leaseUntil: string): Promise<ClaimedDelivery[]> {
     return db.query<ClaimedDelivery>(
       `WITH due AS (
          SELECT d.id FROM webhook_deliveries d
          JOIN webhook_endpoints e ON e.id = d.endpoint_id
-         WHERE d.status = 'PENDING' AND d.next_attempt_at <= $1::timestamptz
+         WHERE d.status = 'PENDING' AND d.next_attempt_at < $1::timestamptz + interval '1 millisecond'
            AND (d.locked_until IS NULL OR d.locked_until <= $1::timestamptz)
            AND e.enabled AND e.deleted_at IS NULL
            AND NOT EXISTS (
