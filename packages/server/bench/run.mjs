@@ -16,7 +16,7 @@ import autocannon from 'autocannon';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { closeSync, openSync } from 'node:fs';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -63,7 +63,8 @@ function startProcess(script, env) {
     child,
     logFile,
     url: url.then((u) => ({ url: u, startMs: Date.now() - started })),
-    stop: () => new Promise((r) => { child.once('exit', r); child.kill('SIGTERM'); }),
+    // A clean stop removes the output (megabytes of access lines); a failure's stays for reading.
+    stop: () => new Promise((r) => { child.once('exit', r); child.kill('SIGTERM'); }).then(() => rm(logFile, { force: true })),
   };
 }
 
@@ -233,6 +234,7 @@ async function benchService(label, env, bareUrl) {
   }
   const mem = await memoryOf(proc.child.pid);
   await proc.stop();
+  await rm(dataDir, { recursive: true, force: true }); // a PGlite data dir is ~100 MB
   return { coldStartMs: startMs, peakRssMb: mem.peakMb, scenarios: results, ceiling, missingFixtures: fx.missing };
 }
 
