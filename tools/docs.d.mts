@@ -1,3 +1,5 @@
 // Types for docs.mjs (imported by tools/test/docs.test.ts).
-export declare function swaggerUiDist(): string;
-export declare function buildDocs(options?: { out?: string; specFile?: string }): string[];
+export declare function redocBundle(): string;
+export declare function readGuides(dir?: string): { name: string; title: string; markdown: string }[];
+export declare function buildDocs(options?: { out?: string; specFile?: string; guidesDir?: string }): string[];
+export declare function localRedoc(source: string): string;

@@ -1,12 +1,12 @@
-// tools/docs.mjs: a self-contained static reference folder (Swagger UI + the bundled spec), with
-// nothing loaded from a CDN or any other host.
+// tools/docs.mjs: the documentation site (guides rendered from docs/guides, Redoc reference, the spec),
+// self-contained: nothing is loaded from a CDN or any other host.
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildDocs } from '../docs.mjs';
+import { buildDocs, localRedoc, readGuides } from '../docs.mjs';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '../..');
 let out: string;
@@ -19,23 +19,22 @@ afterAll(async () => {
   if (out) await rm(dirname(out), { recursive: true, force: true });
 });
 
-describe('static API reference', () => {
-  it('writes the page, its Swagger UI assets and the spec', async () => {
+/** Every file a page loads (scripts, stylesheets, images), as opposed to the links a reader may follow. */
+const loads = (html: string) => [...html.matchAll(/<(?:script|img)[^>]*\ssrc="([^"]+)"|<link[^>]*\shref="([^"]+)"/g)].map((m) => (m[1] ?? m[2])!);
+
+describe('documentation site', () => {
+  it('writes the start page, one page per guide, the reference and its assets', async () => {
     expect((await readdir(out)).sort()).toEqual(
-      [
-        'LICENSE',
-        'NOTICE',
-        'favicon-16x16.png',
-        'favicon-32x32.png',
-        'index.html',
-        'init.js',
-        'openapi.json',
-        'spec.js',
-        'swagger-ui-bundle.js',
-        'swagger-ui-standalone-preset.js',
-        'swagger-ui.css',
-      ].sort(),
+      ['guides', 'index.html', 'openapi.json', 'redoc.standalone.js', 'redoc.standalone.js.LICENSE.txt', 'reference.html', 'reference.js', 'spec.js', 'style.css'].sort(),
     );
+    const guides = readGuides(join(repoRoot, 'docs/guides'));
+    expect(guides.map((g) => g.name).slice(0, 6)).toEqual(['getting-started', 'test-cards', 'errors', 'idempotency', 'webhooks', 'client']);
+    expect((await readdir(join(out, 'guides'))).sort()).toEqual(guides.map((g) => `${g.name}.html`).sort());
+    for (const g of guides) {
+      const html = await readFile(join(out, 'guides', `${g.name}.html`), 'utf8');
+      expect(html).toContain(`<h1>${g.title}</h1>`);
+      expect(html, 'snippet comments are for the tests only').not.toContain('snippet-');
+    }
   });
 
   it('carries exactly the bundled spec, as a file and embedded for file:// viewing', async () => {
@@ -45,20 +44,37 @@ describe('static API reference', () => {
     expect(JSON.parse(js.replace(/^window\.PAYORCH_SPEC = /, '').replace(/;\n$/, ''))).toEqual(bundled);
   });
 
-  it('loads nothing from another host: every reference in the page is a local file', async () => {
-    const html = await readFile(join(out, 'index.html'), 'utf8');
-    const refs = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
-    expect(refs.length).toBeGreaterThanOrEqual(5);
-    for (const ref of refs) {
-      expect(ref).toMatch(/^\.\//);
-      expect(existsSync(join(out, ref))).toBe(true);
+  it('loads nothing from another host: every file a page loads is a local file', async () => {
+    const pages = ['index.html', 'reference.html', ...(await readdir(join(out, 'guides'))).map((f) => `guides/${f}`)];
+    for (const page of pages) {
+      const html = await readFile(join(out, page), 'utf8');
+      const refs = loads(html);
+      expect(refs.length, page).toBeGreaterThanOrEqual(1);
+      for (const ref of refs) {
+        expect(ref, page).not.toMatch(/^[a-z]+:|^\/\//);
+        expect(existsSync(join(out, dirname(page), ref)), `${page} → ${ref}`).toBe(true);
+      }
     }
-    const init = await readFile(join(out, 'init.js'), 'utf8');
-    expect(init).toContain('validatorUrl: null');
-    expect(html + init).not.toMatch(/https?:\/\//);
+    expect(await readFile(join(out, 'redoc.standalone.js'), 'utf8')).not.toContain('cdn.redoc.ly');
   });
 
-  it('titles the page with the API name and version', async () => {
-    expect(await readFile(join(out, 'index.html'), 'utf8')).toMatch(/<title>payorch API \d+\.\d+\.\d+ reference<\/title>/);
+  it('links between guides point at the rendered pages, and every link inside the site resolves', async () => {
+    for (const f of await readdir(join(out, 'guides'))) {
+      const html = await readFile(join(out, 'guides', f), 'utf8');
+      expect(html).not.toMatch(/href="[\w-]+\.md"/);
+      for (const [, href] of html.matchAll(/<a href="([^"#]+)(?:#[^"]*)?"/g)) {
+        if (/^[a-z]+:/.test(href!)) continue;
+        expect(existsSync(join(out, 'guides', href!)), `${f} → ${href}`).toBe(true);
+      }
+    }
+  });
+
+  it('refuses a Redoc bundle that calls out to its CDN in a way it does not know', () => {
+    expect(() => localRedoc('img.src = "https://cdn.redoc.ly/redoc/other.svg"')).toThrow(/no longer contains/);
+    expect(localRedoc('src:"https://cdn.redoc.ly/redoc/logo-mini.svg"')).toMatch(/^src:"data:image\/svg\+xml,/);
+  });
+
+  it('titles the reference with the API name and version', async () => {
+    expect(await readFile(join(out, 'reference.html'), 'utf8')).toMatch(/<title>payorch API \d+\.\d+\.\d+ reference<\/title>/);
   });
 });

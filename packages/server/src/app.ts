@@ -5,7 +5,7 @@
  */
 import express from 'express';
 import helmet from 'helmet';
-import swaggerUi from 'swagger-ui-express';
+import { fileURLToPath } from 'node:url';
 import type { AppDeps, Handlers } from './context.js';
 import { accessLog } from './http/access-log.js';
 import { dispatch } from './http/dispatch.js';
@@ -23,6 +23,9 @@ import { DatabaseRateLimitStore, MemoryRateLimitStore } from './ratelimit/store.
 import { authenticate } from './tenancy/authenticate.js';
 import { brandIconsRouter } from './vault/brand-icons.js';
 import { sandboxPagesRouter } from './vault/sandbox-pages.js';
+
+/** packages/server/dist/docs, from src/ (tests) and from dist/ alike. */
+const DOCS_SITE = fileURLToPath(new URL('../dist/docs', import.meta.url));
 
 export interface CreateAppOptions extends AppDeps {
   /** Replace the handler map (tests of the platform itself). */
@@ -43,8 +46,11 @@ export function createApp(options: CreateAppOptions): express.Express {
   app.use(requestId);
   app.use(
     helmet({
-      // The API answers JSON; only /docs renders HTML (Swagger UI's own files and inline styles).
-      contentSecurityPolicy: { directives: { 'style-src': ["'self'", "'unsafe-inline'"], 'img-src': ["'self'", 'data:'] } },
+      // The API answers JSON; only /docs renders HTML: Redoc injects its styles and runs its search index
+      // in a worker made from a blob. Everything else comes from this origin.
+      contentSecurityPolicy: {
+        directives: { 'style-src': ["'self'", "'unsafe-inline'"], 'img-src': ["'self'", 'data:'], 'worker-src': ["'self'", 'blob:'] },
+      },
     }),
   );
   app.use(accessLog(deps.log));
@@ -63,7 +69,8 @@ export function createApp(options: CreateAppOptions): express.Express {
   app.get('/openapi.json', (_req, res) => {
     res.json(spec);
   });
-  app.use('/docs', swaggerUi.serve, swaggerUi.setup(loadSpec() as never, { customSiteTitle: 'payorch API reference' }));
+  // The documentation site (guides + reference), built with the server by tools/docs.mjs.
+  app.use('/docs', express.static(DOCS_SITE, { index: 'index.html', fallthrough: true }));
 
   const limiterStore = deps.config.rateLimitStore === 'database' ? new DatabaseRateLimitStore(deps.db, deps.config.rateLimitPerMinute) : new MemoryRateLimitStore();
   const limiter = rateLimit(limiterStore, { limit: deps.config.rateLimitPerMinute, windowSeconds: 60 });

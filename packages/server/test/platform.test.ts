@@ -99,9 +99,16 @@ for (const backend of backends()) {
       const spec = (await (await fetch(`${t.running.url}/openapi.json`)).json()) as { openapi: string; paths: object };
       expect(spec.openapi).toBe('3.1.0');
       expect(Object.keys(spec.paths)).toContain('/payments/{payment_id}/transactions/{transaction_id}/dispute');
-      const docs = await fetch(`${t.running.url}/docs/`);
-      expect(docs.status).toBe(200);
-      expect(await docs.text()).toContain('swagger-ui');
+      for (const [path, marker] of [
+        ['/docs/', 'href="guides/getting-started.html"'],
+        ['/docs/guides/test-cards.html', '4000000000000259'],
+        ['/docs/reference.html', 'redoc.standalone.js'],
+      ] as const) {
+        const docs = await fetch(`${t.running.url}${path}`);
+        expect(docs.status, path).toBe(200);
+        expect(docs.headers.get('content-type')).toMatch(/^text\/html/);
+        expect(await docs.text()).toContain(marker);
+      }
     });
 
     it('every response has X-Request-Id (the caller’s when sane), security headers, no X-Powered-By', async () => {
