@@ -29,4 +29,8 @@ export declare function resolveBase(
   args: Record<string, string | boolean | undefined>,
   cwd: string,
 ): Promise<{ oldEntry: string; newEntry: string; baseLabel: string; cleanup?: string } | { none: string }>;
+export declare function compareWithBase(
+  args: Record<string, string | boolean | undefined>,
+  cwd: string,
+): Promise<{ result: DiffResult; baseLabel: string } | { none: string }>;
 export declare function main(argv?: string[], options?: { cwd?: string; log?: (line: string) => void }): Promise<number>;

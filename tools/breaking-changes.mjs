@@ -651,27 +651,33 @@ export async function resolveBase(args, cwd) {
   return { oldEntry: baseline, newEntry, baseLabel: `the released contract ${version} (${relative(cwd, baseline)})` };
 }
 
+/** The diff between the chosen base and the working spec (parsed CLI args, see resolveBase). */
+export async function compareWithBase(args, cwd) {
+  const base = await resolveBase(args, cwd);
+  if ('none' in base) return base;
+  try {
+    return { result: diffSpecs(await loadSpec(base.oldEntry), await bundleSpec(base.newEntry)), baseLabel: base.baseLabel };
+  } finally {
+    if (base.cleanup) rmSync(base.cleanup, { recursive: true, force: true });
+  }
+}
+
 export async function main(argv = process.argv.slice(2), { cwd = process.cwd(), log = console.log } = {}) {
   const args = parseArgs(argv);
   if (args.help) {
     log('usage: node tools/breaking-changes.mjs [--baseline spec/released/openapi.json | --base <git-ref> | --old a.yaml --new b.yaml] [--spec spec/openapi.yaml] [--json]');
     return 0;
   }
-  const base = await resolveBase(args, cwd);
-  if ('none' in base) {
-    log(base.none);
+  const compared = await compareWithBase(args, cwd);
+  if ('none' in compared) {
+    log(compared.none);
     return 0;
   }
-  const { oldEntry, newEntry, baseLabel, cleanup } = base;
-  try {
-    const result = diffSpecs(await loadSpec(oldEntry), await bundleSpec(newEntry));
-    const v = verdict(result);
-    if (args.json) log(JSON.stringify({ base: baseLabel, ...result, ...v }, null, 2));
-    else log(format(result, { baseLabel, verdict: v }));
-    return v.fail ? 1 : 0;
-  } finally {
-    if (cleanup) rmSync(cleanup, { recursive: true, force: true });
-  }
+  const { result, baseLabel } = compared;
+  const v = verdict(result);
+  if (args.json) log(JSON.stringify({ base: baseLabel, ...result, ...v }, null, 2));
+  else log(format(result, { baseLabel, verdict: v }));
+  return v.fail ? 1 : 0;
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

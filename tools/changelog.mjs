@@ -5,10 +5,10 @@
 //   npm run changelog                           released contract (spec/released/openapi.json) → working spec
 //   node tools/changelog.mjs --out <file>       … written to a file instead of printed
 //   --baseline <file>, --base <git-ref>, --old a.yaml --new b.yaml, --spec <entry>: as breaking-changes.mjs
-import { rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bundleSpec, diffSpecs, loadSpec, parseArgs, resolveBase } from './breaking-changes.mjs';
+import { compareWithBase, parseArgs } from './breaking-changes.mjs';
 
 /** Sections in the order a reader needs them; each safe change goes where its kind says. */
 const SECTIONS = [
@@ -50,23 +50,19 @@ export async function main(argv = process.argv.slice(2), { cwd = process.cwd(), 
     log('usage: node tools/changelog.mjs [--baseline spec/released/openapi.json | --base <git-ref> | --old a.yaml --new b.yaml] [--out CHANGES.md]');
     return 0;
   }
-  const base = await resolveBase(args, cwd);
-  if ('none' in base) {
-    log(base.none);
+  const compared = await compareWithBase(args, cwd);
+  if ('none' in compared) {
+    log(compared.none);
     return 0;
   }
-  try {
-    const result = diffSpecs(await loadSpec(base.oldEntry), await bundleSpec(base.newEntry));
-    const next = result.newVersion === result.oldVersion ? `${result.newVersion} + unreleased changes` : `${result.newVersion} (unreleased)`;
-    const text = renderChangelog(result, { heading: `${next}: changes since ${result.oldVersion}` });
-    if (out) {
-      writeFileSync(resolve(cwd, out), text);
-      log(`Changelog written to ${out}`);
-    } else log(text);
-    return 0;
-  } finally {
-    if (base.cleanup) rmSync(base.cleanup, { recursive: true, force: true });
-  }
+  const { result } = compared;
+  const next = result.newVersion === result.oldVersion ? `${result.newVersion} + unreleased changes` : `${result.newVersion} (unreleased)`;
+  const text = renderChangelog(result, { heading: `${next}: changes since ${result.oldVersion}` });
+  if (out) {
+    writeFileSync(resolve(cwd, out), text);
+    log(`Changelog written to ${out}`);
+  } else log(text);
+  return 0;
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
