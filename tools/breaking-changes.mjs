@@ -1,12 +1,24 @@
 #!/usr/bin/env node
-// Breaking-change detection: compares the spec with the one at a git ref (default: the merge base
-// with main) and lists what would break an existing client apart from what is safe.
-//   node tools/breaking-changes.mjs                     working tree vs `git merge-base HEAD main`
-//   node tools/breaking-changes.mjs --base <git-ref>    working tree vs that ref
+// Breaking-change detection: compares the spec with the last released contract (the committed
+// snapshot spec/released/openapi.json that `npm run release` writes) and lists what would break an
+// existing client apart from what is safe. Comparing with a committed file, not with git history,
+// makes the check work on `main` itself and in a fresh clone without tags: a commit that breaks the
+// contract fails CI until info.version's major goes up (the version policy in spec/CONVENTIONS.md).
+//   node tools/breaking-changes.mjs                     working tree vs spec/released/openapi.json
+//   node tools/breaking-changes.mjs --baseline <file>   working tree vs another released snapshot
+//   node tools/breaking-changes.mjs --base <git-ref>    working tree vs the spec at that ref
 //   node tools/breaking-changes.mjs --old a.yaml --new b.yaml   two spec files
 //   options: --spec <entry> (default spec/openapi.yaml), --json (machine-readable output)
-// Exit 0: no breaking change, or info.version's major went up. Exit 1: breaking changes. Exit 2: the
-// tool could not run (no such ref, a spec that does not bundle).
+// Exit 0: nothing to hold back. Exit 1: breaking changes without a new major version, bounds
+// introduced on request inputs without a new minor version, or a version lower than the baseline's.
+// Exit 2: the tool could not run (no baseline, no such ref, a spec that does not bundle).
+//
+// Three severities. `breaking`: an existing client can fail (needs a new major). `limit`: an upper
+// bound (maxLength, maxItems, maxProperties, maximum) written on a request input that had none. Every
+// input must have a limit (CONVENTIONS.md), so an unbounded one is a defect and its bound a security
+// fix; the request's body limit bounded it already, but a client that sent more than the new bound now
+// gets a 400, so it cannot go in silently: it needs a new minor version and the changelog lists it
+// under "Limits introduced". Tightening a bound that was written stays breaking. `safe`: the rest.
 //
 // Direction matters. A request accepts what clients send: narrowing it (new required field, shorter
 // maxLength, fewer enum values, a type removed) breaks them. A response is what clients read:
@@ -14,7 +26,8 @@
 // The spec at the ref is read with `git ls-tree`/`git show` into a temporary folder; the working
 // tree is never touched.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,8 +38,11 @@ process.env.REDOCLY_SUPPRESS_UPDATE_NOTICE ??= 'true';
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'];
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
+/** Where the released contract lives, next to the spec's entry file. */
+export const releasedSpecPath = (specEntry) => join(dirname(specEntry), 'released/openapi.json');
+
 /**
- * @typedef {{ kind: string, severity: 'breaking' | 'safe', where: string, message: string }} Change
+ * @typedef {{ kind: string, severity: 'breaking' | 'limit' | 'safe', where: string, message: string }} Change
  */
 
 /** Bundles a (multi-file) spec into one document; $refs to components stay refs. */
@@ -206,8 +222,9 @@ class Comparer {
       const cmp = compareBound(ob, nb, kind);
       if (cmp === 0) continue;
       const msg = `${kind === 'min' ? 'minimum' : 'maximum'} ${fmtBound(ob, kind)} → ${fmtBound(nb, kind)}`;
-      if (req) this.emit(cmp < 0 ? 'breaking' : 'safe', cmp < 0 ? 'request-limit-narrowed' : 'request-limit-widened', at, msg);
-      else this.emit('safe', 'response-limit-changed', at, msg);
+      if (!req) this.emit('safe', 'response-limit-changed', at, msg);
+      else if (kind === 'max' && !ob) this.emit('limit', 'request-limit-added', at, `${msg} (none was written)`);
+      else this.emit(cmp < 0 ? 'breaking' : 'safe', cmp < 0 ? 'request-limit-narrowed' : 'request-limit-widened', at, msg);
     }
 
     // Pattern and format
@@ -274,8 +291,9 @@ class Comparer {
     if (oldV === newV) return;
     const narrowed = kind === 'max' ? newV !== undefined && (oldV === undefined || newV < oldV) : newV !== undefined && (oldV === undefined || newV > oldV);
     const msg = `${kw} ${oldV ?? 'none'} → ${newV ?? 'none'}`;
-    if (dir === 'request') this.emit(narrowed ? 'breaking' : 'safe', narrowed ? 'request-limit-narrowed' : 'request-limit-widened', at, msg);
-    else this.emit('safe', 'response-limit-changed', at, msg);
+    if (dir !== 'request') this.emit('safe', 'response-limit-changed', at, msg);
+    else if (kind === 'max' && oldV === undefined) this.emit('limit', 'request-limit-added', at, `${msg} (none was written)`);
+    else this.emit(narrowed ? 'breaking' : 'safe', narrowed ? 'request-limit-narrowed' : 'request-limit-widened', at, msg);
   }
 }
 
@@ -342,13 +360,44 @@ export function diffSpecs(oldDoc, newDoc) {
     if (oldOps.has(key) || !oldPaths.has(normalizePath(n.template))) continue;
     c.emit('safe', 'operation-added', `${n.method.toUpperCase()} ${n.template}`, `operation ${n.op.operationId ?? key} added`);
   }
+  compareWebhooks(c);
 
   return {
     breaking: c.changes.filter((x) => x.severity === 'breaking'),
+    limits: c.changes.filter((x) => x.severity === 'limit'),
     safe: c.changes.filter((x) => x.severity === 'safe'),
     oldVersion: oldDoc.info?.version,
     newVersion: newDoc.info?.version,
   };
+}
+
+/**
+ * Webhooks (OAS 3.1 `webhooks`) are requests the service sends and integrators parse: their payload
+ * is compared like a response (a removed field or event breaks the receiver, a new one does not).
+ */
+function compareWebhooks(c) {
+  const { oldDoc, newDoc } = c;
+  const events = (doc) => new Map(Object.entries(doc.webhooks ?? {}).map(([name, item]) => [name, deref(doc, item).post]));
+  const before = events(oldDoc);
+  const after = events(newDoc);
+  for (const [name, op] of before) {
+    const where = `WEBHOOK ${name}`;
+    const next = after.get(name);
+    if (!next) {
+      c.emit('breaking', 'webhook-removed', where, `event ${name} no longer sent`);
+      continue;
+    }
+    const ob = op?.requestBody ? deref(oldDoc, op.requestBody) : {};
+    const nb = next.requestBody ? deref(newDoc, next.requestBody) : {};
+    for (const [media, content] of Object.entries(ob.content ?? {})) {
+      const n = nb.content?.[media];
+      if (!n) c.emit('breaking', 'webhook-media-type-removed', where, `${media} no longer sent`);
+      else c.schema(content.schema, n.schema, 'response', `${where} payload`, '');
+    }
+  }
+  for (const name of after.keys()) {
+    if (!before.has(name)) c.emit('safe', 'webhook-added', `WEBHOOK ${name}`, `event ${name} added`);
+  }
 }
 
 function compareOperation(c, o, n, where) {
@@ -447,17 +496,33 @@ function compareOperation(c, o, n, where) {
   }
 }
 
-const major = (v) => {
-  const m = /^v?(\d+)/.exec(String(v ?? ''));
-  return m ? Number(m[1]) : undefined;
+/** `1.2.3` (an optional `v`, a pre-release suffix ignored) → [1, 2, 3]; undefined if not semver. */
+export function parseVersion(v) {
+  const m = /^v?(\d+)\.(\d+)\.(\d+)(?:[-+].*)?$/.exec(String(v ?? '').trim());
+  return m ? [Number(m[1]), Number(m[2]), Number(m[3])] : undefined;
+}
+/** -1, 0 or 1 as version a is lower than, equal to or higher than b. */
+export const compareVersions = (a, b) => {
+  for (let i = 0; i < 3; i++) if (a[i] !== b[i]) return a[i] < b[i] ? -1 : 1;
+  return 0;
 };
 
-/** Breaking changes fail unless info.version's major went up. */
+/**
+ * The version policy, for one commit: breaking changes need a new major, bounds introduced on request
+ * inputs a new minor (or major), and the version never goes below the baseline's. (Additive changes
+ * need no bump per commit; `npm run release` asks for the minor they call for.)
+ */
 export function verdict(result) {
-  const before = major(result.oldVersion);
-  const after = major(result.newVersion);
-  const majorBumped = before !== undefined && after !== undefined && after > before;
-  return { fail: result.breaking.length > 0 && !majorBumped, majorBumped };
+  const before = parseVersion(result.oldVersion);
+  const after = parseVersion(result.newVersion);
+  const majorBumped = Boolean(before && after && after[0] > before[0]);
+  const minorBumped = Boolean(majorBumped || (before && after && after[0] === before[0] && after[1] > before[1]));
+  const versionLowered = Boolean(before && after && compareVersions(after, before) < 0);
+  const reasons = [];
+  if (result.breaking.length > 0 && !majorBumped) reasons.push(`${result.breaking.length} breaking change(s) without a new major version`);
+  if ((result.limits ?? []).length > 0 && !minorBumped) reasons.push(`${result.limits.length} limit(s) introduced without a new minor version`);
+  if (versionLowered) reasons.push(`info.version went down`);
+  return { fail: reasons.length > 0, majorBumped, minorBumped, reasons };
 }
 
 /** A stable one-line id of a change, used by the tests: `kind where`. */
@@ -476,17 +541,6 @@ function tryGit(args, cwd) {
   } catch {
     return undefined;
   }
-}
-
-/** The default base: the merge base with main (or origin/main), else HEAD~1, else none. */
-export function defaultBase(cwd) {
-  for (const branch of ['main', 'origin/main']) {
-    const base = tryGit(['merge-base', 'HEAD', branch], cwd);
-    if (base) return { ref: base, label: `merge base with ${branch} (${base.slice(0, 10)})` };
-  }
-  const parent = tryGit(['rev-parse', '--verify', '--quiet', 'HEAD~1'], cwd);
-  if (parent) return { ref: parent, label: `HEAD~1 (${parent.slice(0, 10)})` };
-  return undefined;
 }
 
 /**
@@ -525,7 +579,7 @@ export function extractSpecAtRef(ref, { cwd = root, specEntry = 'spec/openapi.ya
 // ---------------------------------------------------------------------------------------------
 // CLI
 
-function parseArgs(argv) {
+export function parseArgs(argv) {
   const args = { json: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -535,6 +589,7 @@ function parseArgs(argv) {
       return v;
     };
     if (a === '--base') args.base = value();
+    else if (a === '--baseline') args.baseline = value();
     else if (a === '--old') args.old = value();
     else if (a === '--new') args.new = value();
     else if (a === '--spec') args.spec = value();
@@ -553,49 +608,76 @@ function format(result, { baseLabel, verdict: v }) {
   };
   lines.push(`Comparing the spec with ${baseLabel}`);
   list('Breaking changes', result.breaking, '✗');
+  list('Limits introduced', result.limits, '!');
   list('Safe changes', result.safe, '✓');
   const versions = `info.version ${result.oldVersion ?? '?'} → ${result.newVersion ?? '?'}`;
-  if (result.breaking.length === 0) lines.push(`No breaking change (${versions}).`);
-  else if (v.majorBumped) lines.push(`Breaking changes accepted: the major version went up (${versions}).`);
-  else lines.push(`FAIL: ${result.breaking.length} breaking change(s) without a new major version (${versions}). Keep the old shape, or raise info.version's major.`);
+  if (v.fail) {
+    lines.push(`FAIL: ${v.reasons.join('; ')} (${versions}).`);
+    if (result.breaking.length > 0 && !v.majorBumped) lines.push("  Keep the old shape, or raise info.version's major.");
+    if (result.limits.length > 0 && !v.minorBumped) lines.push("  Raise info.version's minor: the release notes must say that these inputs are now bounded.");
+  } else if (result.breaking.length > 0) lines.push(`Breaking changes accepted: the major version went up (${versions}).`);
+  else if (result.limits.length > 0) lines.push(`No breaking change; limits accepted with the new minor version (${versions}).`);
+  else lines.push(`No breaking change (${versions}).`);
   return lines.join('\n');
+}
+
+/** Reads a spec: a released snapshot as it is (already bundled), anything else through the bundler. */
+export async function loadSpec(file) {
+  if (file.endsWith('.json')) {
+    const doc = JSON.parse(await readFile(file, 'utf8'));
+    if (!doc.$ref) return doc;
+  }
+  return bundleSpec(file);
+}
+
+/**
+ * Chooses what to compare: two files, the spec at a git ref, or (the default) the released snapshot.
+ * @returns {Promise<{ oldEntry: string, newEntry: string, baseLabel: string, cleanup?: string } | { none: string }>}
+ */
+export async function resolveBase(args, cwd) {
+  const newEntry = resolve(cwd, args.new ?? args.spec ?? join(tryGit(['rev-parse', '--show-toplevel'], cwd) ?? root, 'spec/openapi.yaml'));
+  if (args.old) return { oldEntry: resolve(cwd, args.old), newEntry, baseLabel: relative(cwd, resolve(cwd, args.old)) };
+  if (args.base) {
+    if (!tryGit(['rev-parse', '--verify', '--quiet', `${args.base}^{commit}`], cwd)) throw new Error(`no such git ref: ${args.base}`);
+    const extracted = extractSpecAtRef(args.base, { cwd, specEntry: relative(cwd, newEntry) });
+    if (!extracted) return { none: `The spec did not exist at ${args.base}: nothing to compare.` };
+    return { oldEntry: extracted.entry, newEntry, baseLabel: args.base, cleanup: extracted.dir };
+  }
+  const baseline = args.baseline ? resolve(cwd, args.baseline) : releasedSpecPath(newEntry);
+  if (!existsSync(baseline)) {
+    throw new Error(`no release baseline at ${relative(cwd, baseline) || baseline}: run \`npm run release\` to record the released contract`);
+  }
+  const version = JSON.parse(await readFile(baseline, 'utf8')).info?.version ?? '?';
+  return { oldEntry: baseline, newEntry, baseLabel: `the released contract ${version} (${relative(cwd, baseline)})` };
+}
+
+/** The diff between the chosen base and the working spec (parsed CLI args, see resolveBase). */
+export async function compareWithBase(args, cwd) {
+  const base = await resolveBase(args, cwd);
+  if ('none' in base) return base;
+  try {
+    return { result: diffSpecs(await loadSpec(base.oldEntry), await bundleSpec(base.newEntry)), baseLabel: base.baseLabel };
+  } finally {
+    if (base.cleanup) rmSync(base.cleanup, { recursive: true, force: true });
+  }
 }
 
 export async function main(argv = process.argv.slice(2), { cwd = process.cwd(), log = console.log } = {}) {
   const args = parseArgs(argv);
   if (args.help) {
-    log('usage: node tools/breaking-changes.mjs [--base <git-ref>] [--spec spec/openapi.yaml] [--old a.yaml --new b.yaml] [--json]');
+    log('usage: node tools/breaking-changes.mjs [--baseline spec/released/openapi.json | --base <git-ref> | --old a.yaml --new b.yaml] [--spec spec/openapi.yaml] [--json]');
     return 0;
   }
-  let oldEntry = args.old ? resolve(cwd, args.old) : undefined;
-  const newEntry = resolve(cwd, args.new ?? args.spec ?? join(tryGit(['rev-parse', '--show-toplevel'], cwd) ?? root, 'spec/openapi.yaml'));
-  let baseLabel = oldEntry ? relative(cwd, oldEntry) : '';
-  let cleanup;
-  try {
-    if (!oldEntry) {
-      const base = args.base ? { ref: args.base, label: args.base } : defaultBase(cwd);
-      if (!base) {
-        log('No base to compare with (no main branch and no parent commit): nothing to check.');
-        return 0;
-      }
-      if (!tryGit(['rev-parse', '--verify', '--quiet', `${base.ref}^{commit}`], cwd)) throw new Error(`no such git ref: ${base.ref}`);
-      const extracted = extractSpecAtRef(base.ref, { cwd, specEntry: relative(cwd, newEntry) });
-      if (!extracted) {
-        log(`The spec did not exist at ${base.label}: nothing to compare.`);
-        return 0;
-      }
-      cleanup = extracted.dir;
-      oldEntry = extracted.entry;
-      baseLabel = base.label;
-    }
-    const result = diffSpecs(await bundleSpec(oldEntry), await bundleSpec(newEntry));
-    const v = verdict(result);
-    if (args.json) log(JSON.stringify({ base: baseLabel, ...result, ...v }, null, 2));
-    else log(format(result, { baseLabel, verdict: v }));
-    return v.fail ? 1 : 0;
-  } finally {
-    if (cleanup) rmSync(cleanup, { recursive: true, force: true });
+  const compared = await compareWithBase(args, cwd);
+  if ('none' in compared) {
+    log(compared.none);
+    return 0;
   }
+  const { result, baseLabel } = compared;
+  const v = verdict(result);
+  if (args.json) log(JSON.stringify({ base: baseLabel, ...result, ...v }, null, 2));
+  else log(format(result, { baseLabel, verdict: v }));
+  return v.fail ? 1 : 0;
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

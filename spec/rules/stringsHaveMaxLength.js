@@ -1,11 +1,13 @@
 // Walks one schema (refs already resolved) and reports every string schema without maxLength.
 // An enum or const bounds a string by itself. Example values are not schemas and are skipped.
+// Spectral takes a result's `path` as absolute (from the document root, not from the target): each
+// starts with context.path, so the diagnostic points at the file, line and property that lack it.
 const SUBSCHEMA_LISTS = ['oneOf', 'anyOf', 'allOf'];
 const SUBSCHEMA_SINGLE = ['items', 'not', 'if', 'then', 'else', 'contains', 'propertyNames'];
 
-export default function stringsHaveMaxLength(schema) {
+export default function stringsHaveMaxLength(schema, _options, context) {
   const results = [];
-  walk(schema, [], results, new Set());
+  walk(schema, [...context.path], results, new Set());
   return results;
 }
 

@@ -1,11 +1,15 @@
 // Table-driven tests for the custom rules in spec/.spectral.yaml. A lint-clean fixture gives zero
 // diagnostics of any rule (custom and spectral:oas recommended); each case applies one small mutation
-// to a deep clone of it and expects exactly one diagnostic, of the rule under test.
+// to a deep clone of it and expects exactly one diagnostic, of the rule under test, at the path of the
+// offending node. On a copy of the real multi-file spec, a mistake in a component file is reported in
+// that file, on its line, at the property (a custom function's result path is absolute in Spectral:
+// one relative to its target used to land on `spec/openapi.yaml 1:1` with an empty path).
 import fs from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Document, Spectral, type ISpectralDiagnostic } from '@stoplight/spectral-core';
 import * as Parsers from '@stoplight/spectral-parsers';
 import { bundleAndLoadRuleset } from '@stoplight/spectral-ruleset-bundler/with-loader';
@@ -62,38 +66,51 @@ interface Case {
   name: string;
   mutate: (doc: Doc) => void;
 }
+interface Violation extends Case {
+  /** Where the one diagnostic must point: the JSON path of the offending node. */
+  path: string[];
+}
 
-// rule code -> mutations that must each give exactly one diagnostic of that rule.
-const violations: Record<string, Case[]> = {
+const PAY = ['paths', '/payments', 'post'];
+const GET_PAY = ['paths', '/payments/{payment_id}', 'get'];
+const HEALTH = ['paths', '/healthz', 'get'];
+const SCHEMAS = ['components', 'schemas'];
+
+// rule code -> mutations that must each give exactly one diagnostic of that rule, at `path`.
+const violations: Record<string, Violation[]> = {
   'payorch-operation-id-camel-case': [
-    { name: 'snake_case operationId', mutate: (d) => void (getPayment(d).operationId = 'get_payment') },
-    { name: 'PascalCase operationId', mutate: (d) => void (post(d).operationId = 'CreatePayment') },
+    { name: 'snake_case operationId', path: [...GET_PAY, 'operationId'], mutate: (d) => void (getPayment(d).operationId = 'get_payment') },
+    { name: 'PascalCase operationId', path: [...PAY, 'operationId'], mutate: (d) => void (post(d).operationId = 'CreatePayment') },
   ],
   'payorch-success-examples': [
-    { name: '200 without examples', mutate: (d) => void delete getPayment(d).responses['200'].content['application/json'].examples },
-    { name: '200 without example', mutate: (d) => void delete health(d).responses['200'].content['application/json'].example },
+    { name: '200 without examples', path: [...GET_PAY, 'responses', '200', 'content', 'application/json'], mutate: (d) => void delete getPayment(d).responses['200'].content['application/json'].examples },
+    { name: '200 without example', path: [...HEALTH, 'responses', '200', 'content', 'application/json'], mutate: (d) => void delete health(d).responses['200'].content['application/json'].example },
   ],
   'payorch-snake-case-properties': [
     {
       name: 'camelCase property in a component schema',
+      path: [...SCHEMAS, 'Payment', 'properties', 'merchantReference'],
       mutate: (d) => void (schemas(d).Payment.properties.merchantReference = { type: 'string', maxLength: 64 }),
     },
     {
       name: 'kebab-case property in an inline response schema',
+      path: [...HEALTH, 'responses', '200', 'content', 'application/json', 'schema', 'properties', 'up-since'],
       mutate: (d) => void (health(d).responses['200'].content['application/json'].schema.properties['up-since'] = { type: 'integer' }),
     },
   ],
   'payorch-problem-json-errors': [
     {
       name: '4xx as application/json',
+      path: [...PAY, 'responses', '400', 'content'],
       mutate: (d) => {
         const r = post(d).responses['400'];
         r.content = { 'application/json': r.content['application/problem+json'] };
       },
     },
-    { name: '4xx without content', mutate: (d) => void delete post(d).responses['400'].content },
+    { name: '4xx without content', path: [...PAY, 'responses', '400'], mutate: (d) => void delete post(d).responses['400'].content },
     {
       name: '4xx problem+json with another schema',
+      path: [...PAY, 'responses', '400', 'content', 'application/problem+json', 'schema'],
       mutate: (d) =>
         void (post(d).responses['400'].content['application/problem+json'].schema = {
           type: 'object',
@@ -102,18 +119,19 @@ const violations: Record<string, Case[]> = {
     },
   ],
   'payorch-idempotency-key': [
-    { name: 'Payments POST without X-Idempotency-Key', mutate: (d) => void delete post(d).parameters },
-    { name: 'X-Idempotency-Key not required', mutate: (d) => void (post(d).parameters[0].required = false) },
+    { name: 'Payments POST without X-Idempotency-Key', path: PAY, mutate: (d) => void delete post(d).parameters },
+    { name: 'X-Idempotency-Key not required', path: PAY, mutate: (d) => void (post(d).parameters[0].required = false) },
   ],
   'payorch-string-max-length': [
-    { name: 'string property without maxLength', mutate: (d) => void delete schemas(d).CreatePaymentRequest.properties.description.maxLength },
-    { name: 'nullable string without maxLength', mutate: (d) => void delete schemas(d).Problem.properties.detail.maxLength },
-    { name: 'path parameter without maxLength', mutate: (d) => void delete getPayment(d).parameters[0].schema.maxLength },
-    { name: 'header parameter without maxLength', mutate: (d) => void delete post(d).parameters[0].schema.maxLength },
+    { name: 'string property without maxLength', path: [...SCHEMAS, 'CreatePaymentRequest', 'properties', 'description'], mutate: (d) => void delete schemas(d).CreatePaymentRequest.properties.description.maxLength },
+    { name: 'nullable string without maxLength', path: [...SCHEMAS, 'Problem', 'properties', 'detail'], mutate: (d) => void delete schemas(d).Problem.properties.detail.maxLength },
+    { name: 'path parameter without maxLength', path: [...GET_PAY, 'parameters', '0', 'schema'], mutate: (d) => void delete getPayment(d).parameters[0].schema.maxLength },
+    { name: 'header parameter without maxLength', path: [...PAY, 'parameters', '0', 'schema'], mutate: (d) => void delete post(d).parameters[0].schema.maxLength },
   ],
+  // A missing member is reported on the object that lacks it.
   'payorch-security-declared': [
-    { name: 'operation without security', mutate: (d) => void delete getPayment(d).security },
-    { name: 'open operation without `security: []`', mutate: (d) => void delete health(d).security },
+    { name: 'operation without security', path: GET_PAY, mutate: (d) => void delete getPayment(d).security },
+    { name: 'open operation without `security: []`', path: HEALTH, mutate: (d) => void delete health(d).security },
   ],
 };
 
@@ -154,10 +172,11 @@ describe('spectral ruleset (spec/.spectral.yaml)', () => {
   });
 
   const table = Object.entries(violations).flatMap(([rule, cases]) => cases.map((c) => ({ rule, ...c })));
-  it.each(table)('$rule: $name gives exactly one diagnostic', async ({ rule, mutate }) => {
+  it.each(table)('$rule: $name gives exactly one diagnostic, at the node', async ({ rule, mutate, path }) => {
     const results = await lintMutation(mutate);
     expect(describeResults(results)).toHaveLength(1);
     expect(results[0]!.code).toBe(rule);
+    expect(results[0]!.path).toEqual(path);
   });
 
   it.each(allowed)('accepts: $name', async ({ mutate }) => {
@@ -168,5 +187,58 @@ describe('spectral ruleset (spec/.spectral.yaml)', () => {
     const text = await readFile(realSpecPath, 'utf8');
     const results = await spectral.run(new Document(text, Parsers.Yaml, realSpecPath));
     expect(describeResults(results.filter((r) => r.severity <= WARN))).toEqual([]);
+  }, 120_000); // seconds of CPU: minutes on a loaded machine
+});
+
+describe('diagnostics in a multi-file spec point at the file, line and property', () => {
+  // One lint of a copy of the real spec with a mistake in a component file, one in openapi.yaml's
+  // shared responses and one for a rule driven by `given` alone (a control): the real spec's lint takes
+  // seconds, so the three share it.
+  let dir: string | undefined;
+  afterAll(async () => {
+    if (dir) await rm(dir, { recursive: true, force: true });
   });
+
+  /** Replaces `from` (which must occur) in a file of the copy. */
+  async function edit(file: string, from: RegExp, to: string): Promise<void> {
+    const text = await readFile(join(dir!, file), 'utf8');
+    const next = text.replace(from, to);
+    expect(next, `${file}: ${String(from)} not found`).not.toBe(text);
+    await writeFile(join(dir!, file), next);
+  }
+  /** The 0-based line of the first line equal to `line` after the line equal to `after` (if given). */
+  async function lineOf(file: string, line: string, after?: string): Promise<number> {
+    const lines = (await readFile(join(dir!, file), 'utf8')).split('\n');
+    const start = after === undefined ? 0 : lines.indexOf(after);
+    const found = lines.findIndex((l, i) => i >= start && l === line);
+    expect(start >= 0 && found >= 0, `${file}: ${line}`).toBe(true);
+    return found;
+  }
+
+  it('string without maxLength, error response with another media type, camelCase property', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'payorch-spectral-'));
+    await cp(join(repoRoot, 'spec'), join(dir, 'spec'), { recursive: true });
+    const customer = 'spec/components/schemas/Customer.yaml';
+    await edit(customer, /^( {2}gender:\n {4}type: \[string, 'null'\]\n) {4}maxLength: 32\n/m, '$1');
+    await edit(customer, /^properties:\n/m, "properties:\n  preferredLanguage:\n    type: [string, 'null']\n    maxLength: 35\n");
+    await edit('spec/openapi.yaml', /^( {4}BadRequest:\n(?: {6}.*\n)*? {6}content:\n {8})application\/problem\+json:/m, '$1application/json:');
+
+    const entry = join(dir, 'spec/openapi.yaml');
+    const results = await spectral.run(new Document(await readFile(entry, 'utf8'), Parsers.Yaml, entry));
+    const at = (code: string) =>
+      results
+        .filter((r) => r.code === code)
+        .map((r) => ({ file: relative(dir!, r.source ?? ''), line: r.range.start.line, path: r.path.join('.') }));
+
+    // Reported on the line of the property's key.
+    const gender = await lineOf(customer, '  gender:');
+    expect(at('payorch-string-max-length')).toEqual([{ file: customer, line: gender, path: 'properties.gender' }]);
+    const camel = await lineOf(customer, '  preferredLanguage:');
+    expect(at('payorch-snake-case-properties')).toEqual([{ file: customer, line: camel, path: 'properties.preferredLanguage' }]);
+    // Every operation using the shared response is reported at the response's `content` in openapi.yaml.
+    const problems = at('payorch-problem-json-errors');
+    expect(problems.length).toBeGreaterThan(0);
+    const contentLine = await lineOf('spec/openapi.yaml', '      content:', '    BadRequest:');
+    for (const p of problems) expect(p).toEqual({ file: 'spec/openapi.yaml', line: contentLine, path: 'components.responses.BadRequest.content' });
+  }, 180_000);
 });

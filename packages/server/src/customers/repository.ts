@@ -24,27 +24,37 @@ export interface CustomerRow {
 
 export type NewCustomerRow = Omit<CustomerRow, 'created_at' | 'updated_at'>;
 
-const COLUMNS = `id, organization_id, merchant_customer_id, first_name, last_name, gender, date_of_birth::text AS date_of_birth,
-  email, nationality, country, document, phone, billing_address, shipping_address, metadata,
-  merchant_customer_created_at, created_at, updated_at`;
+// The column lists follow the row type: a field added to CustomerRow (the mapper asks for it once the
+// spec has it) does not compile until it is selected here and, for NewCustomerRow, inserted.
+/** Each column as selected (date_of_birth as text: a `date` must not shift with the time zone). */
+const SELECTED: Record<keyof CustomerRow, string> = {
+  id: 'id', organization_id: 'organization_id', merchant_customer_id: 'merchant_customer_id', first_name: 'first_name',
+  last_name: 'last_name', gender: 'gender', date_of_birth: 'date_of_birth::text', email: 'email', nationality: 'nationality',
+  country: 'country', document: 'document', phone: 'phone', billing_address: 'billing_address', shipping_address: 'shipping_address',
+  metadata: 'metadata', merchant_customer_created_at: 'merchant_customer_created_at', created_at: 'created_at', updated_at: 'updated_at',
+};
+const COLUMNS = Object.entries(SELECTED)
+  .map(([name, expr]) => (expr === name ? name : `${expr} AS ${name}`))
+  .join(', ');
 
 const json = (v: unknown) => (v === null || v === undefined ? null : JSON.stringify(v));
+const plain = (v: unknown) => v;
+/** How each inserted field is sent: jsonb columns as JSON text. */
+const INSERTED: Record<keyof NewCustomerRow, (v: unknown) => unknown> = {
+  id: plain, organization_id: plain, merchant_customer_id: plain, first_name: plain, last_name: plain, gender: plain,
+  date_of_birth: plain, email: plain, nationality: plain, country: plain, document: json, phone: json, billing_address: json,
+  shipping_address: json, metadata: (v) => json(v ?? []), merchant_customer_created_at: plain,
+};
+const INSERT_FIELDS = Object.keys(INSERTED) as (keyof NewCustomerRow)[];
+const INSERT_SQL = `INSERT INTO customers (${INSERT_FIELDS.join(', ')})
+  VALUES (${INSERT_FIELDS.map((_, i) => `$${i + 1}`).join(', ')})
+  ON CONFLICT (organization_id, merchant_customer_id) DO NOTHING
+  RETURNING ${COLUMNS}`;
 
 export const customersRepository = {
   /** Inserts unless the organization already has the merchant_customer_id; undefined then. */
   async insert(db: Queryable, c: NewCustomerRow): Promise<CustomerRow | undefined> {
-    const rows = await db.query<CustomerRow>(
-      `INSERT INTO customers (id, organization_id, merchant_customer_id, first_name, last_name, gender, date_of_birth, email,
-         nationality, country, document, phone, billing_address, shipping_address, metadata, merchant_customer_created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
-       ON CONFLICT (organization_id, merchant_customer_id) DO NOTHING
-       RETURNING ${COLUMNS}`,
-      [
-        c.id, c.organization_id, c.merchant_customer_id, c.first_name, c.last_name, c.gender, c.date_of_birth, c.email,
-        c.nationality, c.country, json(c.document), json(c.phone), json(c.billing_address), json(c.shipping_address),
-        json(c.metadata ?? []), c.merchant_customer_created_at,
-      ],
-    );
+    const rows = await db.query<CustomerRow>(INSERT_SQL, INSERT_FIELDS.map((f) => INSERTED[f](c[f])));
     return rows[0];
   },
 
