@@ -128,6 +128,20 @@ const violations: Record<string, Violation[]> = {
     { name: 'path parameter without maxLength', path: [...GET_PAY, 'parameters', '0', 'schema'], mutate: (d) => void delete getPayment(d).parameters[0].schema.maxLength },
     { name: 'header parameter without maxLength', path: [...PAY, 'parameters', '0', 'schema'], mutate: (d) => void delete post(d).parameters[0].schema.maxLength },
   ],
+  'payorch-parameter-examples': [
+    { name: 'path parameter without example', path: [...GET_PAY, 'parameters', '0'], mutate: (d) => void delete getPayment(d).parameters[0].example },
+    { name: 'header parameter without example', path: [...PAY, 'parameters', '0'], mutate: (d) => void delete post(d).parameters[0].example },
+    {
+      name: 'path parameter of the path item, from components, without example',
+      path: ['components', 'parameters', 'PaymentId'],
+      mutate: (d) => {
+        d.components.parameters = { PaymentId: getPayment(d).parameters[0] };
+        delete d.components.parameters.PaymentId.example;
+        d.paths['/payments/{payment_id}'].parameters = [{ $ref: '#/components/parameters/PaymentId' }];
+        delete getPayment(d).parameters;
+      },
+    },
+  ],
   // A missing member is reported on the object that lacks it.
   'payorch-security-declared': [
     { name: 'operation without security', path: GET_PAY, mutate: (d) => void delete getPayment(d).security },
@@ -150,6 +164,11 @@ const allowed: Case[] = [
       post(d).tags = ['Health'];
       delete post(d).parameters;
     },
+  },
+  { name: 'path parameter with `examples` instead of `example`', mutate: (d) => void ((getPayment(d).parameters[0].examples = { one: { value: getPayment(d).parameters[0].example } }), delete getPayment(d).parameters[0].example) },
+  {
+    name: 'query parameter without example',
+    mutate: (d) => void getPayment(d).parameters.push({ name: 'expand', in: 'query', required: false, description: 'More detail.', schema: { type: 'boolean' } }),
   },
   { name: 'string bounded by enum alone', mutate: (d) => void (schemas(d).CreatePaymentRequest.properties.description = { type: 'string', enum: ['a', 'b'] }) },
   { name: 'string bounded by const alone', mutate: (d) => void (schemas(d).CreatePaymentRequest.properties.description = { type: 'string', const: 'a' }) },

@@ -3,7 +3,7 @@
  * (openapi-fetch + @payorch/types). Runs anywhere `fetch` and WebCrypto exist: Node ≥ 20, browsers,
  * Deno, Bun. Node-only helpers (file paths) live in `@payorch/client/node`.
  */
-export type { paths, components, operations, Problem, Schemas } from '@payorch/types';
+export type { paths, components, operations, Problem, Schemas, WebhookEvent, WebhookEventMap, WebhookEventType } from '@payorch/types';
 
 export {
   createPayorchClient,

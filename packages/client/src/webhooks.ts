@@ -4,6 +4,7 @@
  * `${webhook-id}.${webhook-timestamp}.${raw body}` keyed with the base64 secret after `whsec_`, sent as
  * `webhook-signature: v1,<base64> [v1,<base64> …]`, compared in constant time, with a 5-minute tolerance.
  */
+import type { WebhookEvent } from '@payorch/types';
 
 /** The payload, id, timestamp or signature is wrong: reject the request (answer 400/401). */
 export class WebhookVerificationError extends Error {
@@ -75,15 +76,17 @@ function timingSafeEqual(a: Uint8Array, b: Uint8Array): boolean {
 }
 
 /**
- * Verifies a webhook's signature and returns its parsed JSON body; throws `WebhookVerificationError`
- * otherwise. Pass the raw body exactly as received (a string or bytes), not a re-serialized object.
+ * Verifies a webhook's signature and returns its parsed JSON body, one of the spec's events: narrow it
+ * with `switch (event.type_event)`. Throws `WebhookVerificationError` otherwise. Pass the raw body
+ * exactly as received (a string or bytes), not a re-serialized object. The body is not validated against
+ * the event schemas again: a valid signature says payorch sent it.
  */
-export async function verifyWebhook<T = unknown>(
+export async function verifyWebhook(
   payload: string | Uint8Array,
   headers: WebhookHeaders,
   secret: string,
   options: VerifyWebhookOptions = {},
-): Promise<T> {
+): Promise<WebhookEvent> {
   const id = header(headers, 'webhook-id');
   const timestamp = header(headers, 'webhook-timestamp');
   const signatures = header(headers, 'webhook-signature');
@@ -108,7 +111,7 @@ export async function verifyWebhook<T = unknown>(
 
   const text = typeof payload === 'string' ? payload : new TextDecoder().decode(payload);
   try {
-    return JSON.parse(text) as T;
+    return JSON.parse(text) as WebhookEvent;
   } catch {
     throw new WebhookVerificationError('webhook payload is not JSON');
   }

@@ -1,12 +1,15 @@
 /**
- * The integrator's view: `npm pack` @payorch/types and @payorch/client, install the tarballs into a fresh
- * project outside the workspace (openapi-fetch comes from the npm registry, nothing else is fetched),
- * type-check a small consumer under NodeNext (emitting it) and Bundler resolution with the workspace's
- * TypeScript, then run it against the test server. Prints a summary (sizes, timings, the script's output).
+ * The integrator's view: `npm pack` @payorch/client ALONE (as published: the API types are bundled in
+ * its dist, @payorch/types is only a devDependency), install the tarball into a fresh project outside
+ * the workspace (openapi-fetch comes from the npm registry, nothing else is fetched: there is no
+ * @payorch/types to fetch), type-check a small consumer and every TypeScript snippet of the READMEs under
+ * NodeNext (emitting the consumer) and Bundler resolution with the workspace's TypeScript, then run the
+ * consumer against the test server. Prints a summary (sizes, timings, the script's output).
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -28,7 +31,7 @@ function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 }
 
 const CONSUMER_TS = `
-import { createPayorchClient, evidenceFromBytes, PayorchError, signWebhook, verifyWebhook, type Schemas } from '@payorch/client';
+import { createPayorchClient, evidenceFromBytes, PayorchError, signWebhook, verifyWebhook, type Schemas, type WebhookEvent } from '@payorch/client';
 import { evidenceFromFile } from '@payorch/client/node';
 
 declare const process: { env: Record<string, string | undefined> };
@@ -64,8 +67,10 @@ const raw = await payorch.POST('/customers', { body: { merchant_customer_id: cus
 const narrowed = raw.error ? raw.error.code : raw.data.id;
 
 const secret = 'whsec_' + btoa('consumer-test-secret-32-bytes!!!');
-const body = JSON.stringify({ type_event: 'payment.succeeded' });
-const verified = await verifyWebhook<{ type_event: string }>(body, await signWebhook(body, secret), secret);
+const body = JSON.stringify({ type_event: 'payment.succeeded', data: { payment: { id: customer.id } } });
+const event: WebhookEvent = await verifyWebhook(body, await signWebhook(body, secret), secret);
+// narrowed by type_event: only a payment event has data.payment
+const verified = event.type_event === 'payment.succeeded' ? { type_event: event.type_event, payment_id: event.data.payment.id } : undefined;
 
 const fromFile = await evidenceFromFile('receipt.pdf', { content_category: 'RECEIPT' });
 let tooBig = '';
@@ -78,10 +83,73 @@ try {
 console.log(JSON.stringify({ health: health.data, customer: { id: customer.id, first_name: customer.first_name }, duplicate, narrowed, verified, evidence: { file_name: fromFile.file_name, bytes: fromFile.content.length }, tooBig }));
 `;
 
-const tsconfig = (options: Record<string, unknown>) =>
+/**
+ * What the READMEs' snippets take from the reader's own code, declared (names of @payorch/client itself
+ * are imported for each snippet that uses them, see readmeSnippets).
+ */
+const README_ENV = `
+declare const publicApiKey: string, privateSecretKey: string, account_id: string, baseUrl: string;
+declare const myFetch: typeof fetch;
+declare const payorch: import('@payorch/client').PayorchClient;
+declare const process: { env: Record<string, string | undefined> };
+declare const body: {
+  account_id: string; description: string; country: 'BR'; merchant_order_id: string; amount: { currency: string; value: number };
+  customer_payer: { id: string }; payment_method: { type: 'CARD'; vaulted_token: string };
+};
+declare const file: File, pdfBytes: Uint8Array, paymentId: string, chargebackTransactionId: string;
+// An Express app, as far as the webhook snippet uses one.
+interface ExpressRequest { body: Uint8Array; headers: Record<string, string | string[] | undefined> }
+interface ExpressResponse { sendStatus(status: number): ExpressResponse }
+declare const express: { raw(options: { type: string }): unknown };
+declare const app: { post(path: string, middleware: unknown, handler: (req: ExpressRequest, res: ExpressResponse) => Promise<unknown>): void };
+`;
+
+const README_FILES = ['packages/client/README.md', 'README.md'];
+
+/** Every \`\`\`ts block of the client's README and of the repository's README. */
+async function readmeSnippets(): Promise<{ name: string; code: string }[]> {
+  const exported = new Set<string>();
+  const dts = await readFile(join(WORKSPACE_ROOT, 'packages/client/dist/index.d.ts'), 'utf8');
+  for (const [, list] of dts.matchAll(/export (?:type )?\{([^}]*)\}/g)) {
+    for (const item of list!.split(',')) {
+      const name = item.trim().replace(/^type\s+/, '').split(/\s+as\s+/).at(-1)!;
+      if (name) exported.add(name);
+    }
+  }
+  const snippets: { name: string; code: string }[] = [];
+  for (const readme of README_FILES) {
+    const text = await readFile(join(WORKSPACE_ROOT, readme), 'utf8');
+    for (const match of text.matchAll(/^( *)```(?:ts|typescript)\n([\s\S]*?)^\1```/gm)) {
+      const indent = match[1]!;
+      const lines = match[2]!.split('\n').map((l) => (l.startsWith(indent) ? l.slice(indent.length) : l));
+      const imports = lines.filter((l) => /^import\b/.test(l));
+      const rest = lines.filter((l) => !/^import\b/.test(l));
+      const imported = imports.join('\n');
+      // The client's names a snippet uses without importing them: the reader imports them.
+      const missing = [...exported].filter((n) => new RegExp(`\\b${n}\\b`).test(rest.join('\n')) && !new RegExp(`\\b${n}\\b`).test(imported));
+      const line = text.slice(0, match.index).split('\n').length;
+      snippets.push({
+        name: `${readme}:${line}`,
+        code: [
+          `// ${readme}, line ${line}`,
+          ...imports,
+          ...(missing.length ? [`import { ${missing.join(', ')} } from '@payorch/client';`] : []),
+          // The body runs in an async function: top-level await and \`return\` as in the reader's code.
+          'export async function snippet() {',
+          ...rest,
+          '}',
+          '',
+        ].join('\n'),
+      });
+    }
+  }
+  return snippets;
+}
+
+const tsconfig = (options: Record<string, unknown>, files: string[]) =>
   JSON.stringify({
     compilerOptions: { target: 'ES2022', lib: ['ES2022', 'DOM'], strict: true, types: [], skipLibCheck: false, ...options },
-    files: ['consumer.ts', 'readme-example.ts'],
+    files,
   });
 
 describe('consumer project (packed tarballs, outside the workspace)', () => {
@@ -102,42 +170,47 @@ describe('consumer project (packed tarballs, outside the workspace)', () => {
       }
     };
 
-    // 1. npm pack, as a publish would.
-    const packed = await step('npm pack', async () => {
-      const { stdout } = await run('npm', ['pack', '-w', '@payorch/types', '-w', '@payorch/client', '--pack-destination', dir!, '--json'], { cwd: WORKSPACE_ROOT, env: cleanEnv() });
-      return JSON.parse(stdout.slice(stdout.indexOf('['))) as { name: string; filename: string; size: number; unpackedSize: number; files: { path: string }[] }[];
+    // 1. npm pack of the client alone, as a publish would.
+    const client = await step('npm pack', async () => {
+      const { stdout } = await run('npm', ['pack', '-w', '@payorch/client', '--pack-destination', dir!, '--json'], { cwd: WORKSPACE_ROOT, env: cleanEnv() });
+      return (JSON.parse(stdout.slice(stdout.indexOf('['))) as { name: string; filename: string; size: number; unpackedSize: number; files: { path: string }[] }[])[0]!;
     });
-    const client = packed.find((p) => p.name === '@payorch/client')!;
-    const types = packed.find((p) => p.name === '@payorch/types')!;
+    expect(client.name).toBe('@payorch/client');
     const clientFiles = client.files.map((f) => f.path);
-    expect(clientFiles).toEqual(expect.arrayContaining(['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts', 'dist/node.js', 'dist/node.d.ts']));
+    expect(clientFiles).toEqual(
+      expect.arrayContaining(['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts', 'dist/node.js', 'dist/node.d.ts', 'dist/types/index.d.ts', 'dist/types/generated/openapi.d.ts', 'dist/types/generated/webhook-events.d.ts']),
+    );
     expect(clientFiles.filter((f) => f.startsWith('test/') || f.startsWith('scripts/') || f.includes('tsconfig'))).toEqual([]);
 
-    // 2. A fresh project that installs the tarballs (openapi-fetch from the registry).
-    await writeFile(
-      join(dir, 'package.json'),
-      JSON.stringify({
-        name: 'payorch-consumer',
-        private: true,
-        type: 'module',
-        dependencies: { '@payorch/types': `file:./${types.filename}`, '@payorch/client': `file:./${client.filename}` },
-      }),
-    );
+    // 2. A fresh project that installs the tarball alone (openapi-fetch from the registry).
+    await writeFile(join(dir, 'package.json'), JSON.stringify({ name: 'payorch-consumer', private: true, type: 'module', dependencies: { '@payorch/client': `file:./${client.filename}` } }));
     await step('npm install', () => run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts', '--loglevel=error'], { cwd: dir!, env: cleanEnv() }));
-    const installed = JSON.parse(await readFile(join(dir, 'node_modules/@payorch/client/package.json'), 'utf8')) as { version: string };
+    const installed = JSON.parse(await readFile(join(dir, 'node_modules/@payorch/client/package.json'), 'utf8')) as { version: string; dependencies?: Record<string, string>; peerDependencies?: Record<string, string> };
     expect(installed.version).toBe('0.1.0');
+    expect(Object.keys({ ...installed.dependencies, ...installed.peerDependencies })).toEqual(['openapi-fetch']);
+    // nothing else of payorch was needed or installed
+    expect(existsSync(join(dir, 'node_modules/@payorch/types'))).toBe(false);
     // resolved inside the consumer, not through the workspace
     await expect(readFile(join(dir, 'node_modules/openapi-fetch/package.json'), 'utf8')).resolves.toContain('"name": "openapi-fetch"');
 
-    // 3. Type-check: NodeNext (emitting the script) and Bundler resolution.
+    // 3. Type-check: NodeNext (emitting the script) and Bundler resolution; every README snippet too.
     await writeFile(join(dir, 'consumer.ts'), CONSUMER_TS);
-    // The README's opening example must compile as written (its free variables declared).
-    const readme = await readFile(join(WORKSPACE_ROOT, 'packages/client/README.md'), 'utf8');
-    const example = /```ts\n([\s\S]*?)```/.exec(readme)![1]!;
-    await writeFile(join(dir, 'readme-example.ts'), `declare const publicApiKey: string, privateSecretKey: string, account_id: string;\n${example}\nexport { data, error };\n`);
-    await writeFile(join(dir, 'tsconfig.json'), tsconfig({ module: 'NodeNext', moduleResolution: 'NodeNext', outDir: 'out' }));
+    const snippets = await readmeSnippets();
+    // every opening fence was extracted (indented ones too)
+    const fences = await Promise.all(README_FILES.map(async (f) => (await readFile(join(WORKSPACE_ROOT, f), 'utf8')).match(/^\s*```(?:ts|typescript)$/gm)?.length ?? 0));
+    expect(snippets.length).toBe(fences.reduce((a, b) => a + b, 0));
+    expect(snippets.length).toBeGreaterThan(0);
+    await writeFile(join(dir, 'readme-env.d.ts'), README_ENV);
+    const snippetFiles = await Promise.all(
+      snippets.map(async (snippet, i) => {
+        await writeFile(join(dir!, `readme-${i + 1}.ts`), snippet.code);
+        return `readme-${i + 1}.ts`;
+      }),
+    );
+    const sources = ['consumer.ts', 'readme-env.d.ts', ...snippetFiles];
+    await writeFile(join(dir, 'tsconfig.json'), tsconfig({ module: 'NodeNext', moduleResolution: 'NodeNext', outDir: 'out' }, sources));
     // The library check (skipLibCheck: false: our .d.ts and their dependencies') runs once, under NodeNext.
-    await writeFile(join(dir, 'tsconfig.bundler.json'), tsconfig({ module: 'ESNext', moduleResolution: 'Bundler', noEmit: true, skipLibCheck: true }));
+    await writeFile(join(dir, 'tsconfig.bundler.json'), tsconfig({ module: 'ESNext', moduleResolution: 'Bundler', noEmit: true, skipLibCheck: true }, sources));
     const tsc = async (project: string) => {
       try {
         await run(process.execPath, [TSC, '-p', project], { cwd: dir! });
@@ -145,7 +218,7 @@ describe('consumer project (packed tarballs, outside the workspace)', () => {
         throw new Error(`tsc -p ${project} failed:\n${(err as { stdout?: string }).stdout ?? err}`);
       }
     };
-    await Promise.all([step('tsc (NodeNext, emit, lib check)', () => tsc('tsconfig.json')), step('tsc (Bundler)', () => tsc('tsconfig.bundler.json'))]);
+    await Promise.all([step(`tsc (NodeNext, emit, lib check; consumer + ${snippets.length} README snippets)`, () => tsc('tsconfig.json')), step('tsc (Bundler)', () => tsc('tsconfig.bundler.json'))]);
 
     // 4. Run the compiled consumer against the test server.
     await writeFile(join(dir, 'receipt.pdf'), tinyPdf());
@@ -162,7 +235,7 @@ describe('consumer project (packed tarballs, outside the workspace)', () => {
       customer: { id: expect.any(String), first_name: 'Ada' },
       duplicate: { status: 409, code: 'CUSTOMER_ID_DUPLICATED', request_id: expect.any(String) },
       narrowed: 'CUSTOMER_ID_DUPLICATED',
-      verified: { type_event: 'payment.succeeded' },
+      verified: { type_event: 'payment.succeeded', payment_id: expect.any(String) },
       evidence: { file_name: 'receipt.pdf', bytes: Buffer.from(tinyPdf()).toString('base64').length },
       tooBig: 'PayorchEvidenceError',
     });
@@ -171,7 +244,6 @@ describe('consumer project (packed tarballs, outside the workspace)', () => {
       [
         'consumer test:',
         `  packed ${client.filename} ${(client.size / 1024).toFixed(1)} kB (unpacked ${(client.unpackedSize / 1024).toFixed(1)} kB, ${client.files.length} files)`,
-        `  packed ${types.filename} ${(types.size / 1024).toFixed(1)} kB (unpacked ${(types.unpackedSize / 1024).toFixed(1)} kB, ${types.files.length} files)`,
         ...Object.entries(timings).map(([k, v]) => `  ${k}: ${v}`),
         `  consumer output: ${stdout.trim()}`,
       ].join('\n'),

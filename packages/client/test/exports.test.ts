@@ -4,7 +4,7 @@
  * the core's module graph imports no Node built-in (it must run in browsers, Deno and Bun).
  * The consumer test (consumer.test.ts) type-checks the packed tarball under NodeNext, Bundler and Node10.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,8 +25,18 @@ describe('package.json', () => {
     expect(pkg.type).toBe('module');
     expect(pkg.sideEffects).toBe(false);
     expect(pkg.files).toContain('dist');
-    expect(Object.keys(pkg.dependencies).sort()).toEqual(['@payorch/types', 'openapi-fetch']);
+    expect(Object.keys(pkg.dependencies).sort()).toEqual(['openapi-fetch']);
     expect(JSON.stringify(pkg)).not.toContain('@payorch/server');
+  });
+
+  it('installs alone: @payorch/types is only a devDependency, its declarations are bundled in dist/types', () => {
+    expect(pkg.devDependencies).toHaveProperty('@payorch/types');
+    expect(existsSync(join(root, 'dist/types/index.d.ts'))).toBe(true);
+    const imports = (dir: string): string[] =>
+      readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+        e.isDirectory() ? imports(join(dir, e.name)) : e.name.endsWith('.map') ? [] : [...readFileSync(join(dir, e.name), 'utf8').matchAll(/from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g)].map((m) => m[1] ?? m[2]!),
+      );
+    expect([...new Set(imports(join(root, 'dist')).filter((s) => !s.startsWith('.')))].sort()).toEqual(['node:fs/promises', 'node:path', 'openapi-fetch']);
   });
 
   const entries = Object.entries(pkg.exports).filter((e): e is [string, { types: string; default: string }] => typeof e[1] === 'object');

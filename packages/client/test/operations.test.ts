@@ -364,7 +364,7 @@ describe('webhook endpoints and verifyWebhook on real deliveries', () => {
     expect(queued.response.status).toBe(200);
     const delivery = payment && queued.data!.deliveries.length > 0 ? await receiver.nth(1, 15_000) : undefined;
     if (!expectEventDeliveredOrNotYetEmitted(delivery, 'payment.succeeded')) return;
-    const event = await verifyWebhook<{ type_event: string; data: { payment: { id: string } } }>(delivery.body, delivery.headers, endpoint.secret);
+    const event = await verifyWebhook(delivery.body, delivery.headers, endpoint.secret);
     expect(event).toMatchObject({ type_event: 'payment.succeeded', data: { payment: { id: payment!.data!.id } } });
     await expect(verifyWebhook(delivery.body.replace('succeeded', 'declined'), delivery.headers, endpoint.secret)).rejects.toThrow(WebhookVerificationError);
 

@@ -9,10 +9,13 @@ import {
   createPayorchClient,
   IDEMPOTENT_ROUTES,
   PayorchError,
+  verifyWebhook,
   type IdempotentRoute,
   type PayorchPaths,
   type Problem,
   type Schemas,
+  type WebhookEvent,
+  type WebhookEventType,
 } from '../src/index.js';
 
 const payorch = createPayorchClient({ baseUrl: 'https://api.test/v1', publicApiKey: 'pk', privateSecretKey: 'sk' });
@@ -147,5 +150,43 @@ describe('results', () => {
     expectTypeOf(err.problem).toEqualTypeOf<Problem | undefined>();
     // @ts-expect-error wrong argument types are caught in the resource layer too
     void payorch.payments.retrieve(payment_id, { raw_response: 'yes' });
+  });
+});
+
+describe('webhook events', () => {
+  it('verifyWebhook returns the union of the spec\'s events', () => {
+    expectTypeOf(verifyWebhook('{}', {}, 'whsec_x')).resolves.toEqualTypeOf<WebhookEvent>();
+    expectTypeOf<WebhookEventType>().toEqualTypeOf<Schemas['WebhookEventType']>();
+  });
+
+  it('narrows by type_event to the event\'s own data', async () => {
+    const event = await verifyWebhook('{}', {}, 'whsec_x');
+    // @ts-expect-error `data` differs per event: no `payment` before narrowing
+    void event.data.payment;
+    switch (event.type_event) {
+      case 'payment.succeeded':
+      case 'payment.declined':
+        expectTypeOf(event.data.payment).toEqualTypeOf<Schemas['Payment']>();
+        break;
+      case 'payment.chargeback':
+        expectTypeOf(event).toEqualTypeOf<Schemas['EventPaymentChargeback']>();
+        // @ts-expect-error an enrollment's data is not a chargeback's
+        void event.data.payment_method;
+        break;
+      case 'enrollment.enrolled':
+      case 'enrollment.declined':
+        expectTypeOf(event.type).toEqualTypeOf<'enrollment'>();
+        break;
+      case 'payment.dispute.submitted':
+      case 'payment.dispute.won':
+      case 'payment.dispute.lost':
+        expectTypeOf(event.type).toEqualTypeOf<'payment'>();
+        break;
+      default:
+        // every event of the spec is handled above
+        expectTypeOf(event).toBeNever();
+    }
+    // @ts-expect-error not an event of the spec
+    if (event.type_event === 'payment.refunded') return;
   });
 });

@@ -1,6 +1,6 @@
 /** Type tests of the helper types: what handlers and clients are typed with. */
 import { describe, expectTypeOf, it } from 'vitest';
-import type { OperationReply, OperationRequest, OperationStatus, RequestBody, Schemas, SuccessReply } from './index.js';
+import type { OperationReply, OperationRequest, OperationStatus, RequestBody, Schemas, SuccessReply, WebhookEvent, WebhookEventType, webhooks } from './index.js';
 
 describe('@payorch/types helpers', () => {
   it('RequestBody is the JSON body of the operation', () => {
@@ -25,5 +25,15 @@ describe('@payorch/types helpers', () => {
   it('the two Payment shapes differ where the interface spec says', () => {
     expectTypeOf<Schemas['Payment']['transactions']>().toEqualTypeOf<Schemas['Transaction'][]>();
     expectTypeOf<Schemas['DisputedPayment']['transactions']>().toEqualTypeOf<Schemas['Transaction']>();
+  });
+
+  it('WebhookEvent is every event body of the spec, discriminated by type_event', () => {
+    // The event types a webhook endpoint subscribes to are exactly the events of the union.
+    expectTypeOf<WebhookEventType>().toEqualTypeOf<Schemas['WebhookEventType']>();
+    expectTypeOf<WebhookEvent['type_event']>().toEqualTypeOf<Schemas['WebhookEventType']>();
+    // Each member is the request body of its webhook in the spec.
+    type BodyOf<K extends keyof webhooks> = webhooks[K]['post']['requestBody']['content']['application/json'];
+    expectTypeOf<WebhookEvent>().toEqualTypeOf<{ [K in keyof webhooks]: BodyOf<K> }[keyof webhooks]>();
+    expectTypeOf<Extract<WebhookEvent, { type_event: 'payment.chargeback' }>>().toEqualTypeOf<Schemas['EventPaymentChargeback']>();
   });
 });

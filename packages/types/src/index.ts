@@ -5,7 +5,9 @@
  */
 import type { components, operations } from './generated/openapi.js';
 
-export type { components, operations, paths } from './generated/openapi.js';
+export type { components, operations, paths, webhooks } from './generated/openapi.js';
+/** The spec's webhook events: `WebhookEvent` is their union, discriminated by `type_event`. */
+export type { WebhookEvent, WebhookEventMap, WebhookEventType } from './generated/webhook-events.js';
 
 /** Every component schema, by name: `Schemas['Customer']`. */
 export type Schemas = components['schemas'];

@@ -8,6 +8,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { arbitraryFor, mutations } from './support/arbitraries.js';
 import { checkConformance, Recorder, type Exchange } from './support/exchange.js';
+import { SECURITY_HEADERS, TRANSPORT_HEADERS } from './support/protocol-headers.js';
 import { STRICT } from './config.js';
 import { FIXUPS } from './support/requests.js';
 import { deref, operation, operations, spec, validatorFor } from './support/spec-model.js';
@@ -48,6 +49,22 @@ describe('response conformance check', () => {
     expect(check(exchange('createCustomer', 409, problem(409, 'CUSTOMER_ID_DUPLICATED')))).not.toThrow();
   });
 
+  it('accepts the declared optional headers, HTTP\'s own and the security headers on any response', () => {
+    const sent = {
+      'ratelimit-limit': '6000',
+      'ratelimit-remaining': '5999',
+      'ratelimit-reset': '60',
+      date: 'Mon, 23 Nov 2026 18:34:57 GMT',
+      connection: 'keep-alive',
+      'keep-alive': 'timeout=5',
+      'content-length': '408',
+      ...Object.fromEntries(SECURITY_HEADERS.map((h) => [h, 'x'])),
+    };
+    expect(check(exchange('createCustomer', 201, example('Customer'), sent))).not.toThrow();
+    expect(check(exchange('createCustomer', 400, problem(400, 'INVALID_REQUEST'), sent))).not.toThrow();
+    expect(check(exchange('getPayment', 304, undefined, { ...sent, etag: '"abc"' }, '/v1/payments/x'))).not.toThrow();
+  });
+
   it.each([
     ['an undocumented status', exchange('createCustomer', 418, problem(418, 'TEAPOT')), /status 418 is not documented/],
     ['no X-Request-Id', { ...exchange('createCustomer', 201, example('Customer')), headers: new Headers({ 'content-type': 'application/json' }) }, /X-Request-Id/],
@@ -58,13 +75,24 @@ describe('response conformance check', () => {
     ['a problem with the wrong status member', exchange('createCustomer', 400, problem(401, 'INVALID_REQUEST')), /problem.status/],
     ['a problem that leaks a stack', exchange('createCustomer', 400, problem(400, 'INVALID_REQUEST', { detail: 'at run (/app/src/x.ts:12)' })), /nothing internal/],
     ['a problem that breaks the Problem schema', exchange('createCustomer', 400, { ...problem(400, 'INVALID_REQUEST'), code: undefined }), /Problem: .*code/],
-    ['429 without Retry-After', exchange('createCustomer', 429, problem(429, 'RATE_LIMITED')), /Retry-After/],
     ['a body where none is documented (204)', exchange('revokeApiKey', 204, { revoked: true }, {}, '/v1/admin/organizations/x/api-keys/y'), /no body is documented/],
-    ['getPayment 200 without its documented ETag', exchange('getPayment', 200, example('PaymentRetrieved'), {}, '/v1/payments/x'), /documented header etag/],
-    ['Idempotent-Replayed on an operation without a key', exchange('createCustomer', 201, example('Customer'), { 'idempotent-replayed': 'true' }), /Idempotent-Replayed/],
+    ['getPayment 200 without its required ETag', exchange('getPayment', 200, example('PaymentRetrieved'), {}, '/v1/payments/x'), /required header etag/],
+    ['getPayment 304 without its required ETag', exchange('getPayment', 304, undefined, {}, '/v1/payments/x'), /required header etag/],
+    ['429 without its required Retry-After header', exchange('createCustomer', 429, problem(429, 'RATE_LIMITED')), /required header retry-after/],
+    ['a header the spec does not declare for the response', exchange('createCustomer', 201, example('Customer'), { 'x-powered-by': 'Express' }), /does not declare.*x-powered-by/s],
+    ['ETag where the spec does not declare it', exchange('createCustomer', 201, example('Customer'), { etag: '"abc"' }), /does not declare.*etag/s],
+    ['RateLimit-* on a 401 (declared on authenticated responses only)', exchange('createCustomer', 401, problem(401, 'INVALID_CREDENTIALS'), { 'ratelimit-limit': '10' }), /does not declare.*ratelimit-limit/s],
+    ['Idempotent-Replayed on an operation without a key', exchange('createCustomer', 400, problem(400, 'INVALID_REQUEST'), { 'idempotent-replayed': 'true' }), /Idempotent-Replayed/],
+    ['a RateLimit header breaking its schema', exchange('createCustomer', 201, example('Customer'), { 'ratelimit-remaining': '-1' }), /header ratelimit-remaining/],
     ['a header value breaking its schema', exchange('getPayment', 200, example('PaymentRetrieved'), { etag: 'x'.repeat(600) }, '/v1/payments/x'), /header etag/],
   ])('rejects %s', (_name, ex, message) => {
     expect(check(ex as Exchange)).toThrow(message);
+  });
+
+  it('the spec names every header it does not declare per response (info.description)', () => {
+    const text = (spec.info as { description?: string }).description ?? '';
+    const named = new Set([...text.matchAll(/`([A-Za-z-]+)`/g)].map((m) => m[1]!.toLowerCase()));
+    expect([...TRANSPORT_HEADERS, ...SECURITY_HEADERS].filter((h) => !named.has(h))).toEqual([]);
   });
 
   it(STRICT ? 'fails on a 501 NOT_IMPLEMENTED (strict mode)' : 'records a 501 NOT_IMPLEMENTED as not implemented (report-only mode)', () => {

@@ -28,14 +28,18 @@ import { Blocked, CONFLICT, fillIds, Fixtures, prepareRequest, REFERENCES } from
 import { hasInputs, invalidRequest, mistakeCase, requestMistakes, validRequest, type FuzzHints } from './support/requests.js';
 import { deref, operations, type SpecOperation } from './support/spec-model.js';
 
+/** The main server's rate limit: on, so its headers are checked, and far above what any run sends. */
+const UNREACHED_LIMIT = 1_000_000_000;
+
 const byOperation = operations.map((op) => ({ id: op.operationId, op }));
 /** Operations with something to probe: credentials, a signature, path ids or a body (not the health probes). */
 const probed = byOperation.filter(({ op }) => op.security !== 'none' || op.signed || op.body || op.params.some((p) => p.in === 'path'));
 
-function targetFor(t: TestServer, recorder: Recorder): Target {
+function targetFor(t: TestServer, recorder: Recorder, rateLimit: number): Target {
   const provider = t.running.deps.services.provider as Partial<SandboxProvider>;
   return {
     baseUrl: t.running.url,
+    rateLimit,
     merchant: t.sandbox,
     adminKey: ADMIN_KEY,
     recorder,
@@ -85,8 +89,9 @@ const fuzzOptions = (op: SpecOperation) => ({ seed: seedOf(op.operationId), numR
 
 for (const backend of backends()) {
   describe(`contract conformance on ${backend}`, () => {
-    // Rate limiting off here: fuzz runs of any length must never meet a 429 (a second server tests it).
-    const t = useServer(backend, { env: { RATE_LIMIT_PER_MINUTE: '0' } });
+    // Rate limiting on with a limit fuzz runs of any length never meet (a second server tests the 429),
+    // so every merchant response carries its RateLimit-* headers and the check sees them.
+    const t = useServer(backend, { env: { RATE_LIMIT_PER_MINUTE: String(UNREACHED_LIMIT) } });
     const recorder = new Recorder();
     let target: Target;
     let fx: Fixtures;
@@ -97,7 +102,7 @@ for (const backend of backends()) {
       receiver = createServer((req, res) => req.resume().on('end', () => res.writeHead(200).end()));
       await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
       receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
-      target = targetFor(t, recorder);
+      target = targetFor(t, recorder, UNREACHED_LIMIT);
       fx = new Fixtures(target, t.sandbox.account_id, receiverUrl);
     });
     afterAll(async () => {
@@ -127,9 +132,16 @@ for (const backend of backends()) {
 
           // The same request for an account of another organization: 403, and nothing happens.
           if (op.responses.has(403) && (req.body as { account_id?: unknown } | undefined)?.account_id !== undefined) {
-            const foreign = await send(target, op, { ...req, body: fillIds(req.body, { account_id: (await fx.organization()).account_id }) });
+            const foreignReq = { ...req, body: fillIds(req.body, { account_id: (await fx.organization()).account_id }) };
+            const foreign = await send(target, op, foreignReq);
             if (foreign.notImplemented) return;
             expectProblemExchange(foreign, 403, 'INVALID_ACCOUNT_ID');
+            if (op.idempotent) {
+              // A business error is stored under its key too: the same request again is its replay.
+              const replayed = await send(target, op, { ...foreignReq, idempotencyKey: foreign.idempotencyKey });
+              expectProblemExchange(replayed, 403, 'INVALID_ACCOUNT_ID');
+              expect(replayed.headers.get('idempotent-replayed'), label).toBe('true');
+            }
           }
           // The same request naming a resource that does not exist: 404.
           for (const ref of REFERENCES) {
@@ -281,7 +293,7 @@ for (const backend of backends()) {
       const small = useServer(backend, { env: { RATE_LIMIT_PER_MINUTE: '1', ADMIN_API_KEY: '' } });
 
       it('429 RATE_LIMITED with Retry-After on every merchant operation past the limit', async () => {
-        const st = targetFor(small, recorder);
+        const st = targetFor(small, recorder, 1);
         for (const op of operations.filter((o) => o.security === 'merchant' && o.responses.has(429))) {
           const probe = probeRequest(op, small.sandbox.account_id) ?? { params: {}, body: {} };
           // A fixed window may roll over once during the loop; the limit holds again on the next try.
@@ -292,7 +304,7 @@ for (const backend of backends()) {
       });
 
       it('404 on every admin operation when ADMIN_API_KEY is not set', async () => {
-        const st = targetFor(small, recorder);
+        const st = targetFor(small, recorder, 1);
         for (const op of operations.filter((o) => o.security === 'admin')) {
           expectProblemExchange(await send(st, op, probeRequest(op, small.sandbox.account_id) ?? {}), 404, 'NOT_FOUND');
         }

@@ -28,7 +28,10 @@ export interface paths {
             query?: never;
             header?: never;
             path: {
-                /** @description The customer's `id` (from createCustomer). */
+                /**
+                 * @description The customer's `id` (from createCustomer).
+                 * @example 7c2f4a8e-5b1d-4f7a-9c3e-2d6b8a1f0e94
+                 */
                 customer_id: components["parameters"]["CustomerId"];
             };
             cookie?: never;
@@ -80,7 +83,10 @@ export interface paths {
             query?: never;
             header?: never;
             path: {
-                /** @description The payment's `id`. */
+                /**
+                 * @description The payment's `id`.
+                 * @example 6c3a8e1f-4d2b-4b95-8f7a-0e2c4a6d8b68
+                 */
                 payment_id: components["parameters"]["PaymentId"];
             };
             cookie?: never;
@@ -104,9 +110,15 @@ export interface paths {
             query?: never;
             header?: never;
             path: {
-                /** @description The payment's `id`. */
+                /**
+                 * @description The payment's `id`.
+                 * @example 6c3a8e1f-4d2b-4b95-8f7a-0e2c4a6d8b68
+                 */
                 payment_id: components["parameters"]["PaymentId"];
-                /** @description The chargeback transaction's `id`. */
+                /**
+                 * @description The chargeback transaction's `id`.
+                 * @example 4b1d9f7c-6e3a-4c82-9a5d-8e0f2b4c6d8a
+                 */
                 transaction_id: components["parameters"]["TransactionId"];
             };
             cookie?: never;
@@ -135,7 +147,10 @@ export interface paths {
             query?: never;
             header?: never;
             path: {
-                /** @description The payment's `id`. */
+                /**
+                 * @description The payment's `id`.
+                 * @example 6c3a8e1f-4d2b-4b95-8f7a-0e2c4a6d8b68
+                 */
                 payment_id: components["parameters"]["PaymentId"];
             };
             cookie?: never;
@@ -159,7 +174,10 @@ export interface paths {
             query?: never;
             header?: never;
             path: {
-                /** @description The payment's `id`. */
+                /**
+                 * @description The payment's `id`.
+                 * @example 6c3a8e1f-4d2b-4b95-8f7a-0e2c4a6d8b68
+                 */
                 payment_id: components["parameters"]["PaymentId"];
             };
             cookie?: never;
@@ -183,8 +201,11 @@ export interface paths {
             query?: never;
             header?: never;
             path: {
-                /** @description The provider that sends the notification, for example `sandbox`. */
-                provider_id: string;
+                /**
+                 * @description The provider that sends the notification, for example `sandbox`.
+                 * @example sandbox
+                 */
+                provider_id: components["parameters"]["ProviderId"];
             };
             cookie?: never;
         };
@@ -237,8 +258,11 @@ export interface paths {
             query?: never;
             header?: never;
             path: {
-                /** @description The endpoint's `id`. */
-                webhook_endpoint_id: string;
+                /**
+                 * @description The endpoint's `id`.
+                 * @example 9a4c2e6f-1b3d-4f58-a7c9-2e4f6a8b0c1d
+                 */
+                webhook_endpoint_id: components["parameters"]["WebhookEndpointId"];
             };
             cookie?: never;
         };
@@ -269,8 +293,11 @@ export interface paths {
             query?: never;
             header?: never;
             path: {
-                /** @description The endpoint's `id`. */
-                webhook_endpoint_id: string;
+                /**
+                 * @description The endpoint's `id`.
+                 * @example 9a4c2e6f-1b3d-4f58-a7c9-2e4f6a8b0c1d
+                 */
+                webhook_endpoint_id: components["parameters"]["WebhookEndpointId"];
             };
             cookie?: never;
         };
@@ -294,8 +321,11 @@ export interface paths {
             query?: never;
             header?: never;
             path: {
-                /** @description The endpoint's `id`. */
-                webhook_endpoint_id: string;
+                /**
+                 * @description The endpoint's `id`.
+                 * @example 9a4c2e6f-1b3d-4f58-a7c9-2e4f6a8b0c1d
+                 */
+                webhook_endpoint_id: components["parameters"]["WebhookEndpointId"];
             };
             cookie?: never;
         };
@@ -317,10 +347,16 @@ export interface paths {
             query?: never;
             header?: never;
             path: {
-                /** @description The endpoint's `id`. */
-                webhook_endpoint_id: string;
-                /** @description The delivery's `id`. */
-                delivery_id: string;
+                /**
+                 * @description The endpoint's `id`.
+                 * @example 9a4c2e6f-1b3d-4f58-a7c9-2e4f6a8b0c1d
+                 */
+                webhook_endpoint_id: components["parameters"]["WebhookEndpointId"];
+                /**
+                 * @description The delivery's `id`.
+                 * @example 2f8b6d4a-0c1e-4a37-9b5d-7e9f1a3c5b2d
+                 */
+                delivery_id: components["parameters"]["DeliveryId"];
             };
             cookie?: never;
         };
@@ -342,10 +378,16 @@ export interface paths {
             query?: never;
             header?: never;
             path: {
-                /** @description The endpoint's `id`. */
-                webhook_endpoint_id: string;
-                /** @description The delivery's `id`. */
-                delivery_id: string;
+                /**
+                 * @description The endpoint's `id`.
+                 * @example 9a4c2e6f-1b3d-4f58-a7c9-2e4f6a8b0c1d
+                 */
+                webhook_endpoint_id: components["parameters"]["WebhookEndpointId"];
+                /**
+                 * @description The delivery's `id`.
+                 * @example 2f8b6d4a-0c1e-4a37-9b5d-7e9f1a3c5b2d
+                 */
+                delivery_id: components["parameters"]["DeliveryId"];
             };
             cookie?: never;
         };
@@ -389,6 +431,10 @@ export interface paths {
             query?: never;
             header?: never;
             path: {
+                /**
+                 * @description The organization's `id` (from createOrganization).
+                 * @example 0b9f2a34-6c1e-4d2b-8f7a-5e3c9d1b2a40
+                 */
                 organization_id: components["parameters"]["OrganizationId"];
             };
             cookie?: never;
@@ -411,6 +457,10 @@ export interface paths {
             query?: never;
             header?: never;
             path: {
+                /**
+                 * @description The organization's `id` (from createOrganization).
+                 * @example 0b9f2a34-6c1e-4d2b-8f7a-5e3c9d1b2a40
+                 */
                 organization_id: components["parameters"]["OrganizationId"];
             };
             cookie?: never;
@@ -433,8 +483,16 @@ export interface paths {
             query?: never;
             header?: never;
             path: {
+                /**
+                 * @description The organization's `id` (from createOrganization).
+                 * @example 0b9f2a34-6c1e-4d2b-8f7a-5e3c9d1b2a40
+                 */
                 organization_id: components["parameters"]["OrganizationId"];
-                public_api_key: string;
+                /**
+                 * @description The public key of the pair to revoke.
+                 * @example pk_3hK9sQ2vXw7LmN4pR8tY1zA6
+                 */
+                public_api_key: components["parameters"]["PublicApiKey"];
             };
             cookie?: never;
         };
@@ -513,11 +571,20 @@ export interface webhooks {
             parameters: {
                 query?: never;
                 header: {
-                    /** @description Standard Webhooks message id. */
+                    /**
+                     * @description Standard Webhooks message id.
+                     * @example 7e5c3a1b-9d2f-4e68-8a0b-4c6e8f0a2b3d
+                     */
                     "webhook-id": components["parameters"]["WebhookId"];
-                    /** @description Standard Webhooks timestamp (Unix seconds); stale timestamps are rejected. */
+                    /**
+                     * @description Standard Webhooks timestamp (Unix seconds); stale timestamps are rejected.
+                     * @example 1795412645
+                     */
                     "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
-                    /** @description Standard Webhooks signature(s), `v1,<base64>` separated by spaces. */
+                    /**
+                     * @description Standard Webhooks signature(s), `v1,<base64>` separated by spaces.
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
                     "webhook-signature": components["parameters"]["WebhookSignature"];
                 };
                 path?: never;
@@ -571,11 +638,20 @@ export interface webhooks {
             parameters: {
                 query?: never;
                 header: {
-                    /** @description Standard Webhooks message id. */
+                    /**
+                     * @description Standard Webhooks message id.
+                     * @example 7e5c3a1b-9d2f-4e68-8a0b-4c6e8f0a2b3d
+                     */
                     "webhook-id": components["parameters"]["WebhookId"];
-                    /** @description Standard Webhooks timestamp (Unix seconds); stale timestamps are rejected. */
+                    /**
+                     * @description Standard Webhooks timestamp (Unix seconds); stale timestamps are rejected.
+                     * @example 1795412645
+                     */
                     "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
-                    /** @description Standard Webhooks signature(s), `v1,<base64>` separated by spaces. */
+                    /**
+                     * @description Standard Webhooks signature(s), `v1,<base64>` separated by spaces.
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
                     "webhook-signature": components["parameters"]["WebhookSignature"];
                 };
                 path?: never;
@@ -629,11 +705,20 @@ export interface webhooks {
             parameters: {
                 query?: never;
                 header: {
-                    /** @description Standard Webhooks message id. */
+                    /**
+                     * @description Standard Webhooks message id.
+                     * @example 7e5c3a1b-9d2f-4e68-8a0b-4c6e8f0a2b3d
+                     */
                     "webhook-id": components["parameters"]["WebhookId"];
-                    /** @description Standard Webhooks timestamp (Unix seconds); stale timestamps are rejected. */
+                    /**
+                     * @description Standard Webhooks timestamp (Unix seconds); stale timestamps are rejected.
+                     * @example 1795412645
+                     */
                     "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
-                    /** @description Standard Webhooks signature(s), `v1,<base64>` separated by spaces. */
+                    /**
+                     * @description Standard Webhooks signature(s), `v1,<base64>` separated by spaces.
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
                     "webhook-signature": components["parameters"]["WebhookSignature"];
                 };
                 path?: never;
@@ -687,11 +772,20 @@ export interface webhooks {
             parameters: {
                 query?: never;
                 header: {
-                    /** @description Standard Webhooks message id. */
+                    /**
+                     * @description Standard Webhooks message id.
+                     * @example 7e5c3a1b-9d2f-4e68-8a0b-4c6e8f0a2b3d
+                     */
                     "webhook-id": components["parameters"]["WebhookId"];
-                    /** @description Standard Webhooks timestamp (Unix seconds); stale timestamps are rejected. */
+                    /**
+                     * @description Standard Webhooks timestamp (Unix seconds); stale timestamps are rejected.
+                     * @example 1795412645
+                     */
                     "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
-                    /** @description Standard Webhooks signature(s), `v1,<base64>` separated by spaces. */
+                    /**
+                     * @description Standard Webhooks signature(s), `v1,<base64>` separated by spaces.
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
                     "webhook-signature": components["parameters"]["WebhookSignature"];
                 };
                 path?: never;
@@ -745,11 +839,20 @@ export interface webhooks {
             parameters: {
                 query?: never;
                 header: {
-                    /** @description Standard Webhooks message id. */
+                    /**
+                     * @description Standard Webhooks message id.
+                     * @example 7e5c3a1b-9d2f-4e68-8a0b-4c6e8f0a2b3d
+                     */
                     "webhook-id": components["parameters"]["WebhookId"];
-                    /** @description Standard Webhooks timestamp (Unix seconds); stale timestamps are rejected. */
+                    /**
+                     * @description Standard Webhooks timestamp (Unix seconds); stale timestamps are rejected.
+                     * @example 1795412645
+                     */
                     "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
-                    /** @description Standard Webhooks signature(s), `v1,<base64>` separated by spaces. */
+                    /**
+                     * @description Standard Webhooks signature(s), `v1,<base64>` separated by spaces.
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
                     "webhook-signature": components["parameters"]["WebhookSignature"];
                 };
                 path?: never;
@@ -803,11 +906,20 @@ export interface webhooks {
             parameters: {
                 query?: never;
                 header: {
-                    /** @description Standard Webhooks message id. */
+                    /**
+                     * @description Standard Webhooks message id.
+                     * @example 7e5c3a1b-9d2f-4e68-8a0b-4c6e8f0a2b3d
+                     */
                     "webhook-id": components["parameters"]["WebhookId"];
-                    /** @description Standard Webhooks timestamp (Unix seconds); stale timestamps are rejected. */
+                    /**
+                     * @description Standard Webhooks timestamp (Unix seconds); stale timestamps are rejected.
+                     * @example 1795412645
+                     */
                     "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
-                    /** @description Standard Webhooks signature(s), `v1,<base64>` separated by spaces. */
+                    /**
+                     * @description Standard Webhooks signature(s), `v1,<base64>` separated by spaces.
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
                     "webhook-signature": components["parameters"]["WebhookSignature"];
                 };
                 path?: never;
@@ -861,11 +973,20 @@ export interface webhooks {
             parameters: {
                 query?: never;
                 header: {
-                    /** @description Standard Webhooks message id. */
+                    /**
+                     * @description Standard Webhooks message id.
+                     * @example 7e5c3a1b-9d2f-4e68-8a0b-4c6e8f0a2b3d
+                     */
                     "webhook-id": components["parameters"]["WebhookId"];
-                    /** @description Standard Webhooks timestamp (Unix seconds); stale timestamps are rejected. */
+                    /**
+                     * @description Standard Webhooks timestamp (Unix seconds); stale timestamps are rejected.
+                     * @example 1795412645
+                     */
                     "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
-                    /** @description Standard Webhooks signature(s), `v1,<base64>` separated by spaces. */
+                    /**
+                     * @description Standard Webhooks signature(s), `v1,<base64>` separated by spaces.
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
                     "webhook-signature": components["parameters"]["WebhookSignature"];
                 };
                 path?: never;
@@ -919,11 +1040,20 @@ export interface webhooks {
             parameters: {
                 query?: never;
                 header: {
-                    /** @description Standard Webhooks message id. */
+                    /**
+                     * @description Standard Webhooks message id.
+                     * @example 7e5c3a1b-9d2f-4e68-8a0b-4c6e8f0a2b3d
+                     */
                     "webhook-id": components["parameters"]["WebhookId"];
-                    /** @description Standard Webhooks timestamp (Unix seconds); stale timestamps are rejected. */
+                    /**
+                     * @description Standard Webhooks timestamp (Unix seconds); stale timestamps are rejected.
+                     * @example 1795412645
+                     */
                     "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
-                    /** @description Standard Webhooks signature(s), `v1,<base64>` separated by spaces. */
+                    /**
+                     * @description Standard Webhooks signature(s), `v1,<base64>` separated by spaces.
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
                     "webhook-signature": components["parameters"]["WebhookSignature"];
                 };
                 path?: never;
@@ -2689,6 +2819,10 @@ export interface components {
         BadRequest: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
+                "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
@@ -2709,6 +2843,10 @@ export interface components {
         Forbidden: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
+                "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
@@ -2719,6 +2857,10 @@ export interface components {
         NotFound: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
+                "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
@@ -2729,7 +2871,11 @@ export interface components {
         Conflict: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
-                "Retry-After": components["headers"]["RetryAfter"];
+                "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Retry-After": components["headers"]["RetryAfterInProcess"];
                 [name: string]: unknown;
             };
             content: {
@@ -2740,6 +2886,9 @@ export interface components {
         CustomerConflict: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
@@ -2750,6 +2899,9 @@ export interface components {
         PayloadTooLarge: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
@@ -2760,6 +2912,9 @@ export interface components {
         UnsupportedMediaType: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
@@ -2770,6 +2925,10 @@ export interface components {
         UnprocessableEntity: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
+                "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
@@ -2780,6 +2939,9 @@ export interface components {
         TooManyRequests: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
                 "Retry-After": components["headers"]["RetryAfter"];
                 [name: string]: unknown;
             };
@@ -2791,6 +2953,9 @@ export interface components {
         InternalError: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
@@ -2801,6 +2966,9 @@ export interface components {
         ServiceUnavailable: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
                 "Retry-After": components["headers"]["RetryAfter"];
                 [name: string]: unknown;
             };
@@ -2816,30 +2984,112 @@ export interface components {
          * @example 8e0f2b1c-6d4a-4f3e-9b2a-7c5d1e3f9a0b
          */
         IdempotencyKey: string;
-        /** @description The customer's `id` (from createCustomer). */
+        /**
+         * @description The customer's `id` (from createCustomer).
+         * @example 7c2f4a8e-5b1d-4f7a-9c3e-2d6b8a1f0e94
+         */
         CustomerId: string;
-        /** @description The payment's `id`. */
+        /**
+         * @description The payment's `id`.
+         * @example 6c3a8e1f-4d2b-4b95-8f7a-0e2c4a6d8b68
+         */
         PaymentId: string;
-        /** @description The chargeback transaction's `id`. */
+        /**
+         * @description The chargeback transaction's `id`.
+         * @example 4b1d9f7c-6e3a-4c82-9a5d-8e0f2b4c6d8a
+         */
         TransactionId: string;
+        /**
+         * @description The organization's `id` (from createOrganization).
+         * @example 0b9f2a34-6c1e-4d2b-8f7a-5e3c9d1b2a40
+         */
         OrganizationId: string;
-        /** @description Standard Webhooks message id. */
+        /**
+         * @description The endpoint's `id`.
+         * @example 9a4c2e6f-1b3d-4f58-a7c9-2e4f6a8b0c1d
+         */
+        WebhookEndpointId: string;
+        /**
+         * @description The delivery's `id`.
+         * @example 2f8b6d4a-0c1e-4a37-9b5d-7e9f1a3c5b2d
+         */
+        DeliveryId: string;
+        /**
+         * @description The provider that sends the notification, for example `sandbox`.
+         * @example sandbox
+         */
+        ProviderId: string;
+        /**
+         * @description The public key of the pair to revoke.
+         * @example pk_3hK9sQ2vXw7LmN4pR8tY1zA6
+         */
+        PublicApiKey: string;
+        /**
+         * @description An `ETag` from an earlier answer (or several, comma-separated, or `*`).
+         * @example "LXEWQrcmsEQBYnyp-6wy9chTD7GQPMTbAiWHF5IaSIE"
+         */
+        IfNoneMatch: string;
+        /**
+         * @description Standard Webhooks message id.
+         * @example 7e5c3a1b-9d2f-4e68-8a0b-4c6e8f0a2b3d
+         */
         WebhookId: string;
-        /** @description Standard Webhooks timestamp (Unix seconds); stale timestamps are rejected. */
+        /**
+         * @description Standard Webhooks timestamp (Unix seconds); stale timestamps are rejected.
+         * @example 1795412645
+         */
         WebhookTimestamp: string;
-        /** @description Standard Webhooks signature(s), `v1,<base64>` separated by spaces. */
+        /**
+         * @description Standard Webhooks signature(s), `v1,<base64>` separated by spaces.
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
         WebhookSignature: string;
     };
     requestBodies: never;
     headers: {
-        /** @description The request's id, also in every problem body as `request_id`. */
+        /**
+         * @description The request's id, on every response; also in every problem body as `request_id`. The caller's own
+         *     `X-Request-Id` when it is 8–128 characters of `A-Z a-z 0-9 . _ : -`, else a new UUID.
+         * @example 4f1c2b7e-9d3a-4c5b-8e6f-0a1b2c3d4e5f
+         */
         RequestId: string;
-        /** @description `true` when this is the stored answer to an earlier request with the same idempotency key. */
+        /**
+         * @description `true` when this is the stored answer to an earlier request with the same `X-Idempotency-Key`
+         *     (only on operations that take one; business errors are stored and replayed too). Absent otherwise.
+         */
         IdempotentReplayed: "true";
-        /** @description Strong entity tag of the representation. */
+        /**
+         * @description Strong entity tag of the representation; send it back in `If-None-Match`.
+         * @example "LXEWQrcmsEQBYnyp-6wy9chTD7GQPMTbAiWHF5IaSIE"
+         */
         ETag: string;
-        /** @description Seconds to wait before retrying. */
+        /**
+         * @description Seconds to wait before retrying.
+         * @example 1
+         */
         RetryAfter: number;
+        /**
+         * @description With `REQUEST_IN_PROCESS` only, seconds to wait before retrying with the same key.
+         * @example 1
+         */
+        RetryAfterInProcess: number;
+        /**
+         * @description Requests allowed per window (one minute) for the caller's organization (`RATE_LIMIT_PER_MINUTE`).
+         *     The `RateLimit-*` headers come on every response to a request that passed merchant authentication,
+         *     errors included, while rate limiting is on; never on a 401.
+         * @example 6000
+         */
+        RateLimitLimit: number;
+        /**
+         * @description Requests left in the current window for the caller's organization (0 once it is used up).
+         * @example 5987
+         */
+        RateLimitRemaining: number;
+        /**
+         * @description Seconds until the current window ends and the count starts again.
+         * @example 42
+         */
+        RateLimitReset: number;
     };
     pathItems: never;
 }
@@ -2862,6 +3112,9 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2888,7 +3141,10 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description The customer's `id` (from createCustomer). */
+                /**
+                 * @description The customer's `id` (from createCustomer).
+                 * @example 7c2f4a8e-5b1d-4f7a-9c3e-2d6b8a1f0e94
+                 */
                 customer_id: components["parameters"]["CustomerId"];
             };
             cookie?: never;
@@ -2899,6 +3155,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2925,7 +3184,10 @@ export interface operations {
                 "X-Idempotency-Key": components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description The customer's `id` (from createCustomer). */
+                /**
+                 * @description The customer's `id` (from createCustomer).
+                 * @example 7c2f4a8e-5b1d-4f7a-9c3e-2d6b8a1f0e94
+                 */
                 customer_id: components["parameters"]["CustomerId"];
             };
             cookie?: never;
@@ -2940,6 +3202,9 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
@@ -2984,6 +3249,9 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
@@ -3013,11 +3281,17 @@ export interface operations {
                 transactions_history?: boolean;
             };
             header?: {
-                /** @description An `ETag` from an earlier answer. */
-                "If-None-Match"?: string;
+                /**
+                 * @description An `ETag` from an earlier answer (or several, comma-separated, or `*`).
+                 * @example "LXEWQrcmsEQBYnyp-6wy9chTD7GQPMTbAiWHF5IaSIE"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path: {
-                /** @description The payment's `id`. */
+                /**
+                 * @description The payment's `id`.
+                 * @example 6c3a8e1f-4d2b-4b95-8f7a-0e2c4a6d8b68
+                 */
                 payment_id: components["parameters"]["PaymentId"];
             };
             cookie?: never;
@@ -3028,6 +3302,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -3039,6 +3316,9 @@ export interface operations {
             304: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -3064,9 +3344,15 @@ export interface operations {
                 "X-Idempotency-Key": components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description The payment's `id`. */
+                /**
+                 * @description The payment's `id`.
+                 * @example 6c3a8e1f-4d2b-4b95-8f7a-0e2c4a6d8b68
+                 */
                 payment_id: components["parameters"]["PaymentId"];
-                /** @description The chargeback transaction's `id`. */
+                /**
+                 * @description The chargeback transaction's `id`.
+                 * @example 4b1d9f7c-6e3a-4c82-9a5d-8e0f2b4c6d8a
+                 */
                 transaction_id: components["parameters"]["TransactionId"];
             };
             cookie?: never;
@@ -3081,6 +3367,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
@@ -3113,9 +3402,15 @@ export interface operations {
                 "X-Idempotency-Key": components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description The payment's `id`. */
+                /**
+                 * @description The payment's `id`.
+                 * @example 6c3a8e1f-4d2b-4b95-8f7a-0e2c4a6d8b68
+                 */
                 payment_id: components["parameters"]["PaymentId"];
-                /** @description The chargeback transaction's `id`. */
+                /**
+                 * @description The chargeback transaction's `id`.
+                 * @example 4b1d9f7c-6e3a-4c82-9a5d-8e0f2b4c6d8a
+                 */
                 transaction_id: components["parameters"]["TransactionId"];
             };
             cookie?: never;
@@ -3130,6 +3425,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
@@ -3155,7 +3453,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The payment's `id`. */
+                /**
+                 * @description The payment's `id`.
+                 * @example 6c3a8e1f-4d2b-4b95-8f7a-0e2c4a6d8b68
+                 */
                 payment_id: components["parameters"]["PaymentId"];
             };
             cookie?: never;
@@ -3170,6 +3471,9 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3192,7 +3496,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The payment's `id`. */
+                /**
+                 * @description The payment's `id`.
+                 * @example 6c3a8e1f-4d2b-4b95-8f7a-0e2c4a6d8b68
+                 */
                 payment_id: components["parameters"]["PaymentId"];
             };
             cookie?: never;
@@ -3207,6 +3514,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3228,16 +3538,28 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Standard Webhooks message id. */
+                /**
+                 * @description Standard Webhooks message id.
+                 * @example 7e5c3a1b-9d2f-4e68-8a0b-4c6e8f0a2b3d
+                 */
                 "webhook-id": components["parameters"]["WebhookId"];
-                /** @description Standard Webhooks timestamp (Unix seconds); stale timestamps are rejected. */
+                /**
+                 * @description Standard Webhooks timestamp (Unix seconds); stale timestamps are rejected.
+                 * @example 1795412645
+                 */
                 "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
-                /** @description Standard Webhooks signature(s), `v1,<base64>` separated by spaces. */
+                /**
+                 * @description Standard Webhooks signature(s), `v1,<base64>` separated by spaces.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
                 "webhook-signature": components["parameters"]["WebhookSignature"];
             };
             path: {
-                /** @description The provider that sends the notification, for example `sandbox`. */
-                provider_id: string;
+                /**
+                 * @description The provider that sends the notification, for example `sandbox`.
+                 * @example sandbox
+                 */
+                provider_id: components["parameters"]["ProviderId"];
             };
             cookie?: never;
         };
@@ -3285,6 +3607,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3315,6 +3640,9 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3335,8 +3663,11 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The endpoint's `id`. */
-                webhook_endpoint_id: string;
+                /**
+                 * @description The endpoint's `id`.
+                 * @example 9a4c2e6f-1b3d-4f58-a7c9-2e4f6a8b0c1d
+                 */
+                webhook_endpoint_id: components["parameters"]["WebhookEndpointId"];
             };
             cookie?: never;
         };
@@ -3346,6 +3677,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3365,8 +3699,11 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The endpoint's `id`. */
-                webhook_endpoint_id: string;
+                /**
+                 * @description The endpoint's `id`.
+                 * @example 9a4c2e6f-1b3d-4f58-a7c9-2e4f6a8b0c1d
+                 */
+                webhook_endpoint_id: components["parameters"]["WebhookEndpointId"];
             };
             cookie?: never;
         };
@@ -3376,6 +3713,9 @@ export interface operations {
             204: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3393,8 +3733,11 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The endpoint's `id`. */
-                webhook_endpoint_id: string;
+                /**
+                 * @description The endpoint's `id`.
+                 * @example 9a4c2e6f-1b3d-4f58-a7c9-2e4f6a8b0c1d
+                 */
+                webhook_endpoint_id: components["parameters"]["WebhookEndpointId"];
             };
             cookie?: never;
         };
@@ -3408,6 +3751,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3429,8 +3775,11 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The endpoint's `id`. */
-                webhook_endpoint_id: string;
+                /**
+                 * @description The endpoint's `id`.
+                 * @example 9a4c2e6f-1b3d-4f58-a7c9-2e4f6a8b0c1d
+                 */
+                webhook_endpoint_id: components["parameters"]["WebhookEndpointId"];
             };
             cookie?: never;
         };
@@ -3444,6 +3793,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3474,8 +3826,11 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description The endpoint's `id`. */
-                webhook_endpoint_id: string;
+                /**
+                 * @description The endpoint's `id`.
+                 * @example 9a4c2e6f-1b3d-4f58-a7c9-2e4f6a8b0c1d
+                 */
+                webhook_endpoint_id: components["parameters"]["WebhookEndpointId"];
             };
             cookie?: never;
         };
@@ -3485,6 +3840,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3504,10 +3862,16 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The endpoint's `id`. */
-                webhook_endpoint_id: string;
-                /** @description The delivery's `id`. */
-                delivery_id: string;
+                /**
+                 * @description The endpoint's `id`.
+                 * @example 9a4c2e6f-1b3d-4f58-a7c9-2e4f6a8b0c1d
+                 */
+                webhook_endpoint_id: components["parameters"]["WebhookEndpointId"];
+                /**
+                 * @description The delivery's `id`.
+                 * @example 2f8b6d4a-0c1e-4a37-9b5d-7e9f1a3c5b2d
+                 */
+                delivery_id: components["parameters"]["DeliveryId"];
             };
             cookie?: never;
         };
@@ -3517,6 +3881,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3536,10 +3903,16 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The endpoint's `id`. */
-                webhook_endpoint_id: string;
-                /** @description The delivery's `id`. */
-                delivery_id: string;
+                /**
+                 * @description The endpoint's `id`.
+                 * @example 9a4c2e6f-1b3d-4f58-a7c9-2e4f6a8b0c1d
+                 */
+                webhook_endpoint_id: components["parameters"]["WebhookEndpointId"];
+                /**
+                 * @description The delivery's `id`.
+                 * @example 2f8b6d4a-0c1e-4a37-9b5d-7e9f1a3c5b2d
+                 */
+                delivery_id: components["parameters"]["DeliveryId"];
             };
             cookie?: never;
         };
@@ -3549,6 +3922,9 @@ export interface operations {
             202: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3601,6 +3977,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /**
+                 * @description The organization's `id` (from createOrganization).
+                 * @example 0b9f2a34-6c1e-4d2b-8f7a-5e3c9d1b2a40
+                 */
                 organization_id: components["parameters"]["OrganizationId"];
             };
             cookie?: never;
@@ -3635,6 +4015,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /**
+                 * @description The organization's `id` (from createOrganization).
+                 * @example 0b9f2a34-6c1e-4d2b-8f7a-5e3c9d1b2a40
+                 */
                 organization_id: components["parameters"]["OrganizationId"];
             };
             cookie?: never;
@@ -3663,8 +4047,16 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /**
+                 * @description The organization's `id` (from createOrganization).
+                 * @example 0b9f2a34-6c1e-4d2b-8f7a-5e3c9d1b2a40
+                 */
                 organization_id: components["parameters"]["OrganizationId"];
-                public_api_key: string;
+                /**
+                 * @description The public key of the pair to revoke.
+                 * @example pk_3hK9sQ2vXw7LmN4pR8tY1zA6
+                 */
+                public_api_key: components["parameters"]["PublicApiKey"];
             };
             cookie?: never;
         };

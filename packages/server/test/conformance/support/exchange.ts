@@ -2,10 +2,10 @@
  * One HTTP exchange with the server, checked against the spec, and the record of which statuses each
  * operation answered (for the coverage table).
  *
- * Every response sent through `send` must be documented for its operation (status), carry the
- * documented headers (X-Request-Id always, ETag where declared; Idempotent-Replayed / Retry-After
- * where they apply, with values matching their schemas) and a body of a documented media type that
- * matches its schema. That includes problems from the error path (sendProblem), which the server's
+ * Every response sent through `send` must be documented for its operation (status), carry every header
+ * its spec marks `required` (X-Request-Id always, ETag on getPayment, Retry-After on 429/503), no header
+ * the spec does not declare for it (besides HTTP's own and the security headers, protocol-headers.ts),
+ * header values matching their schemas, and a body of a documented media type that matches its schema. That includes problems from the error path (sendProblem), which the server's
  * own response validator skips on purpose. A 501 NOT_IMPLEMENTED is recorded, and fails only in strict
  * mode; any other 5xx fails.
  */
@@ -13,6 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import { KNOWN_DEVIATIONS, STRICT, type Deviation } from '../config.js';
 import { expectSchema } from '../../support/assertions.js';
+import { isProtocolHeader } from './protocol-headers.js';
 import { BASE_PATH, componentName, errorsText, validatorFor, type SpecOperation } from './spec-model.js';
 
 export class Recorder {
@@ -38,6 +39,8 @@ export interface Target {
   baseUrl: string;
   merchant: { public_api_key: string; private_secret_key: string };
   adminKey: string;
+  /** The server's RATE_LIMIT_PER_MINUTE when on: every authenticated merchant response then carries RateLimit-*. */
+  rateLimit?: number;
   /** Standard Webhooks headers for a raw body, signed with the sandbox provider's secret. */
   sign?: (rawBody: string) => Promise<Record<string, string>>;
   recorder: Recorder;
@@ -133,10 +136,12 @@ export async function send(target: Target, op: SpecOperation, req: Req = {}): Pr
   const ex: Exchange = { op, path, status: res.status, headers: res.headers, text, body: undefined, notImplemented: false, idempotencyKey, rawBody };
   target.recorder.hit(op.operationId, res.status);
   checkConformance(target.recorder, ex);
+  if (target.rateLimit && op.security === 'merchant' && auth === 'default' && ex.status !== 401) {
+    expect(res.headers.get('ratelimit-limit'), `${op.operationId} → ${ex.status}: RateLimit-Limit`).toBe(String(target.rateLimit));
+  }
   return ex;
 }
 
-const CONDITIONAL_HEADERS = new Set(['idempotent-replayed', 'retry-after']);
 const LEAK = /\bat .+\.(ts|js):\d+|SELECT |INSERT |UPDATE |node_modules/;
 
 /** The exchange against the spec (see the file comment). Throws (vitest expect) on any mismatch. */
@@ -163,24 +168,26 @@ export function checkConformance(recorder: Recorder, ex: Exchange): void {
   if (!documented && mediaType === 'application/problem+json') {
     ex.body = JSON.parse(text) as unknown;
     const deviation = knownDeviation(recorder, ex, 'undocumented-status');
-    // A known deviation is checked as the problem it is (report-only); strict mode fails on it.
-    if (deviation && !STRICT) documented = { status, content: { 'application/problem+json': { $ref: '#/components/schemas/Problem' } }, headers: {} };
+    // A known deviation is checked as the problem it is, with the headers of the operation's 400
+    // (report-only); strict mode fails on it.
+    if (deviation && !STRICT) documented = { status, content: { 'application/problem+json': { $ref: '#/components/schemas/Problem' } }, headers: op.responses.get(400)?.headers ?? {} };
   }
   expect(documented, `${what}: status ${status} is not documented for ${op.operationId}: ${text.slice(0, 500)}`).toBeDefined();
   const doc = documented!;
 
-  // Headers
-  for (const [name, schema] of Object.entries(doc.headers)) {
+  // Headers: the required ones are there, every one sent is declared, values match their schemas.
+  for (const [name, { required, schema }] of Object.entries(doc.headers)) {
     const value = headers.get(name);
-    if (!CONDITIONAL_HEADERS.has(name)) expect(value, `${what}: documented header ${name}`).not.toBeNull();
+    if (required) expect(value, `${what}: required header ${name}`).not.toBeNull();
     if (value === null) continue;
     const typed = schema.type === 'integer' || schema.type === 'number' ? Number(value) : value;
     const v = validatorFor(schema);
     expect(v(typed), `${what}: header ${name}: ${JSON.stringify(value)} ${errorsText(v)}`).toBe(true);
   }
+  const undeclared = [...headers.keys()].filter((name) => !(name in doc.headers) && !isProtocolHeader(name));
+  expect(undeclared, `${what}: headers the spec does not declare for this response`).toEqual([]);
   if (headers.get('idempotent-replayed') !== null) {
     expect(op.idempotent, `${what}: Idempotent-Replayed on an operation without X-Idempotency-Key`).toBe(true);
-    expect(doc.headers['idempotent-replayed'], `${what}: Idempotent-Replayed is not documented for ${status}`).toBeDefined();
   }
 
   // Body

@@ -28,12 +28,18 @@ export interface SpecExample {
   value: unknown;
 }
 
+export interface SpecHeader {
+  /** `required: true` in the spec: sent on every response of this kind. */
+  required: boolean;
+  schema: Schema;
+}
+
 export interface SpecResponse {
   status: number;
   /** media type → schema */
   content: Record<string, Schema | undefined>;
-  /** lower-cased header name → schema */
-  headers: Record<string, Schema>;
+  /** lower-cased header name → its declaration */
+  headers: Record<string, SpecHeader>;
 }
 
 export interface SpecOperation {
@@ -110,7 +116,12 @@ function buildOperations(): SpecOperation[] {
       responses.set(Number(status), {
         status: Number(status),
         content: Object.fromEntries(Object.entries((r.content ?? {}) as Record<string, Schema>).map(([m, c]) => [m, c.schema])),
-        headers: Object.fromEntries(Object.entries((r.headers ?? {}) as Record<string, unknown>).map(([h, v]) => [h.toLowerCase(), deref(deref(v).schema ?? {})])),
+        headers: Object.fromEntries(
+          Object.entries((r.headers ?? {}) as Record<string, unknown>).map(([h, v]) => {
+            const header = deref(v);
+            return [h.toLowerCase(), { required: header.required === true, schema: deref(header.schema ?? {}) }];
+          }),
+        ),
       });
     }
     return {
