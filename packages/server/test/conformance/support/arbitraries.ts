@@ -54,7 +54,7 @@ const headerChar = codePoint(0x21, 0x7e);
 
 const pad = (n: number, width: number) => String(n).padStart(width, '0');
 /** RFC 3339 full-dates, edges weighted: years 0000, 0001 and 9999, leap days, days 29–31 of any month. */
-const rfc3339Date = fc
+export const rfc3339Date = fc
   .tuple(
     fc.oneof(fc.constantFrom(0, 1, 9999, 1900, 2000, 2024), fc.integer({ min: 1, max: 9999 })),
     fc.integer({ min: 1, max: 12 }),
@@ -62,7 +62,7 @@ const rfc3339Date = fc
   )
   .map(([y, m, d]) => `${pad(y, 4)}-${pad(m, 2)}-${pad(d, 2)}`);
 /** RFC 3339 date-times over the whole grammar: any offset up to ±23:59, second 60, 0–7 fractional digits. */
-const rfc3339DateTime = fc
+export const rfc3339DateTime = fc
   .tuple(
     rfc3339Date,
     fc.constantFrom('T', 't'),
