@@ -16,7 +16,7 @@ import { createCustomer } from '../src/customers/service.js';
 import { toIsoMicros } from '../src/db/database.js';
 import { isStorableDate, isStorableDateTime } from '../src/http/formats.js';
 import { handlers } from '../src/handlers.js';
-import { createLogger } from '../src/platform/logger.js';
+import { createLogger, redactMessage } from '../src/platform/logger.js';
 import { expectProblem } from './support/assertions.js';
 import { backends, useServer, type TestServer } from './support/harness.js';
 import { rfc3339Date, rfc3339DateTime } from './conformance/support/arbitraries.js';
@@ -97,6 +97,19 @@ describe('the spec', () => {
     const longest = { date: '9999-12-31'.length, 'date-time': '9999-12-31T23:59:59.999999+15:59'.length };
     const short = fields.filter((f) => (f.maxLength ?? Infinity) < longest[f.format as keyof typeof longest]);
     expect(short, 'a maxLength below the format refuses valid values with a length error').toEqual([]);
+  });
+});
+
+describe('redactMessage', () => {
+  it.each([
+    ['date/time field value out of range: "0000-01-01"', 'date/time field value out of range: …'],
+    ['invalid input syntax for type integer: "zelda@example.com"', 'invalid input syntax for type integer: …'],
+    ['duplicate key value violates unique constraint "customers_organization_id_merchant_customer_id_key"', 'duplicate key value violates unique constraint "…"'],
+    ["Cannot read properties of undefined (reading 'document_number')", "Cannot read properties of undefined (reading '…')"],
+    ['unexpected timestamp format from the database: 0001-12-31 23:00:00+00 BC', 'unexpected timestamp format from the database: …'],
+    ['Connection terminated unexpectedly', 'Connection terminated unexpectedly'],
+  ])('%s → %s', (message, redacted) => {
+    expect(redactMessage(message)).toBe(redacted);
   });
 });
 
@@ -231,7 +244,8 @@ for (const backend of backends()) {
       });
       await expectProblem(res, 500, 'INTERNAL_ERROR');
       const requestId = res.headers.get('x-request-id');
-      const line = lines.map((l) => JSON.parse(l) as Record<string, any>).find((l) => l.msg === 'unhandled error' && l.requestId === requestId); // eslint-disable-line @typescript-eslint/no-explicit-any
+      type ErrorLine = { msg: string; requestId?: string; route?: string; operationId?: string; err: Record<string, unknown> };
+      const line = lines.map((l) => JSON.parse(l) as ErrorLine).find((l) => l.msg === 'unhandled error' && l.requestId === requestId);
       expect(line, lines.join('\n')).toBeDefined();
       expect(line!.route).toBe('POST /customers');
       expect(line!.operationId).toBe('createCustomer');
