@@ -12,9 +12,9 @@ import { dispatch } from './http/dispatch.js';
 import { errorHandler } from './http/errors.js';
 import { problemBody } from './http/problems.js';
 import { requestId } from './http/request-id.js';
-import { rejectNulCharacters } from './http/nul-characters.js';
 import { parseJsonBody, resolveOperation } from './http/routing.js';
 import { sendProblem } from './http/send.js';
+import { rejectUnstorableStrings } from './http/storable-strings.js';
 import { basePath, indexOperations, loadSpec } from './http/spec.js';
 import { openApiValidator } from './http/validator.js';
 import { handlers as defaultHandlers } from './handlers.js';
@@ -76,7 +76,7 @@ export function createApp(options: CreateAppOptions): express.Express {
   const limiter = rateLimit(limiterStore, { limit: deps.config.rateLimitPerMinute, windowSeconds: 60 });
   // Not in the API contract (brand images, the sandbox provider's HTML page): before the spec router's 404.
   app.use(brandIconsRouter(), sandboxPagesRouter(deps));
-  app.use(base, resolveOperation(ops), authenticate(deps), limiter, parseJsonBody(), rejectNulCharacters);
+  app.use(base, resolveOperation(ops), authenticate(deps), limiter, parseJsonBody(), rejectUnstorableStrings);
   app.use(openApiValidator(loadSpec(), deps.config.validateResponses));
   app.use(base, dispatchOperation);
 

@@ -7,16 +7,9 @@ import type { AppDeps, Handlers, MerchantAuth, RequestContext } from '../context
 import { fingerprintOf, runIdempotent, type Reply } from '../idempotency/idempotency.js';
 import { ProblemError } from './problems.js';
 import { requestIdOf, sendReply } from './send.js';
-import type { OperationInfo } from './spec.js';
+import { pathParamsOf, type OperationInfo } from './spec.js';
 
 type AnyHandler = (request: unknown, ctx: RequestContext) => Promise<Reply>;
-
-function paramsOf(op: OperationInfo, path: string): Record<string, string> {
-  const values = op.pattern.exec(path);
-  const params: Record<string, string> = {};
-  op.paramNames.forEach((name, i) => (params[name] = decodeURIComponent(values?.[i + 1] ?? '')));
-  return params;
-}
 
 function publicBaseUrl(deps: AppDeps, req: Request): string {
   return deps.config.publicBaseUrl ?? `${req.protocol}://${req.get('host') ?? `${deps.config.host}:${deps.config.port}`}`;
@@ -27,7 +20,8 @@ export function dispatch(handlers: Handlers, deps: AppDeps): RequestHandler {
     const op = res.locals.operation as OperationInfo;
     const handler = handlers[op.operationId] as unknown as AnyHandler;
     const request = {
-      params: paramsOf(op, req.path),
+      // Every segment decodes: one that does not was refused before validation (storable-strings.ts).
+      params: pathParamsOf(op, req.path) as Record<string, string>,
       query: { ...(req.query as Record<string, unknown>) },
       headers: Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : v])),
       body: req.body,

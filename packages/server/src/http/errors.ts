@@ -1,13 +1,14 @@
 /**
  * Maps every error that reaches Express — the validator's, body-parser's, our own ProblemError, database
  * outages and plain bugs — to design.md §3 problem+json. Nothing internal (stack, SQL, driver text)
- * is ever sent; bugs are logged with the request id instead.
+ * is ever sent; bugs are logged with the request id and operation instead, as a redacted shape.
  */
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import { isDatabaseUnavailable } from '../db/database.js';
 import type { Logger } from '../platform/logger.js';
 import { problemBody, ProblemError, type FieldError } from './problems.js';
 import { sendProblem } from './send.js';
+import type { OperationInfo } from './spec.js';
 
 export class NotImplementedError extends Error {
   constructor(readonly operationId: string) {
@@ -73,15 +74,19 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
       }
     }
 
+    // Every line names the request and the operation; the error goes through the logger's redacting
+    // serializer (class, code, message without values: never SQL, parameters or row values).
+    const operation = res.locals.operation as OperationInfo | undefined;
+    const where = { requestId: res.locals.requestId, route: operation ? `${operation.method.toUpperCase()} ${operation.template}` : req.method, operationId: operation?.operationId };
     if (isDatabaseUnavailable(err)) {
-      log.error({ err: { message: err.message, code: (err as { code?: string }).code }, requestId: res.locals.requestId }, 'database unavailable');
+      log.error({ err, ...where }, 'database unavailable');
       return send(503, problemBody('SERVICE_UNAVAILABLE', 'The service cannot reach its database; retry shortly.'), { 'Retry-After': '2' });
     }
 
     if (isResponseValidation) {
-      log.error({ requestId: res.locals.requestId, errors: err.errors }, 'response does not match the spec');
+      log.error({ ...where, errors: (err.errors ?? []).map((e) => ({ path: e.path, message: e.message })) }, 'response does not match the spec');
     } else {
-      log.error({ err, requestId: res.locals.requestId }, 'unhandled error');
+      log.error({ err, ...where }, 'unhandled error');
     }
     return send(500, problemBody('INTERNAL_ERROR', 'An unexpected error occurred. Quote the request_id to support.'));
   };

@@ -90,6 +90,23 @@ function templatePattern(template: string): RegExp {
   return new RegExp(`^${literals.join('([^/]+)')}/?$`);
 }
 
+/**
+ * The operation's path parameters in `path` (relative to the base path), percent-decoded; undefined for
+ * a segment that is not percent-encoded UTF-8 (refused before validation, see storable-strings.ts).
+ */
+export function pathParamsOf(op: OperationInfo, path: string): Record<string, string | undefined> {
+  const values = op.pattern.exec(path);
+  const params: Record<string, string | undefined> = {};
+  for (const [i, name] of op.paramNames.entries()) {
+    try {
+      params[name] = decodeURIComponent(values?.[i + 1] ?? '');
+    } catch {
+      params[name] = undefined;
+    }
+  }
+  return params;
+}
+
 export type OperationMatch =
   | { kind: 'operation'; operation: OperationInfo }
   | { kind: 'method-not-allowed'; allow: string[] }

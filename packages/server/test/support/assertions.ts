@@ -3,12 +3,15 @@ import { createRequire } from 'node:module';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { expect } from 'vitest';
+import { STORABLE_FORMATS } from '../../src/http/formats.js';
 
 const require = createRequire(import.meta.url);
 const spec = require('@payorch/types/openapi.json') as Record<string, unknown>;
 
 const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
 (addFormats as unknown as (a: Ajv2020) => void)(ajv);
+// `date` and `date-time` as the server reads them (years 0001–9999, offsets within ±15:59, …).
+for (const [name, format] of Object.entries(STORABLE_FORMATS)) ajv.addFormat(name, format);
 ajv.addSchema({ ...spec, $id: 'spec' }, 'spec');
 
 /** Asserts the value matches a component schema of the spec. */

@@ -1153,14 +1153,17 @@ export interface components {
             merchant_customer_id: string;
             /**
              * Format: date-time
-             * @description When the customer was created in the merchant's system (ISO 8601).
+             * @description When the customer was created in the merchant's system (RFC 3339, any offset within ±15:59; see "Values" in the API description). Returned in UTC with microseconds and `Z`.
              */
             merchant_customer_created_at?: string;
             first_name?: string;
             last_name?: string;
             /** @description Allowed values are not fixed by the interface spec; commonly `M`, `F`, `NB`. */
             gender?: string;
-            /** Format: date */
+            /**
+             * Format: date
+             * @description A date from 0001-01-01 to 9999-12-31.
+             */
             date_of_birth?: string;
             /** Format: email */
             email?: string;

@@ -140,7 +140,7 @@ export class OutboxWorker {
         const reason = err instanceof Error ? err.message : String(err);
         await repo.retryLater(db, message.id, reason, delayMs);
         result.failed += 1;
-        log.warn({ outboxId: message.id, topic: message.topic, attempts: message.attempts, retryInMs: delayMs, error: reason }, 'outbox delivery failed; will retry');
+        log.warn({ outboxId: message.id, topic: message.topic, attempts: message.attempts, retryInMs: delayMs, err }, 'outbox delivery failed; will retry');
       }
     }
     return result;

@@ -8,8 +8,14 @@
  * And the other direction: `mutations` lists the ways a valid value can be made invalid (wrong type,
  * missing required member, too long, bad enum, unknown member, out of range, ...), each with the JSON
  * path it breaks.
+ *
+ * Both directions go to the edges of what the database stores: dates and date-times across the whole
+ * RFC 3339 grammar (years 0000/0001/9999, Feb 29, ±23:59 offsets, leap seconds, seven fractional
+ * digits), kept or broken by the server's own formats (src/http/formats.ts); numbers at their bounds,
+ * at 2^31, 2^53, 2^63 and the largest double; strings with an unpaired surrogate or NUL.
  */
 import fc from 'fast-check';
+import { isStorableDate, isStorableDateTime } from '../../../src/http/formats.js';
 import { componentName, deref, type Schema } from './spec-model.js';
 
 export type JsonPath = (string | number)[];
@@ -33,9 +39,9 @@ export interface GenContext {
 
 const codePoint = (lo: number, hi: number) => fc.integer({ min: lo, max: hi }).map((c) => String.fromCodePoint(c));
 /**
- * Mostly printable ASCII, some control characters, some of the rest of Unicode (no surrogates). U+0000
- * is left out: PostgreSQL text cannot hold it, and the platform answers 400 for it (rejectNulCharacters),
- * which the invalid cases check.
+ * Mostly printable ASCII, some control characters, some of the rest of Unicode, astral characters as
+ * surrogate pairs. U+0000 and unpaired surrogates are left out: PostgreSQL cannot store them, and the
+ * platform answers 400 for them (src/http/storable-strings.ts), which the invalid cases check.
  */
 const anyChar = fc.oneof(
   { weight: 12, arbitrary: codePoint(0x20, 0x7e) },
@@ -46,12 +52,52 @@ const anyChar = fc.oneof(
 /** Header values: visible ASCII (fetch trims surrounding spaces and refuses control characters). */
 const headerChar = codePoint(0x21, 0x7e);
 
+const pad = (n: number, width: number) => String(n).padStart(width, '0');
+/** RFC 3339 full-dates, edges weighted: years 0000, 0001 and 9999, leap days, days 29–31 of any month. */
+export const rfc3339Date = fc
+  .tuple(
+    fc.oneof(fc.constantFrom(0, 1, 9999, 1900, 2000, 2024), fc.integer({ min: 1, max: 9999 })),
+    fc.integer({ min: 1, max: 12 }),
+    fc.oneof(fc.integer({ min: 1, max: 28 }), fc.constantFrom(29, 30, 31)),
+  )
+  .map(([y, m, d]) => `${pad(y, 4)}-${pad(m, 2)}-${pad(d, 2)}`);
+/** RFC 3339 date-times over the whole grammar: any offset up to ±23:59, second 60, 0–7 fractional digits. */
+export const rfc3339DateTime = fc
+  .tuple(
+    rfc3339Date,
+    fc.constantFrom('T', 't'),
+    fc.integer({ min: 0, max: 23 }),
+    fc.integer({ min: 0, max: 59 }),
+    fc.oneof({ weight: 8, arbitrary: fc.integer({ min: 0, max: 59 }) }, { weight: 1, arbitrary: fc.constant(60) }),
+    fc.integer({ min: 0, max: 7 }).chain((digits) => fc.integer({ min: 0, max: 10 ** digits - 1 }).map((f) => (digits ? `.${pad(f, digits)}` : ''))),
+    fc.oneof(
+      { weight: 2, arbitrary: fc.constantFrom('Z', 'z', '+00:00', '-00:00') },
+      { weight: 3, arbitrary: fc.tuple(fc.constantFrom('+', '-'), fc.integer({ min: 0, max: 23 }), fc.constantFrom(0, 30, 45, 59)).map(([s, h, m]) => `${s}${pad(h, 2)}:${pad(m, 2)}`) },
+    ),
+  )
+  .map(([date, t, h, m, s, fraction, offset]) => `${date}${t}${pad(h, 2)}:${pad(m, 2)}:${pad(s, 2)}${fraction}${offset}`);
+
+/**
+ * Values the RFC 3339 grammar (and ajv-formats) admits but the database cannot store as sent: each a
+ * `format-edge` mutation that must get 400 naming its field.
+ */
+const FORMAT_EDGES: Record<string, string[]> = {
+  date: ['0000-01-01', '2023-02-29', '1900-02-29', '2024-04-31'],
+  'date-time': [
+    '0000-01-01T00:00:00Z',
+    '2020-01-01T00:00:00+23:59',
+    '2020-01-01T00:00:00-16:00',
+    '0001-01-01T00:00:00+00:01',
+    '9999-12-31T23:59:59.999-00:01',
+    '2016-12-31T23:59:60Z',
+    '2020-01-01T00:00:00.1234567Z',
+  ],
+};
+
 const FORMATS: Record<string, fc.Arbitrary<string>> = {
   uuid: fc.uuid(),
-  date: fc.date({ min: new Date('1900-01-01T00:00:00Z'), max: new Date('2099-12-31T00:00:00Z'), noInvalidDate: true }).map((d) => d.toISOString().slice(0, 10)),
-  'date-time': fc
-    .tuple(fc.date({ min: new Date('1970-01-01T00:00:00Z'), max: new Date('2099-12-31T00:00:00Z'), noInvalidDate: true }), fc.integer({ min: 0, max: 999 }))
-    .map(([d, micro]) => `${d.toISOString().slice(0, 23)}${String(micro).padStart(3, '0')}Z`),
+  date: rfc3339Date.filter(isStorableDate),
+  'date-time': rfc3339DateTime.filter(isStorableDateTime),
   email: fc.stringMatching(/^[a-z0-9]{1,16}(\.[a-z0-9]{1,8})?@[a-z0-9]{1,12}\.(com|org|dev|com\.br)$/),
   uri: fc.stringMatching(/^https:\/\/[a-z0-9]{1,12}\.example\.com(\/[a-z0-9_-]{1,12}){0,3}$/),
   'uri-reference': fc.stringMatching(/^\/[a-z0-9_-]{1,12}(\/[a-z0-9_-]{1,12}){0,2}$/),
@@ -155,10 +201,13 @@ function integerArb(s: Schema): fc.Arbitrary<number> {
   const center = Math.min(Math.max(0, lo), hi);
   return fc.oneof(
     { weight: 3, arbitrary: intBetween(Math.max(lo, center - 100), Math.min(hi, center + 1000)) },
-    { weight: 1, arbitrary: fc.constantFrom(lo, hi) },
+    { weight: 1, arbitrary: fc.constantFrom(lo, hi, ...NUMERIC_LIMITS.filter((n) => Number.isInteger(n) && n >= min && n <= max)) },
     { weight: 1, arbitrary: intBetween(lo, hi) },
   );
 }
+
+/** Where integer and numeric columns and doubles end: int4, int8, the safe integers, the largest double. */
+const NUMERIC_LIMITS = [2 ** 31 - 1, 2 ** 31, -(2 ** 31) - 1, Number.MAX_SAFE_INTEGER, 2 ** 53, 2 ** 63, -(2 ** 63), 1e300, Number.MAX_VALUE, -Number.MAX_VALUE, Number.MIN_VALUE, 0.1 + 0.2];
 
 function numberArb(s: Schema): fc.Arbitrary<number> {
   const min = typeof s.exclusiveMinimum === 'number' ? s.exclusiveMinimum : typeof s.minimum === 'number' ? s.minimum : undefined;
@@ -175,7 +224,8 @@ function numberArb(s: Schema): fc.Arbitrary<number> {
   const lo = min === undefined ? -1e6 : min;
   const hi = max === undefined ? lo + 1e6 : Math.min(max, lo + 1e6);
   const cents = intBetween(Math.ceil(lo * 100), Math.floor(hi * 100)).map((c) => c / 100);
-  return fc.oneof({ weight: 2, arbitrary: cents }, { weight: 1, arbitrary: double }).filter((n) => {
+  const limits = [lo, ...(max === undefined ? [] : [max]), ...NUMERIC_LIMITS];
+  return fc.oneof({ weight: 4, arbitrary: cents }, { weight: 2, arbitrary: double }, { weight: 1, arbitrary: fc.constantFrom(...limits) }).filter((n) => {
     if (min !== undefined && (typeof s.exclusiveMinimum === 'number' ? n <= min : n < min)) return false;
     if (max !== undefined && (typeof s.exclusiveMaximum === 'number' ? n >= max : n > max)) return false;
     return !Object.is(n, -0);
@@ -212,7 +262,9 @@ export type MutationKind =
   | 'extra-field'
   | 'out-of-range'
   | 'too-many-items'
-  | 'too-few-items';
+  | 'too-few-items'
+  | 'format-edge'
+  | 'unstorable-string';
 
 export interface Mutation {
   kind: MutationKind;
@@ -249,8 +301,19 @@ function setAt(root: unknown, path: JsonPath, update: (v: unknown) => unknown): 
 
 const WRONG_VALUES: unknown[] = [12345, 1.5, 'a-string', true, { unexpected: 1 }, ['x'], null];
 
-/** Every way to break `value` (valid for `schema`), deepest first is not implied: all of them. */
-export function mutations(schema: Schema, value: unknown, path: JsonPath = []): Mutation[] {
+/** `s` with `char` in its middle (between code points, so a surrogate pair stays whole). */
+const withChar = (s: string, char: string) => {
+  let at = Math.floor(s.length / 2);
+  if (/[\ud800-\udbff]/.test(s[at - 1] ?? '')) at -= 1;
+  return s.slice(0, at) + char + s.slice(at);
+};
+
+/**
+ * Every way to break `value` (valid for `schema`), deepest first is not implied: all of them.
+ * `unstorable` is the character a string gets for an `unstorable-string` mutation: an unpaired
+ * surrogate in a body; NUL where the value travels percent-encoded (encodeURIComponent refuses surrogates).
+ */
+export function mutations(schema: Schema, value: unknown, path: JsonPath = [], unstorable = '\ud800'): Mutation[] {
   const s = resolveFor(schema, value);
   if (!s) return [];
   const out: Mutation[] = [];
@@ -265,6 +328,10 @@ export function mutations(schema: Schema, value: unknown, path: JsonPath = []): 
   }
   if (typeof value === 'string') {
     const len = [...value].length;
+    out.push({ kind: 'unstorable-string', path, apply: (root) => setAt(root, path, (v) => withChar(String(v), unstorable)) });
+    for (const edge of typeof s.format === 'string' ? (FORMAT_EDGES[s.format] ?? []) : []) {
+      out.push({ kind: 'format-edge', path, apply: (root) => setAt(root, path, () => edge) });
+    }
     if (Array.isArray(s.enum)) {
       out.push({ kind: 'bad-enum', path, apply: (root) => setAt(root, path, () => `NOT_${String(s.enum[0])}_X`) });
     } else {
@@ -292,7 +359,7 @@ export function mutations(schema: Schema, value: unknown, path: JsonPath = []): 
     if (typeof s.minItems === 'number' && s.minItems > 0) {
       out.push({ kind: 'too-few-items', path, apply: (root) => setAt(root, path, (v) => (v as unknown[]).slice(0, s.minItems - 1)) });
     }
-    value.forEach((item, i) => out.push(...mutations(s.items ?? {}, item, [...path, i])));
+    value.forEach((item, i) => out.push(...mutations(s.items ?? {}, item, [...path, i], unstorable)));
   }
   if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
     const obj = value as Record<string, unknown>;
@@ -308,9 +375,11 @@ export function mutations(schema: Schema, value: unknown, path: JsonPath = []): 
     if (s.additionalProperties === false) {
       out.push({ kind: 'extra-field', path: [...path, 'unexpected_member'], apply: (root) => setAt(root, path, (v) => ({ ...(v as object), unexpected_member: 'x' })) });
     }
+    const member = withChar('member', unstorable);
+    out.push({ kind: 'unstorable-string', path: [...path, member], apply: (root) => setAt(root, path, (v) => ({ ...(v as object), [member]: 'x' })) });
     const props = (s.properties ?? {}) as Record<string, Schema>;
     for (const [name, member] of Object.entries(obj)) {
-      if (props[name]) out.push(...mutations(props[name], member, [...path, name]));
+      if (props[name]) out.push(...mutations(props[name], member, [...path, name], unstorable));
     }
   }
   return out;

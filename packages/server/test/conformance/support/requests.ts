@@ -5,6 +5,7 @@
  */
 import fc from 'fast-check';
 import { arbitraryFor, mutations, pointerOf, type Hint, type JsonPath, type MutationKind } from './arbitraries.js';
+import { findUnstorable } from '../../../src/http/storable-strings.js';
 import { PDF_BASE64 } from './fixtures.js';
 import type { Req } from './exchange.js';
 import { validatorFor, type Schema, type SpecOperation, type SpecParam } from './spec-model.js';
@@ -171,7 +172,7 @@ export interface InvalidRequest {
   req: GenRequest;
 }
 
-const PARAM_KINDS = new Set<MutationKind>(['too-long', 'too-short', 'bad-format', 'bad-enum', 'out-of-range', 'wrong-type']);
+const PARAM_KINDS = new Set<MutationKind>(['too-long', 'too-short', 'bad-format', 'bad-enum', 'out-of-range', 'wrong-type', 'unstorable-string']);
 const LOCATION: Record<string, string> = { path: '/params', query: '/query', header: '/headers' };
 
 /** The typed value a parameter string stands for (what the validator checks after coercion). */
@@ -195,19 +196,21 @@ export function invalidVariants(op: SpecOperation, r: GenRequest): InvalidReques
     const bag = p.in === 'path' ? 'params' : p.in === 'query' ? 'query' : 'headers';
     const current = r[bag][p.name];
     if (current === undefined) continue;
-    for (const m of mutations(p.schema, typed(p, current))) {
+    // Parameters travel percent-encoded, which has no form for an unpaired surrogate: NUL it is.
+    for (const m of mutations(p.schema, typed(p, current), [], '\u0000')) {
       if (!PARAM_KINDS.has(m.kind)) continue;
       const value = m.apply(typed(p, current));
       const text = m.kind === 'wrong-type' ? (p.schema.type === 'string' ? undefined : 'a-string') : asParamString(value);
       // Path values must stay one non-dot segment; header values what fetch can send.
       if (text === undefined || text === '' || text === '.' || text === '..' || (p.in === 'header' && !/^[\x21-\x7e]*$/.test(text))) continue;
-      if (validatorFor(p.schema)(typed(p, text)) === true) continue;
+      if (m.kind !== 'unstorable-string' && validatorFor(p.schema)(typed(p, text)) === true) continue;
       const name = p.in === 'header' ? p.name.toLowerCase() : p.name;
       out.push({ kind: m.kind, pointer: `${LOCATION[p.in]}/${name}`, req: { ...r, [bag]: { ...r[bag], [p.name]: text } } });
     }
   }
   out.push({ kind: 'unknown-query-parameter', pointer: '/query/unexpected_param', req: { ...r, query: { ...r.query, unexpected_param: '1' } } });
-  return out.filter((v) => !v.pointer.startsWith('/body') || validatorFor(op.body!.schema as Schema)(v.req.body) !== true);
+  // A body variant counts if the schema refuses it, or it holds a string the database cannot store.
+  return out.filter((v) => !v.pointer.startsWith('/body') || validatorFor(op.body!.schema as Schema)(v.req.body) !== true || findUnstorable(v.req.body, '/body') !== undefined);
 }
 
 /** A valid request broken in one place, chosen by the generator. */

@@ -8,6 +8,7 @@ import { createRequire } from 'node:module';
 import type { OperationId } from '@payorch/types';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
+import { STORABLE_FORMATS } from '../../../src/http/formats.js';
 import { basePath, indexOperations, type OpenApiDocument, type SecurityKind } from '../../../src/http/spec.js';
 
 const require = createRequire(import.meta.url);
@@ -151,6 +152,7 @@ export function operation(id: OperationId | string): SpecOperation {
 // One ajv over the whole document, as the server's validator reads it (formats on, 2020-12).
 const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
 (addFormats as unknown as (a: Ajv2020) => void)(ajv);
+for (const [name, format] of Object.entries(STORABLE_FORMATS)) ajv.addFormat(name, format);
 ajv.addSchema({ ...spec, $id: 'conformance-spec' }, 'conformance-spec');
 const compiled = new WeakMap<object, ValidateFunction>();
 
