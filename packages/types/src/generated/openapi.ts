@@ -118,6 +118,11 @@ export interface paths {
          * @description Submits 1–10 PDF evidence files (each at most 1,048,576 bytes decoded, strict base64) against a
          *     `CHARGEBACK` transaction while the payment is `IN_DISPUTE` / `RECEIVED`. The payment moves to
          *     `IN_DISPUTE` / `PENDING_REVIEW` and the evidence is forwarded to the issuers.
+         *
+         *     A dispute holds at most **20 documents** and **10,485,760 bytes (10 MiB) decoded** in all, over this
+         *     request and every later `PATCH` (card networks cap a case's documentation: Mastercom 18 MB per
+         *     transaction, Amex 25 MB, Discover 3 MB; keep files short). Past either cap the request answers 422
+         *     `INVALID_EVIDENCE` (path `/body/evidence`, the detail says what the dispute holds) and adds nothing.
          */
         post: operations["disputeChargeback"];
         delete?: never;
@@ -125,7 +130,11 @@ export interface paths {
         head?: never;
         /**
          * Add evidence to a dispute under review
-         * @description Adds 1–10 more PDF evidence files while the payment is `IN_DISPUTE` / `PENDING_REVIEW`.
+         * @description Adds 1–10 more PDF evidence files (each at most 1,048,576 bytes decoded) while the payment is
+         *     `IN_DISPUTE` / `PENDING_REVIEW`. The dispute's caps count everything submitted so far: at most
+         *     **20 documents** and **10,485,760 bytes (10 MiB) decoded** per dispute; a request that would pass
+         *     either answers 422 `INVALID_EVIDENCE` and adds nothing (concurrent requests never pass the caps
+         *     together).
          */
         patch: operations["addDisputeEvidence"];
         trace?: never;
@@ -2766,7 +2775,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description Well-formed but unacceptable — `INVALID_CARD`, `INVALID_EVIDENCE`, `IDEMPOTENCY_KEY_REUSED`. */
+        /** @description Well-formed but unacceptable — `INVALID_CARD`, `INVALID_EVIDENCE` (including evidence past a dispute's caps of 20 documents and 10 MiB decoded), `IDEMPOTENCY_KEY_REUSED`. */
         UnprocessableEntity: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
