@@ -233,6 +233,11 @@ export interface paths {
          *     for a loopback host (127.0.0.1, ::1, localhost). Events are delivered at least once, in order per
          *     payment or payment method, retried with exponential backoff for about 24 hours until the endpoint
          *     answers 2xx within 10 seconds.
+         *
+         *     An organization has at most **16 endpoints** (disabled ones included; 409
+         *     `WEBHOOK_ENDPOINT_LIMIT_REACHED` past it). Delivery is fair across organizations: at most 4
+         *     deliveries to one endpoint and 8 of one organization are in flight at once, so slow or failing
+         *     receivers delay only their own organization's events.
          */
         post: operations["createWebhookEndpoint"];
         delete?: never;
@@ -2745,6 +2750,16 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The organization already has 16 webhook endpoints (`WEBHOOK_ENDPOINT_LIMIT_REACHED`). */
+        WebhookEndpointLimit: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description Another customer of the organization has this `merchant_customer_id` (`CUSTOMER_ID_DUPLICATED`, with `existing_customer_id`). */
         CustomerConflict: {
             headers: {
@@ -3332,6 +3347,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            409: components["responses"]["WebhookEndpointLimit"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
