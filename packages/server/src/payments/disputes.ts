@@ -14,7 +14,7 @@ import type { Queryable } from '../db/database.js';
 import { problem } from '../http/problems.js';
 import { tenancyRepository } from '../tenancy/repository.js';
 import { recordChargebackEvent } from './events.js';
-import { checkEvidence } from './evidence.js';
+import { checkEvidence, disputeCapProblem } from './evidence.js';
 import { toApiPayment, toDisputedPayment } from './mapper.js';
 import { enqueueEvidenceForward } from './outbox-topics.js';
 import { paymentsRepository as repo } from './repository.js';
@@ -61,12 +61,13 @@ export async function submitEvidence(
   }
 
   const checked = checkEvidence(body.evidence);
-  if (!checked.ok) {
+  // The payment row is locked: concurrent PATCHes of one dispute count against its caps one after another.
+  const overCap = checked.ok ? disputeCapProblem(dispute ? await repo.evidenceTotals(db, dispute.id) : { documents: 0, bytes: 0 }, checked.documents) : undefined;
+  if (!checked.ok || overCap) {
+    const errors = checked.ok ? [overCap!] : checked.errors;
     return {
       ok: false,
-      problem: problem('INVALID_EVIDENCE', `The evidence is not acceptable: ${checked.errors.map((e) => `${e.path} ${e.message}`).join('; ')}.`, {
-        errors: checked.errors,
-      }),
+      problem: problem('INVALID_EVIDENCE', `The evidence is not acceptable: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}.`, { errors }),
     };
   }
 

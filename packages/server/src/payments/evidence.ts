@@ -10,6 +10,27 @@ import type { FieldError } from '../http/problems.js';
 
 export const MAX_EVIDENCE_BYTES = 1_048_576;
 
+/**
+ * What one dispute may hold in all, over its POST and every PATCH (spec: the dispute operations). Card
+ * networks cap a case's documentation (Mastercom 18 MB per transaction and under 14.5 MB recommended,
+ * Amex 25 MB, Discover 3 MB); 10 MiB is one full request (10 files of 1 MiB), and 20 documents are two.
+ */
+export const MAX_DISPUTE_DOCUMENTS = 20;
+export const MAX_DISPUTE_BYTES = 10 * MAX_EVIDENCE_BYTES;
+
+/** Why adding `documents` to a dispute that holds `held` would pass its caps, or undefined when it fits. */
+export function disputeCapProblem(held: { documents: number; bytes: number }, documents: readonly CheckedEvidence[]): FieldError | undefined {
+  const count = held.documents + documents.length;
+  const bytes = held.bytes + documents.reduce((sum, d) => sum + d.content.length, 0);
+  if (count <= MAX_DISPUTE_DOCUMENTS && bytes <= MAX_DISPUTE_BYTES) return undefined;
+  return {
+    path: '/body/evidence',
+    message:
+      `would bring the dispute to ${count} documents and ${bytes} bytes; a dispute holds at most ${MAX_DISPUTE_DOCUMENTS} documents ` +
+      `and ${MAX_DISPUTE_BYTES} bytes (10 MiB) decoded in all (it holds ${held.documents} documents, ${held.bytes} bytes)`,
+  };
+}
+
 export interface CheckedEvidence {
   fileName: string;
   contentType: string;

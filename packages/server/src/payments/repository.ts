@@ -287,6 +287,15 @@ export const paymentsRepository = {
     await db.query('UPDATE disputes SET status = $2, updated_at = clock_timestamp(), resolved_at = clock_timestamp() WHERE id = $1', [id, status]);
   },
 
+  /** How many documents and decoded bytes a dispute holds. */
+  async evidenceTotals(db: Queryable, disputeId: string): Promise<{ documents: number; bytes: number }> {
+    const rows = await db.query<{ documents: number; bytes: number }>(
+      'SELECT count(*)::int AS documents, COALESCE(sum(size_bytes), 0)::int8 AS bytes FROM dispute_evidence WHERE dispute_id = $1',
+      [disputeId],
+    );
+    return rows[0]!;
+  },
+
   /** The file goes as a bytea parameter: binary on the pg wire, native hex with PGlite (see db/pglite.ts). */
   async insertEvidence(db: Queryable, e: NewEvidenceRow): Promise<void> {
     await db.query(

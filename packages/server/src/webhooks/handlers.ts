@@ -12,6 +12,7 @@ export const webhookHandlers = {
   async createWebhookEndpoint({ body }, ctx) {
     const r = await service.createEndpoint(ctx.db, rules(ctx), ctx.merchant.organizationId, body);
     if (r.kind === 'invalid') return invalid(r.errors);
+    if (r.kind === 'conflict') return problem('WEBHOOK_ENDPOINT_LIMIT_REACHED', r.detail);
     if (r.kind !== 'ok') throw new Error(`unexpected result ${r.kind}`);
     return { status: 201, body: r.value };
   },

@@ -56,6 +56,7 @@ export interface ClaimedDelivery {
   failures: number;
   next_trigger: 'SCHEDULED' | 'MANUAL';
   endpoint_id: string;
+  organization_id: string;
   url: string;
   event_id: string;
   event_type: string;
@@ -67,6 +68,11 @@ export interface ClaimedDelivery {
 const ENDPOINT_COLUMNS = 'id, organization_id, url, description, events, enabled, created_at, updated_at';
 const DELIVERY_COLUMNS = 'id, organization_id, endpoint_id, event_id, event_type, resource_id, status, attempts, next_attempt_at, delivered_at, created_at';
 
+/** Deliveries leased at once, over every worker on the database (see claimDue). */
+export const DEFAULT_CLAIM_CAPS = { perEndpoint: 4, perOrganization: 8 } as const;
+/** Serializes claims across instances (arbitrary constant, like the other advisory locks). */
+const CLAIM_LOCK = 727_005;
+
 export const webhooksRepository = {
   // ---- endpoints
 
@@ -77,6 +83,13 @@ export const webhooksRepository = {
       [e.id, e.organization_id, e.url, e.description, JSON.stringify(e.events), e.enabled],
     );
     return rows[0]!;
+  },
+
+  /** The organization's endpoints (not deleted), counted under a transaction-scoped lock on its registrations. */
+  async lockAndCountEndpoints(db: Queryable, organizationId: string): Promise<number> {
+    await db.query("SELECT pg_advisory_xact_lock(hashtextextended('webhook-endpoints:' || $1, 0))", [organizationId]);
+    const rows = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_endpoints WHERE organization_id = $1 AND deleted_at IS NULL', [organizationId]);
+    return rows[0]!.n;
   },
 
   /** The organization's endpoint (not deleted), optionally locked for an update. */
@@ -222,17 +235,39 @@ export const webhooksRepository = {
   // ---- the worker
 
   /**
-   * Claims up to `limit` due deliveries with a lease. Skips rows another worker holds (SKIP LOCKED), those
-   * of disabled endpoints, and any delivery with an earlier, unfinished delivery of the same resource to
-   * the same endpoint (in order per resource).
+   * Claims up to `limit` due deliveries with a lease, fairly across organizations:
+   * - at most `caps.perEndpoint` deliveries of one endpoint and `caps.perOrganization` of one
+   *   organization are leased at once, counted over every worker on the database (leases still running);
+   * - the pick goes round-robin over organizations (every organization's earliest due delivery before
+   *   anyone's second), so an organization with a backlog or slow receivers never fills the slots;
+   * - skipped: rows another worker holds (SKIP LOCKED), disabled endpoints, and any delivery with an
+   *   earlier, unfinished delivery of the same resource to the same endpoint (in order per resource).
+   * Claims are serialized across instances by a transaction-scoped advisory lock, so the caps hold exactly
+   * (two claims at once would each see the other's leases as free); a claim is one short statement.
    * `now` comes from the worker's clock in milliseconds while the database stamps new deliveries in
    * microseconds: a delivery is due anywhere within now's millisecond, so one recorded earlier in that
    * millisecond is not left for the next pass.
    */
-  async claimDue(db: Queryable, now: string, limit: number, leaseId: string, leaseUntil: string): Promise<ClaimedDelivery[]> {
+  async claimDue(
+    db: Queryable,
+    now: string,
+    limit: number,
+    leaseId: string,
+    leaseUntil: string,
+    caps: { perEndpoint: number; perOrganization: number } = DEFAULT_CLAIM_CAPS,
+  ): Promise<ClaimedDelivery[]> {
+    await db.query('SELECT pg_advisory_xact_lock($1)', [CLAIM_LOCK]);
     return db.query<ClaimedDelivery>(
-      `WITH due AS (
-         SELECT d.id FROM webhook_deliveries d
+      `WITH busy AS (
+         SELECT organization_id, endpoint_id, count(*)::int AS n FROM webhook_deliveries
+         WHERE status = 'PENDING' AND locked_until > $1::timestamptz
+         GROUP BY organization_id, endpoint_id
+       ), org_busy AS (
+         SELECT organization_id, sum(n)::int AS n FROM busy GROUP BY organization_id
+       ), ready AS (
+         SELECT d.id, d.organization_id, d.endpoint_id, d.next_attempt_at, d.event_seq,
+                row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.event_seq) AS endpoint_rank
+         FROM webhook_deliveries d
          JOIN webhook_endpoints e ON e.id = d.endpoint_id
          WHERE d.status = 'PENDING' AND d.next_attempt_at < $1::timestamptz + interval '1 millisecond'
            AND (d.locked_until IS NULL OR d.locked_until <= $1::timestamptz)
@@ -240,18 +275,29 @@ export const webhooksRepository = {
            AND NOT EXISTS (
              SELECT 1 FROM webhook_deliveries p
              WHERE p.endpoint_id = d.endpoint_id AND p.resource_id = d.resource_id AND p.status = 'PENDING' AND p.event_seq < d.event_seq)
-         ORDER BY d.next_attempt_at, d.event_seq
+       ), endpoint_fits AS (
+         SELECT r.*, row_number() OVER (PARTITION BY r.organization_id ORDER BY r.next_attempt_at, r.event_seq) AS org_rank
+         FROM ready r LEFT JOIN busy b ON b.endpoint_id = r.endpoint_id
+         WHERE r.endpoint_rank <= $5::int - COALESCE(b.n, 0)
+       ), picked AS (
+         SELECT f.id, f.org_rank, f.next_attempt_at, f.event_seq
+         FROM endpoint_fits f LEFT JOIN org_busy o ON o.organization_id = f.organization_id
+         WHERE f.org_rank <= $6::int - COALESCE(o.n, 0)
+         ORDER BY f.org_rank, f.next_attempt_at, f.event_seq
          LIMIT $2
+       ), due AS (
+         SELECT d.id FROM webhook_deliveries d
+         WHERE d.id IN (SELECT id FROM picked) AND d.status = 'PENDING' AND (d.locked_until IS NULL OR d.locked_until <= $1::timestamptz)
          FOR UPDATE OF d SKIP LOCKED
        ), claimed AS (
          UPDATE webhook_deliveries d SET lease_id = $3, locked_until = $4::timestamptz
          FROM due WHERE d.id = due.id
-         RETURNING d.id, d.lease_id, d.attempts, d.failures, d.next_trigger, d.endpoint_id, d.event_id
+         RETURNING d.id, d.lease_id, d.attempts, d.failures, d.next_trigger, d.endpoint_id, d.event_id, d.organization_id
        )
-       SELECT c.id, c.lease_id, c.attempts, c.failures, c.next_trigger, c.endpoint_id, e.url,
+       SELECT c.id, c.lease_id, c.attempts, c.failures, c.next_trigger, c.endpoint_id, c.organization_id, e.url,
               c.event_id, ev.type AS event_type, ev.account_id, ev.data, ev.created_at AS event_created_at
        FROM claimed c JOIN webhook_endpoints e ON e.id = c.endpoint_id JOIN webhook_events ev ON ev.id = c.event_id`,
-      [now, limit, leaseId, leaseUntil],
+      [now, limit, leaseId, leaseUntil, caps.perEndpoint, caps.perOrganization],
     );
   },
 

@@ -22,6 +22,12 @@ type Subscription = Schemas['WebhookEventSubscription'];
 
 export type Result<T> = { kind: 'ok'; value: T } | { kind: 'invalid'; errors: FieldError[] } | { kind: 'not-found' } | { kind: 'conflict'; detail: string };
 
+/**
+ * Webhook endpoints per organization (Stripe allows 16 per account): each one is a delivery per event,
+ * so the cap bounds what one event costs the shared worker.
+ */
+export const MAX_ENDPOINTS_PER_ORGANIZATION = 16;
+
 /** The default overlap during which a rotated-out secret still signs. */
 export const DEFAULT_SECRET_OVERLAP_SECONDS = 86_400;
 const ATTEMPTS_SHOWN = 100;
@@ -48,6 +54,13 @@ export async function createEndpoint(
   const urlProblem = endpointUrlProblem(input.url, rules.sandbox);
   if (urlProblem) return { kind: 'invalid', errors: [{ path: '/body/url', message: urlProblem }] };
   return db.transaction(async (tx) => {
+    // Counted under a per-organization lock: concurrent registrations never pass the cap together.
+    if ((await repo.lockAndCountEndpoints(tx, organizationId)) >= MAX_ENDPOINTS_PER_ORGANIZATION) {
+      return {
+        kind: 'conflict' as const,
+        detail: `An organization has at most ${MAX_ENDPOINTS_PER_ORGANIZATION} webhook endpoints (disabled ones included); delete one first.`,
+      };
+    }
     const row = await repo.insertEndpoint(tx, {
       id: randomUUID(),
       organization_id: organizationId,

@@ -1,44 +1,51 @@
 /**
- * Where webhooks may go: `https` to public addresses. Never to a private, link-local, multicast or
- * otherwise non-public address, checked on registration for literal addresses and again at connection
- * time for every address a name resolves to (so DNS cannot point a delivery inside the network).
- * Sandbox mode adds one exception for local development and the test suite's receivers: loopback
- * (127.0.0.0/8, ::1, localhost), over plain `http` too.
+ * Where webhooks may go: `https` to global unicast addresses. Never to a private, link-local, multicast,
+ * reserved, translation or otherwise non-global address, checked on registration for literal addresses
+ * and again at connection time for every address a name resolves to (so DNS cannot point a delivery
+ * inside the network). Sandbox mode adds one exception for local development and the test suite's
+ * receivers: loopback (127.0.0.0/8, ::1, localhost), over plain `http` too.
+ *
+ * Classification is ipaddr.js's range names (IANA special-purpose registries), not a hand list:
+ * - IPv4: only the range `unicast` (everything else ipaddr.js names: private, loopback, linkLocal,
+ *   carrierGradeNat, reserved and documentation nets, benchmarking, multicast, broadcast, as112, amt…).
+ * - IPv6: IPv4-mapped addresses (::ffff:a.b.c.d, the form a dual-stack socket reports) are judged as the
+ *   IPv4 address they carry; otherwise only the range `unicast` inside 2000::/3, the global unicast
+ *   space (RFC 4291 §2.4). That refuses every translation form that embeds an IPv4 address —
+ *   IPv4-compatible ::a.b.c.d, SIIT ::ffff:0:a.b.c.d, NAT64 64:ff9b::/96 and 64:ff9b:1::/48, 6to4
+ *   2002::/16, Teredo 2001::/32 — as well as site-local fec0::/10, unique-local, link-local, multicast,
+ *   documentation and benchmarking ranges, and anything outside the allocated global space.
  */
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
-const blocked = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24],
-  ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) blocked.addSubnet(net, prefix, 'ipv4');
-for (const [net, prefix] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['2001:db8::', 32], ['64:ff9b::', 96]] as const) {
-  blocked.addSubnet(net, prefix, 'ipv6');
-}
-const loopback = new BlockList();
-loopback.addSubnet('127.0.0.0', 8, 'ipv4');
-loopback.addAddress('::1', 'ipv6');
+const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3');
 
-/** An address as family + text, IPv4-mapped IPv6 unwrapped; undefined if it is not an IP address. */
-function parse(address: string): { address: string; type: 'ipv4' | 'ipv6' } | undefined {
+/** The address as ipaddr.js parses it (brackets stripped, IPv4-mapped IPv6 unwrapped); undefined if it is not an IP address. */
+function parse(address: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
   const bare = address.replace(/^\[|\]$/g, '');
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(bare);
-  if (mapped) return { address: mapped[1]!, type: 'ipv4' };
+  // node:net decides what is an address literal (ipaddr.js alone also takes forms such as "0x7f.1").
   const family = isIP(bare);
-  return family === 0 ? undefined : { address: bare, type: family === 4 ? 'ipv4' : 'ipv6' };
+  if (family === 0) return undefined;
+  // ipaddr.js reads a dotted tail as IPv4-mapped whatever precedes it (it takes ::8.8.8.8 for
+  // ::ffff:8.8.8.8): the URL parser's canonical hex form first.
+  const parsed = ipaddr.parse(family === 6 ? new URL(`http://[${bare}]/`).hostname.slice(1, -1) : bare);
+  return parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress() ? (parsed as ipaddr.IPv6).toIPv4Address() : parsed;
+}
+
+function isGlobal(a: ipaddr.IPv4 | ipaddr.IPv6): boolean {
+  if (a.kind() === 'ipv4') return a.range() === 'unicast';
+  return a.range() === 'unicast' && (a as ipaddr.IPv6).match(GLOBAL_UNICAST_V6);
 }
 
 /** True for an address a delivery must never reach outside sandbox mode. */
 export function isNonPublicAddress(address: string): boolean {
   const a = parse(address);
-  return a === undefined || blocked.check(a.address, a.type);
+  return a === undefined || !isGlobal(a);
 }
 
 export function isLoopbackAddress(address: string): boolean {
-  const a = parse(address);
-  return a !== undefined && loopback.check(a.address, a.type);
+  return parse(address)?.range() === 'loopback';
 }
 
 /** Whether a delivery may connect to this address. */

@@ -3,6 +3,11 @@
  * (`FOR UPDATE SKIP LOCKED`, so any number of instances share the work on one database, PGlite or
  * PostgreSQL), POSTs each signed envelope, and records the attempt and the delivery's next state.
  *
+ * Fair across organizations: claims go round-robin over organizations, with caps on what one endpoint
+ * and one organization may have in flight at once across all instances (repository.claimDue), and each
+ * slot refills as soon as its attempt ends. An organization whose receivers hang holds at most its cap
+ * of slots for the 10 s deadline; the others' deliveries take the free ones at the next poll.
+ *
  * - 2xx within the timeout: DELIVERED, never sent again (unless redelivered by hand).
  * - Anything else: retried after the next delay of the schedule (about 24 hours in all), then FAILED.
  * - In order per resource: a delivery waits while an earlier one of the same resource to the same
@@ -17,7 +22,7 @@ import type { Queryable } from '../db/database.js';
 import type { Logger } from '../platform/logger.js';
 import { envelopeJson } from './events.js';
 import { postWebhook, type SendResult } from './http-sender.js';
-import { webhooksRepository as repo, type ClaimedDelivery } from './repository.js';
+import { DEFAULT_CLAIM_CAPS, webhooksRepository as repo, type ClaimedDelivery } from './repository.js';
 import type { SecretBox } from './secrets.js';
 import { signatureHeaders } from './signing.js';
 
@@ -43,9 +48,14 @@ export interface DeliveryWorkerOptions {
   jitter?: number;
   /** Deadline for one HTTP attempt (default 10 s). */
   timeoutMs?: number;
-  /** Deliveries attempted at once per run (default 10). */
+  /** Deliveries in flight at once on this instance (default 16). */
   batchSize?: number;
-  /** Pause between runs when there was nothing more to do (default 1 s). */
+  /**
+   * Deliveries leased at once per endpoint and per organization, over every instance on the database
+   * (default 4 and 8): a slow or failing organization holds at most that many of the slots.
+   */
+  caps?: { perEndpoint: number; perOrganization: number };
+  /** Pause between polls when nothing finished in between (default 1 s). */
   pollIntervalMs?: number;
 }
 
@@ -55,10 +65,15 @@ export class DeliveryWorker {
   private readonly jitter: number;
   private readonly timeoutMs: number;
   private readonly batchSize: number;
+  private readonly caps: { perEndpoint: number; perOrganization: number };
   private readonly pollIntervalMs: number;
   private timer: NodeJS.Timeout | undefined;
   private running = false;
-  private current: Promise<number> = Promise.resolve(0);
+  private ticking = false;
+  private tickAgain = false;
+  /** Claims never overlap within an instance (the slots they fill are counted here). */
+  private filling: Promise<unknown> = Promise.resolve();
+  private readonly inFlight = new Set<Promise<void>>();
   private abort = new AbortController();
   private lastPurge = 0;
 
@@ -67,49 +82,75 @@ export class DeliveryWorker {
     this.retryScheduleMs = options.retryScheduleMs ?? DEFAULT_RETRY_SCHEDULE_MS;
     this.jitter = options.jitter ?? 0.1;
     this.timeoutMs = options.timeoutMs ?? 10 * SECOND;
-    this.batchSize = options.batchSize ?? 10;
+    this.batchSize = options.batchSize ?? 16;
+    this.caps = options.caps ?? DEFAULT_CLAIM_CAPS;
     this.pollIntervalMs = options.pollIntervalMs ?? SECOND;
   }
 
-  /** Polls in the background until stop(). */
+  /**
+   * Polls in the background until stop(). Slots refill as soon as an attempt finishes, not when a whole
+   * batch has: a slow receiver holds only its own slot.
+   */
   start(): void {
     if (this.running) return;
     this.running = true;
-    const tick = async () => {
-      this.timer = undefined;
-      let delay = this.pollIntervalMs;
-      try {
-        if ((await this.runOnce()) >= this.batchSize) delay = 0;
-      } catch (err) {
-        this.options.log.warn({ err }, 'webhook delivery run failed; retrying');
-      }
-      if (this.running) {
-        this.timer = setTimeout(tick, delay);
-        this.timer.unref();
-      }
-    };
-    this.timer = setTimeout(tick, 0);
-    this.timer.unref();
+    this.schedule(0);
   }
 
-  /** Stops polling, cuts attempts in flight short (they are retried) and waits for the run to end. */
+  /** Stops polling, cuts attempts in flight short (they are retried) and waits for them to end. */
   async stop(): Promise<void> {
     this.running = false;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     this.abort.abort();
-    await this.current.catch(() => 0);
+    await this.filling.catch(() => undefined);
+    await Promise.all(this.inFlight);
     this.abort = new AbortController();
   }
 
-  /** One run: claims what is due and attempts it. Returns how many deliveries were attempted. Runs never overlap. */
-  runOnce(): Promise<number> {
-    const run = this.current.catch(() => 0).then(() => this.run());
-    this.current = run;
+  /** Claims what is due into the free slots and waits for those attempts. Returns how many were attempted. */
+  async runOnce(): Promise<number> {
+    const started = await this.fill();
+    await Promise.all(started);
+    return started.length;
+  }
+
+  private schedule(ms: number): void {
+    if (!this.running) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.tick(), ms);
+    this.timer.unref();
+  }
+
+  private async tick(): Promise<void> {
+    this.timer = undefined;
+    if (this.ticking) {
+      this.tickAgain = true;
+      return;
+    }
+    this.ticking = true;
+    try {
+      await this.fill();
+    } catch (err) {
+      this.options.log.warn({ err }, 'webhook delivery run failed; retrying');
+    } finally {
+      this.ticking = false;
+    }
+    const again = this.tickAgain;
+    this.tickAgain = false;
+    this.schedule(again ? 0 : this.pollIntervalMs);
+  }
+
+  /** Claims up to the free slots and starts the attempts (each frees its slot, and asks for a refill, when done). */
+  private fill(): Promise<Promise<void>[]> {
+    const run = this.filling.catch(() => undefined).then(() => this.claimAndStart());
+    this.filling = run;
     return run;
   }
 
-  private async run(): Promise<number> {
+  private async claimAndStart(): Promise<Promise<void>[]> {
+    const free = this.batchSize - this.inFlight.size;
+    if (free <= 0) return [];
     const now = this.clock();
     if (now.getTime() - this.lastPurge > 10 * MINUTE) {
       await repo.purgeExpiredSecrets(this.options.db, now.toISOString());
@@ -118,10 +159,16 @@ export class DeliveryWorker {
     const leaseId = randomUUID();
     // Long enough for the attempt and its bookkeeping; a crashed worker's claim expires after it.
     const leaseUntil = new Date(now.getTime() + this.timeoutMs + 30 * SECOND);
-    const claimed = await this.options.db.transaction((tx) => repo.claimDue(tx, now.toISOString(), this.batchSize, leaseId, leaseUntil.toISOString()));
+    const claimed = await this.options.db.transaction((tx) => repo.claimDue(tx, now.toISOString(), free, leaseId, leaseUntil.toISOString(), this.caps));
     const signal = this.abort.signal;
-    await Promise.all(claimed.map((c) => this.attempt(c, signal)));
-    return claimed.length;
+    return claimed.map((c) => {
+      const attempt: Promise<void> = this.attempt(c, signal).finally(() => {
+        this.inFlight.delete(attempt);
+        this.schedule(0);
+      });
+      this.inFlight.add(attempt);
+      return attempt;
+    });
   }
 
   private async attempt(c: ClaimedDelivery, signal: AbortSignal): Promise<void> {

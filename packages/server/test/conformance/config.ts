@@ -43,6 +43,11 @@ export const UNREACHABLE_ALLOWED: { status: number; operations: '*' | readonly (
     operations: ['enrollPaymentMethod', 'createPayment'],
     why: 'their only 409 is REQUEST_IN_PROCESS (a concurrent request holding the key); idempotency.test.ts drives it on the mechanism every keyed operation shares',
   },
+  {
+    status: 409,
+    operations: ['createWebhookEndpoint'],
+    why: 'WEBHOOK_ENDPOINT_LIMIT_REACHED needs 16 endpoints of one organization; webhooks-fairness.test.ts reaches it (and checks the body against the spec)',
+  },
 ];
 
 /**

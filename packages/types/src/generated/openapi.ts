@@ -130,6 +130,11 @@ export interface paths {
          * @description Submits 1–10 PDF evidence files (each at most 1,048,576 bytes decoded, strict base64) against a
          *     `CHARGEBACK` transaction while the payment is `IN_DISPUTE` / `RECEIVED`. The payment moves to
          *     `IN_DISPUTE` / `PENDING_REVIEW` and the evidence is forwarded to the issuers.
+         *
+         *     A dispute holds at most **20 documents** and **10,485,760 bytes (10 MiB) decoded** in all, over this
+         *     request and every later `PATCH` (card networks cap a case's documentation: Mastercom 18 MB per
+         *     transaction, Amex 25 MB, Discover 3 MB; keep files short). Past either cap the request answers 422
+         *     `INVALID_EVIDENCE` (path `/body/evidence`, the detail says what the dispute holds) and adds nothing.
          */
         post: operations["disputeChargeback"];
         delete?: never;
@@ -137,7 +142,11 @@ export interface paths {
         head?: never;
         /**
          * Add evidence to a dispute under review
-         * @description Adds 1–10 more PDF evidence files while the payment is `IN_DISPUTE` / `PENDING_REVIEW`.
+         * @description Adds 1–10 more PDF evidence files (each at most 1,048,576 bytes decoded) while the payment is
+         *     `IN_DISPUTE` / `PENDING_REVIEW`. The dispute's caps count everything submitted so far: at most
+         *     **20 documents** and **10,485,760 bytes (10 MiB) decoded** per dispute; a request that would pass
+         *     either answers 422 `INVALID_EVIDENCE` and adds nothing (concurrent requests never pass the caps
+         *     together).
          */
         patch: operations["addDisputeEvidence"];
         trace?: never;
@@ -245,6 +254,11 @@ export interface paths {
          *     for a loopback host (127.0.0.1, ::1, localhost). Events are delivered at least once, in order per
          *     payment or payment method, retried with exponential backoff for about 24 hours until the endpoint
          *     answers 2xx within 10 seconds.
+         *
+         *     An organization has at most **16 endpoints** (disabled ones included; 409
+         *     `WEBHOOK_ENDPOINT_LIMIT_REACHED` past it). Delivery is fair across organizations: at most 4
+         *     deliveries to one endpoint and 8 of one organization are in flight at once, so slow or failing
+         *     receivers delay only their own organization's events.
          */
         post: operations["createWebhookEndpoint"];
         delete?: never;
@@ -2885,6 +2899,16 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The organization already has 16 webhook endpoints (`WEBHOOK_ENDPOINT_LIMIT_REACHED`). */
+        WebhookEndpointLimit: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description Another customer of the organization has this `merchant_customer_id` (`CUSTOMER_ID_DUPLICATED`, with `existing_customer_id`). */
         CustomerConflict: {
             headers: {
@@ -2924,7 +2948,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description Well-formed but unacceptable — `INVALID_CARD`, `INVALID_EVIDENCE`, `IDEMPOTENCY_KEY_REUSED`. */
+        /** @description Well-formed but unacceptable — `INVALID_CARD`, `INVALID_EVIDENCE` (including evidence past a dispute's caps of 20 documents and 10 MiB decoded), `IDEMPOTENCY_KEY_REUSED`. */
         UnprocessableEntity: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3654,6 +3678,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            409: components["responses"]["WebhookEndpointLimit"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
