@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { problemBody } from './problems.js';
+import { describeFieldErrors, problemBody } from './problems.js';
 import { sendProblem } from './send.js';
 
 /** Deeper than any body the spec describes (ours nest under 10 levels); deeper input is hostile. */
@@ -7,26 +7,37 @@ export const MAX_BODY_DEPTH = 32;
 
 type Finding = { path: string; message: string };
 
-const pointer = (path: string, key: string) => `${path}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`;
+/** `path` + one JSON Pointer segment (RFC 6901 escaping). */
+export const pointer = (path: string, key: string) => `${path}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`;
+
+type Visit = { value: unknown; depth: number; parent?: Visit; key?: string };
+
+/** The JSON Pointer of a visited place, built only for a finding (building one per value cost more than the walk). */
+function pathOf(visit: Visit): string {
+  const keys: string[] = [];
+  for (let at: Visit | undefined = visit; at?.key !== undefined; at = at.parent) keys.push(at.key);
+  return keys.reduceRight((path, key) => pointer(path, key), '/body');
+}
 
 /**
  * Walks the parsed body without recursion (a hostile body cannot blow the stack) and returns the first
  * string or member name holding U+0000, or the first place nested deeper than MAX_BODY_DEPTH.
  */
 function inspect(body: unknown): Finding | undefined {
-  const stack: { value: unknown; path: string; depth: number }[] = [{ value: body, path: '/body', depth: 0 }];
+  const stack: Visit[] = [{ value: body, depth: 0 }];
   while (stack.length > 0) {
-    const { value, path, depth } = stack.pop()!;
+    const visit = stack.pop()!;
+    const { value, depth } = visit;
     if (typeof value === 'string') {
-      if (value.includes('\u0000')) return { path, message: 'must not contain NUL (\\u0000) characters' };
+      if (value.includes('\u0000')) return { path: pathOf(visit), message: 'must not contain NUL (\\u0000) characters' };
       continue;
     }
     if (value === null || typeof value !== 'object') continue;
-    if (depth >= MAX_BODY_DEPTH) return { path, message: `is nested deeper than ${MAX_BODY_DEPTH} levels` };
-    for (const [key, member] of Object.entries(value)) {
-      const at = pointer(path, key);
-      if (key.includes('\u0000')) return { path: at, message: 'must not contain NUL (\\u0000) characters' };
-      stack.push({ value: member, path: at, depth: depth + 1 });
+    if (depth >= MAX_BODY_DEPTH) return { path: pathOf(visit), message: `is nested deeper than ${MAX_BODY_DEPTH} levels` };
+    for (const key of Object.keys(value)) {
+      const member: Visit = { value: (value as Record<string, unknown>)[key], depth: depth + 1, parent: visit, key };
+      if (key.includes('\u0000')) return { path: pathOf(member), message: 'must not contain NUL (\\u0000) characters' };
+      stack.push(member);
     }
   }
   return undefined;
@@ -40,5 +51,5 @@ function inspect(body: unknown): Finding | undefined {
 export const rejectNulCharacters: RequestHandler = (req, res, next) => {
   const found = inspect(req.body);
   if (!found) return next();
-  return sendProblem(req, res, 400, problemBody('INVALID_REQUEST', `The request is invalid: ${found.path} ${found.message}.`, { errors: [found] }));
+  return sendProblem(req, res, 400, problemBody('INVALID_REQUEST', describeFieldErrors([found]), { errors: [found] }));
 };

@@ -11,7 +11,7 @@ import type { Schemas } from '@payorch/types';
 import type { AppDeps } from '../context.js';
 import { customersRepository } from '../customers/repository.js';
 import type { Queryable } from '../db/database.js';
-import { problem, type FieldError, type ProblemReply } from '../http/problems.js';
+import { describeFieldErrors, problem, type FieldError, type ProblemReply } from '../http/problems.js';
 import type { Logger } from '../platform/logger.js';
 import type { PaymentProvider, ProviderCard, ProviderResult } from '../providers/provider.js';
 import { tenancyRepository } from '../tenancy/repository.js';
@@ -54,7 +54,7 @@ const CATEGORY_OF_TYPE: Readonly<Record<string, string>> = {
 };
 
 const invalid = (errors: FieldError[]): EnrollProblem =>
-  problem('INVALID_REQUEST', `The request is invalid: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}.`, { errors });
+  problem('INVALID_REQUEST', describeFieldErrors(errors), { errors });
 
 /** Business rules of the request that the schema cannot say (400 INVALID_REQUEST, each naming its field). */
 function requestErrors(body: EnrollRequest): FieldError[] {
