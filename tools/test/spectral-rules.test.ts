@@ -61,6 +61,8 @@ const schemas = (d: Doc) => d.components.schemas;
 interface Case {
   name: string;
   mutate: (doc: Doc) => void;
+  /** Where the one diagnostic must point, when the case says. */
+  path?: string;
 }
 
 // rule code -> mutations that must each give exactly one diagnostic of that rule.
@@ -111,6 +113,23 @@ const violations: Record<string, Case[]> = {
     { name: 'path parameter without maxLength', mutate: (d) => void delete getPayment(d).parameters[0].schema.maxLength },
     { name: 'header parameter without maxLength', mutate: (d) => void delete post(d).parameters[0].schema.maxLength },
   ],
+  'payorch-bounded-collections': [
+    {
+      name: 'array without maxItems',
+      mutate: (d) => void delete schemas(d).CreatePaymentRequest.properties.metadata.maxItems,
+      path: 'components.schemas.CreatePaymentRequest.properties.metadata',
+    },
+    {
+      name: 'free-form object without maxProperties (in a response schema too)',
+      mutate: (d) => void delete schemas(d).Payment.properties.raw_response.maxProperties,
+      path: 'components.schemas.Payment.properties.raw_response',
+    },
+    {
+      name: 'request object neither closed nor bounded',
+      mutate: (d) => void delete schemas(d).CreatePaymentRequest.properties.metadata.items.additionalProperties,
+      path: 'components.schemas.CreatePaymentRequest.properties.metadata.items',
+    },
+  ],
   'payorch-security-declared': [
     { name: 'operation without security', mutate: (d) => void delete getPayment(d).security },
     { name: 'open operation without `security: []`', mutate: (d) => void delete health(d).security },
@@ -134,6 +153,18 @@ const allowed: Case[] = [
     },
   },
   { name: 'string bounded by enum alone', mutate: (d) => void (schemas(d).CreatePaymentRequest.properties.description = { type: 'string', enum: ['a', 'b'] }) },
+  {
+    name: 'response object with declared properties and no additionalProperties (not free-form)',
+    mutate: (d) => void delete schemas(d).Payment.properties.raw_response,
+  },
+  {
+    name: 'free-form request object bounded by maxProperties',
+    mutate: (d) => {
+      const item = schemas(d).CreatePaymentRequest.properties.metadata.items;
+      item.additionalProperties = { type: 'string', maxLength: 64 };
+      item.maxProperties = 50;
+    },
+  },
   { name: 'string bounded by const alone', mutate: (d) => void (schemas(d).CreatePaymentRequest.properties.description = { type: 'string', const: 'a' }) },
 ];
 
@@ -154,10 +185,11 @@ describe('spectral ruleset (spec/.spectral.yaml)', () => {
   });
 
   const table = Object.entries(violations).flatMap(([rule, cases]) => cases.map((c) => ({ rule, ...c })));
-  it.each(table)('$rule: $name gives exactly one diagnostic', async ({ rule, mutate }) => {
+  it.each(table)('$rule: $name gives exactly one diagnostic', async ({ rule, mutate, path }) => {
     const results = await lintMutation(mutate);
     expect(describeResults(results)).toHaveLength(1);
     expect(results[0]!.code).toBe(rule);
+    if (path !== undefined) expect(results[0]!.path.join('.')).toBe(path);
   });
 
   it.each(allowed)('accepts: $name', async ({ mutate }) => {

@@ -337,6 +337,9 @@ export async function enrollPaymentMethod(
   return { ok: true, method: toApiPaymentMethod(row, ctx.baseUrl, now) };
 }
 
+/** PaymentMethodList.payment_methods maxItems: the most an unpaged list answers. */
+const UNPAGED_MAX = 1000;
+
 export type ListProblem = ProblemReply<'INVALID_REQUEST' | 'CUSTOMER_NOT_FOUND'>;
 
 /** A customer's methods, newest first; paged only when `limit` or `starting_after` is given. */
@@ -353,8 +356,11 @@ export async function listPaymentMethods(
   }
   const paged = page.limit !== undefined || page.startingAfter !== undefined;
   if (!paged) {
-    const rows = await repo.listByCustomer(db, organizationId, customerId);
-    return { ok: true, list: { payment_methods: rows.map((r) => toApiPaymentMethod(r, baseUrl, now)) } };
+    // Every method, up to the list's maxItems; past it the first page and the cursor for the rest.
+    const rows = await repo.listByCustomer(db, organizationId, customerId, { limit: UNPAGED_MAX + 1 });
+    if (rows.length <= UNPAGED_MAX) return { ok: true, list: { payment_methods: rows.map((r) => toApiPaymentMethod(r, baseUrl, now)) } };
+    const items = rows.slice(0, UNPAGED_MAX);
+    return { ok: true, list: { payment_methods: items.map((r) => toApiPaymentMethod(r, baseUrl, now)), has_more: true, next_cursor: items[items.length - 1]!.vaulted_token } };
   }
   if (page.startingAfter !== undefined && !(await repo.existsForCustomer(db, organizationId, customerId, page.startingAfter))) {
     const errors = [{ path: '/query/starting_after', message: "is not a vaulted_token of this customer's payment methods" }];
