@@ -65,6 +65,8 @@ const schemas = (d: Doc) => d.components.schemas;
 interface Case {
   name: string;
   mutate: (doc: Doc) => void;
+  /** Where the one diagnostic must point, when the case says. */
+  path?: string;
 }
 interface Violation extends Case {
   /** Where the one diagnostic must point: the JSON path of the offending node. */
@@ -142,6 +144,23 @@ const violations: Record<string, Violation[]> = {
       },
     },
   ],
+  'payorch-bounded-collections': [
+    {
+      name: 'array without maxItems',
+      mutate: (d) => void delete schemas(d).CreatePaymentRequest.properties.metadata.maxItems,
+      path: [...SCHEMAS, 'CreatePaymentRequest', 'properties', 'metadata'],
+    },
+    {
+      name: 'free-form object without maxProperties (in a response schema too)',
+      mutate: (d) => void delete schemas(d).Payment.properties.raw_response.maxProperties,
+      path: [...SCHEMAS, 'Payment', 'properties', 'raw_response'],
+    },
+    {
+      name: 'request object neither closed nor bounded',
+      mutate: (d) => void delete schemas(d).CreatePaymentRequest.properties.metadata.items.additionalProperties,
+      path: [...SCHEMAS, 'CreatePaymentRequest', 'properties', 'metadata', 'items'],
+    },
+  ],
   // A missing member is reported on the object that lacks it.
   'payorch-security-declared': [
     { name: 'operation without security', path: GET_PAY, mutate: (d) => void delete getPayment(d).security },
@@ -171,6 +190,18 @@ const allowed: Case[] = [
     mutate: (d) => void getPayment(d).parameters.push({ name: 'expand', in: 'query', required: false, description: 'More detail.', schema: { type: 'boolean' } }),
   },
   { name: 'string bounded by enum alone', mutate: (d) => void (schemas(d).CreatePaymentRequest.properties.description = { type: 'string', enum: ['a', 'b'] }) },
+  {
+    name: 'response object with declared properties and no additionalProperties (not free-form)',
+    mutate: (d) => void delete schemas(d).Payment.properties.raw_response,
+  },
+  {
+    name: 'free-form request object bounded by maxProperties',
+    mutate: (d) => {
+      const item = schemas(d).CreatePaymentRequest.properties.metadata.items;
+      item.additionalProperties = { type: 'string', maxLength: 64 };
+      item.maxProperties = 50;
+    },
+  },
   { name: 'string bounded by const alone', mutate: (d) => void (schemas(d).CreatePaymentRequest.properties.description = { type: 'string', const: 'a' }) },
 ];
 

@@ -1,13 +1,14 @@
 /**
  * createApp: the Express application, wired in the order a request travels:
  * request id → security headers → access log → which operation → credentials → rate limit → JSON body (per-route
- * limit) → OpenAPI validation → handler (with idempotency) → reply; every error → problem+json.
+ * limit) → NUL and depth check → shape bounds (http/body-bounds.ts) → OpenAPI validation → handler (with idempotency) → reply; every error → problem+json.
  */
 import express from 'express';
 import helmet from 'helmet';
 import { fileURLToPath } from 'node:url';
 import type { AppDeps, Handlers } from './context.js';
 import { accessLog } from './http/access-log.js';
+import { boundBodyShape } from './http/body-bounds.js';
 import { dispatch } from './http/dispatch.js';
 import { errorHandler } from './http/errors.js';
 import { problemBody } from './http/problems.js';
@@ -76,9 +77,10 @@ export function createApp(options: CreateAppOptions): express.Express {
   const limiter = rateLimit(limiterStore, { limit: deps.config.rateLimitPerMinute, windowSeconds: 60 });
   // Not in the API contract (brand images, the sandbox provider's HTML page): before the spec router's 404.
   app.use(brandIconsRouter(), sandboxPagesRouter(deps));
-  app.use(base, resolveOperation(ops), authenticate(deps), limiter, parseJsonBody(), rejectUnstorableStrings);
+  const bodyBounds = boundBodyShape(spec, ops);
+  app.use(base, resolveOperation(ops), authenticate(deps), limiter, parseJsonBody(bodyBounds.checkRaw), rejectUnstorableStrings, bodyBounds.beforeValidation);
   app.use(openApiValidator(loadSpec(), deps.config.validateResponses));
-  app.use(base, dispatchOperation);
+  app.use(base, bodyBounds.afterValidation, dispatchOperation);
 
   app.use((req, res) => sendProblem(req, res, 404, problemBody('NOT_FOUND', `No route ${req.method} ${req.path}.`)));
   app.use(errorHandler(deps.log));

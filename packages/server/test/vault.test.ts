@@ -546,6 +546,30 @@ for (const backend of backends()) {
         expect((await page({ limit: 100 })).payment_methods).toHaveLength(5);
       });
 
+      it('unpaged past the list maxItems (1,000): the first 1,000 with has_more and the cursor to the rest', async () => {
+        const customerId = await createCustomer(t);
+        const first = await enrollOk(t, customerId, cardBody(account()));
+        // 1,004 older copies of the method, straight in the table (1,005 enrollments through the API would take minutes).
+        await t.db.query(
+          `INSERT INTO payment_methods
+           SELECT (jsonb_populate_record(pm, jsonb_build_object('id', gen_random_uuid()::text, 'vaulted_token', gen_random_uuid()::text,
+                   'idempotency_key', NULL, 'created_at', pm.created_at - g * interval '1 millisecond'))).*
+             FROM payment_methods pm, generate_series(1, 1004) g WHERE pm.vaulted_token = $1`,
+          [first.vaulted_token],
+        );
+        const { data, response } = await t.client.GET('/customers/{customer_id}/payment-methods', { params: { path: { customer_id: customerId } } });
+        expect(response.status).toBe(200);
+        expectSchema('PaymentMethodList', data);
+        expect(data!.payment_methods).toHaveLength(1000);
+        expect(data!.payment_methods[0]!.vaulted_token).toBe(first.vaulted_token);
+        expect(data).toMatchObject({ has_more: true, next_cursor: data!.payment_methods[999]!.vaulted_token });
+        const rest = await t.client.GET('/customers/{customer_id}/payment-methods', {
+          params: { path: { customer_id: customerId }, query: { starting_after: data!.next_cursor! } },
+        });
+        expect(rest.data!.payment_methods).toHaveLength(5);
+        expect(rest.data).toMatchObject({ has_more: false, next_cursor: null });
+      });
+
       it.each([
         { name: 'limit 0', query: 'limit=0', field: '/query/limit' },
         { name: 'limit 101', query: 'limit=101', field: '/query/limit' },

@@ -6,7 +6,7 @@
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import { isDatabaseUnavailable } from '../db/database.js';
 import type { Logger } from '../platform/logger.js';
-import { problemBody, ProblemError, type FieldError } from './problems.js';
+import { describeFieldErrors, problemBody, ProblemError, type FieldError } from './problems.js';
 import { sendProblem } from './send.js';
 import type { OperationInfo } from './spec.js';
 
@@ -58,8 +58,7 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
       switch (err.status) {
         case 400: {
           const errors = fieldErrors(err);
-          const detail = errors.length > 0 ? `The request is invalid: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}.` : 'The request is invalid.';
-          return send(400, problemBody('INVALID_REQUEST', detail, { errors }));
+          return send(400, problemBody('INVALID_REQUEST', describeFieldErrors(errors), { errors }));
         }
         case 404:
           return send(404, problemBody('NOT_FOUND', `No route ${req.method} ${req.path}.`));

@@ -3,6 +3,7 @@
  * place. Handlers return `problem(code, detail)` as a reply; anything else that goes wrong is mapped
  * to one of these by the error middleware.
  */
+import { createRequire } from 'node:module';
 import type { Problem } from '@payorch/types';
 
 export const PROBLEMS = {
@@ -55,18 +56,18 @@ export function problemBody(
 ): Problem {
   const { status, title } = PROBLEMS[code];
   const { errors, messages, ...members } = extra;
-  return {
+  return fitProblem({
     type: TYPE_BASE + code.toLowerCase().replaceAll('_', '-'),
     title,
     status,
     detail,
     code,
-    messages: messages ?? (errors && errors.length > 0 ? errors.map((e) => `${e.path} ${e.message}`) : [detail]),
+    messages: messages ?? (errors && errors.length > 0 ? errors.map(describe) : [detail]),
     // Filled in by the sender, which knows the request; present here so the body is always complete.
     request_id: '',
     ...(errors && errors.length > 0 ? { errors } : {}),
     ...members,
-  };
+  });
 }
 
 /** A reply for a handler to return: `return problem('CUSTOMER_NOT_FOUND', 'No customer …')`. */
@@ -85,4 +86,64 @@ export class ProblemError extends Error {
     super(reply.body.detail ?? reply.body.title);
     this.name = 'ProblemError';
   }
+}
+
+const describe = (e: FieldError) => `${e.path} ${e.message}`;
+
+type Bounds = { maxLength?: number; maxItems?: number; items?: Bounds };
+/** The Problem schema's own caps (spec/components/schemas/Problem.yaml), read from the bundled spec. */
+const CAPS = (() => {
+  const schemas = (createRequire(import.meta.url)('@payorch/types/openapi.json') as { components: { schemas: Record<string, { properties: Record<string, Bounds> }> } }).components.schemas;
+  const problem = schemas.Problem!.properties;
+  const fieldError = schemas.ProblemFieldError!.properties;
+  const cap = (b: Bounds | undefined, key: 'maxLength' | 'maxItems') => {
+    const value = b?.[key];
+    if (value === undefined) throw new Error(`the Problem schema has no ${key}: an error body must stay bounded`);
+    return value;
+  };
+  return {
+    detail: cap(problem.detail, 'maxLength'),
+    instance: cap(problem.instance, 'maxLength'),
+    messages: cap(problem.messages, 'maxItems'),
+    message: cap(problem.messages?.items, 'maxLength'),
+    errors: cap(problem.errors, 'maxItems'),
+    errorPath: cap(fieldError.path, 'maxLength'),
+    errorMessage: cap(fieldError.message, 'maxLength'),
+  };
+})();
+
+/** At most `max` characters (UTF-16 code units, so never more code points), marked when cut. */
+function clip(text: string, max: number): string {
+  if (text.length <= max) return text;
+  let cut = text.slice(0, max - 1);
+  if (/[\ud800-\udbff]$/.test(cut)) cut = cut.slice(0, -1); // never leave half a surrogate pair
+  return `${cut}…`;
+}
+
+/** A list cut to `max` entries; when cut, the last entry says how many more there were. */
+function capList<T>(list: T[], max: number, more: (hidden: number) => T): T[] {
+  return list.length <= max ? list : [...list.slice(0, max - 1), more(list.length - max + 1)];
+}
+
+/**
+ * Keeps a problem within the Problem schema whatever produced it: lists capped (the last message says
+ * how many more there were), strings clipped. An error answer must never be unbounded itself.
+ */
+export function fitProblem(body: Problem): Problem {
+  const fitted: Problem = { ...body, messages: capList(body.messages, CAPS.messages, (n) => `and ${n} more`).map((m) => clip(m, CAPS.message)) };
+  if (body.detail !== undefined) fitted.detail = clip(body.detail, CAPS.detail);
+  if (body.instance !== undefined) fitted.instance = clip(body.instance, CAPS.instance);
+  if (body.errors !== undefined) {
+    fitted.errors = body.errors.slice(0, CAPS.errors).map((e) => ({ path: clip(e.path, CAPS.errorPath), message: clip(e.message, CAPS.errorMessage) }));
+  }
+  return fitted;
+}
+
+/** The detail of a validation problem: every invalid input, or when they do not fit, their count and the first ones. */
+export function describeFieldErrors(errors: FieldError[]): string {
+  if (errors.length === 0) return 'The request is invalid.';
+  const named = errors.slice(0, CAPS.errors).map(describe).join('; ');
+  const all = `The request is invalid: ${named}.`;
+  if (errors.length <= CAPS.errors && all.length <= CAPS.detail) return all;
+  return clip(`The request has ${errors.length} invalid inputs; the first ones: ${named}`, CAPS.detail);
 }

@@ -25,7 +25,7 @@ export function resolveOperation(ops: readonly OperationInfo[]): RequestHandler 
  * body as soon as it crosses the limit — and the connection is closed: body-parser alone would read
  * (and discard) the whole body first, however large, before answering.
  */
-export function parseJsonBody(): RequestHandler {
+export function parseJsonBody(checkRaw: (operation: OperationInfo, raw: Buffer) => void = () => {}): RequestHandler {
   const parsers = new Map<number, RequestHandler>();
   return (req, res, next) => {
     const { bodyLimit } = res.locals.operation as OperationInfo;
@@ -53,9 +53,10 @@ export function parseJsonBody(): RequestHandler {
         strict: true,
         type: ['application/json'],
         // A signed request (Standard Webhooks) is verified over its exact bytes: keep them.
-        verify: (req, _res, buf) => {
+        verify: (req, res, buf) => {
           // Invalid UTF-8 would be decoded into U+FFFD silently and stored: refuse it instead.
           if (!isUtf8(buf)) throw Object.assign(new Error('The request body is not valid UTF-8.'), { status: 400, type: 'encoding.invalid' });
+          checkRaw((res as unknown as { locals: { operation: OperationInfo } }).locals.operation, buf);
           if (req.headers['webhook-signature'] !== undefined) (req as typeof req & { rawBody?: Buffer }).rawBody = buf;
         },
       });

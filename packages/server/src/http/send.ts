@@ -1,6 +1,7 @@
 import type { Request, Response } from 'express';
 import type { Problem } from '@payorch/types';
 import type { Reply } from '../idempotency/idempotency.js';
+import { fitProblem } from './problems.js';
 
 /** The request id (set by the request-id middleware) of this exchange. */
 export function requestIdOf(res: Response): string {
@@ -8,7 +9,7 @@ export function requestIdOf(res: Response): string {
 }
 
 function completeProblem(req: Request, res: Response, body: Problem): Problem {
-  return { ...body, request_id: requestIdOf(res), instance: req.originalUrl.split('?')[0] ?? req.originalUrl };
+  return fitProblem({ ...body, request_id: requestIdOf(res), instance: req.originalUrl.split('?')[0] ?? req.originalUrl });
 }
 
 /**

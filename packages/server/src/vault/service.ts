@@ -11,7 +11,7 @@ import type { Schemas } from '@payorch/types';
 import type { AppDeps } from '../context.js';
 import { customersRepository } from '../customers/repository.js';
 import type { Queryable } from '../db/database.js';
-import { problem, type FieldError, type ProblemReply } from '../http/problems.js';
+import { describeFieldErrors, problem, type FieldError, type ProblemReply } from '../http/problems.js';
 import type { Logger } from '../platform/logger.js';
 import type { PaymentProvider, ProviderCard, ProviderResult } from '../providers/provider.js';
 import { tenancyRepository } from '../tenancy/repository.js';
@@ -54,7 +54,7 @@ const CATEGORY_OF_TYPE: Readonly<Record<string, string>> = {
 };
 
 const invalid = (errors: FieldError[]): EnrollProblem =>
-  problem('INVALID_REQUEST', `The request is invalid: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}.`, { errors });
+  problem('INVALID_REQUEST', describeFieldErrors(errors), { errors });
 
 /** Business rules of the request that the schema cannot say (400 INVALID_REQUEST, each naming its field). */
 function requestErrors(body: EnrollRequest): FieldError[] {
@@ -337,6 +337,9 @@ export async function enrollPaymentMethod(
   return { ok: true, method: toApiPaymentMethod(row, ctx.baseUrl, now) };
 }
 
+/** PaymentMethodList.payment_methods maxItems: the most an unpaged list answers. */
+const UNPAGED_MAX = 1000;
+
 export type ListProblem = ProblemReply<'INVALID_REQUEST' | 'CUSTOMER_NOT_FOUND'>;
 
 /** A customer's methods, newest first; paged only when `limit` or `starting_after` is given. */
@@ -353,8 +356,11 @@ export async function listPaymentMethods(
   }
   const paged = page.limit !== undefined || page.startingAfter !== undefined;
   if (!paged) {
-    const rows = await repo.listByCustomer(db, organizationId, customerId);
-    return { ok: true, list: { payment_methods: rows.map((r) => toApiPaymentMethod(r, baseUrl, now)) } };
+    // Every method, up to the list's maxItems; past it the first page and the cursor for the rest.
+    const rows = await repo.listByCustomer(db, organizationId, customerId, { limit: UNPAGED_MAX + 1 });
+    if (rows.length <= UNPAGED_MAX) return { ok: true, list: { payment_methods: rows.map((r) => toApiPaymentMethod(r, baseUrl, now)) } };
+    const items = rows.slice(0, UNPAGED_MAX);
+    return { ok: true, list: { payment_methods: items.map((r) => toApiPaymentMethod(r, baseUrl, now)), has_more: true, next_cursor: items[items.length - 1]!.vaulted_token } };
   }
   if (page.startingAfter !== undefined && !(await repo.existsForCustomer(db, organizationId, customerId, page.startingAfter))) {
     const errors = [{ path: '/query/starting_after', message: "is not a vaulted_token of this customer's payment methods" }];

@@ -1,9 +1,9 @@
 /** HTTP shape of the webhook-endpoints API; the rules live in service.ts. */
 import type { Handlers, RequestContext } from '../context.js';
-import { problem, type FieldError } from '../http/problems.js';
+import { describeFieldErrors, problem, type FieldError } from '../http/problems.js';
 import * as service from './service.js';
 
-const invalid = (errors: FieldError[]) => problem('INVALID_REQUEST', `The request is invalid: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}.`, { errors });
+const invalid = (errors: FieldError[]) => problem('INVALID_REQUEST', describeFieldErrors(errors), { errors });
 const endpointNotFound = (id: string) => problem('WEBHOOK_ENDPOINT_NOT_FOUND', `No webhook endpoint ${id}.`);
 const deliveryNotFound = (id: string) => problem('WEBHOOK_DELIVERY_NOT_FOUND', `No webhook delivery ${id} for this endpoint.`);
 const rules = (ctx: RequestContext) => ctx.deps.services.webhooks.rules;

@@ -34,7 +34,8 @@ export interface ServerProcess {
 }
 
 export interface ProcessOptions {
-  databaseUrl: string;
+  /** The PostgreSQL database; without it the process runs on PGlite in `dataDir` (a first start runs initdb, ~5 s). */
+  databaseUrl?: string;
   dataDir: string;
   /** More variables, or overrides of the defaults below. */
   env?: Record<string, string>;
@@ -46,13 +47,13 @@ export interface ProcessOptions {
 export function startServerProcess(options: ProcessOptions): Promise<ServerProcess> {
   if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: build the server first (npx turbo run build --filter=@payorch/server)`);
   // The runner's own settings must not leak in (a key or base URL of the environment would change the run).
-  const { VAULT_ENCRYPTION_KEY: _k, PUBLIC_BASE_URL: _u, RATE_LIMIT_STORE: _s, ...inherited } = process.env;
+  const { VAULT_ENCRYPTION_KEY: _k, PUBLIC_BASE_URL: _u, RATE_LIMIT_STORE: _s, DATABASE_URL: _d, ...inherited } = process.env;
   const env: NodeJS.ProcessEnv = {
     ...inherited,
     PORT: '0',
     HOST: '127.0.0.1',
     DATA_DIR: options.dataDir,
-    DATABASE_URL: options.databaseUrl,
+    ...(options.databaseUrl !== undefined ? { DATABASE_URL: options.databaseUrl } : {}),
     SANDBOX: 'true',
     ADMIN_API_KEY: ADMIN_KEY,
     LOG_LEVEL: 'info',

@@ -1276,7 +1276,7 @@ export interface components {
             /** @description Outcome of the verify transaction; null when none was requested. */
             verify: components["schemas"]["EnrolledVerify"] | null;
         };
-        /** @description A customer's enrolled payment methods, newest first (GET /customers/{customer_id}/payment-methods). Without limit or starting_after the response is exactly {payment_methods} with every method; has_more and next_cursor are present only when limit or starting_after was given. */
+        /** @description A customer's enrolled payment methods, newest first (GET /customers/{customer_id}/payment-methods). Without limit or starting_after the response is exactly {payment_methods} with every method, up to 1,000; has_more and next_cursor are present only when limit or starting_after was given, or when a customer has more than 1,000 methods (then the first 1,000 come with has_more true and the cursor for the rest). */
         PaymentMethodList: {
             /** @description Enrolled methods, newest first; never a PAN. */
             payment_methods: components["schemas"]["EnrolledPaymentMethod"][];
@@ -2684,7 +2684,7 @@ export interface components {
             response_message: string | null;
             /** @description Provider's response code. */
             response_code: string | null;
-            /** @description The provider's raw response, as received. Filled only when the payment is retrieved with `raw_response=true`; null otherwise. */
+            /** @description The provider's raw response, as received. Filled only when the payment is retrieved with `raw_response=true`; null otherwise (at most 200 members at its top level). */
             raw_response: {
                 [key: string]: unknown;
             } | null;
