@@ -34,8 +34,11 @@ export interface ServerProcess {
 }
 
 export interface ProcessOptions {
-  databaseUrl: string;
+  /** The PostgreSQL database; omitted, the process runs on PGlite in dataDir. */
+  databaseUrl?: string;
   dataDir: string;
+  /** The process's umask (e.g. 0o000 to prove its files do not depend on it); the runner's otherwise. */
+  umask?: number;
   /** More variables, or overrides of the defaults below. */
   env?: Record<string, string>;
   /** How long to wait for the "listening" line. */
@@ -46,13 +49,13 @@ export interface ProcessOptions {
 export function startServerProcess(options: ProcessOptions): Promise<ServerProcess> {
   if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: build the server first (npx turbo run build --filter=@payorch/server)`);
   // The runner's own settings must not leak in (a key or base URL of the environment would change the run).
-  const { VAULT_ENCRYPTION_KEY: _k, PUBLIC_BASE_URL: _u, RATE_LIMIT_STORE: _s, ...inherited } = process.env;
+  const { VAULT_ENCRYPTION_KEY: _k, PUBLIC_BASE_URL: _u, RATE_LIMIT_STORE: _s, DATABASE_URL: _d, ...inherited } = process.env;
   const env: NodeJS.ProcessEnv = {
     ...inherited,
     PORT: '0',
     HOST: '127.0.0.1',
     DATA_DIR: options.dataDir,
-    DATABASE_URL: options.databaseUrl,
+    ...(options.databaseUrl !== undefined ? { DATABASE_URL: options.databaseUrl } : {}),
     SANDBOX: 'true',
     ADMIN_API_KEY: ADMIN_KEY,
     LOG_LEVEL: 'info',
@@ -61,7 +64,14 @@ export function startServerProcess(options: ProcessOptions): Promise<ServerProce
     DATABASE_POOL_SIZE: '10',
     ...options.env,
   };
-  const child = spawn(process.execPath, [MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child =
+    options.umask === undefined
+      ? spawn(process.execPath, [MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+      : // The shell sets the umask and execs node in its place (same pid, so signals reach the server).
+        spawn('/bin/sh', ['-c', `umask ${options.umask.toString(8).padStart(3, '0')} && exec "$0" "$@"`, process.execPath, MAIN], {
+          env,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
   const lines: string[] = [];
   const watchers = new Set<(line: string) => void>();
   const collect = (stream: NodeJS.ReadableStream) => {
