@@ -22,6 +22,7 @@ import { openPostgres } from '../../src/db/postgres.js';
 import { loadConfig } from '../../src/platform/config.js';
 import { describeFindings, scanForSensitiveData, type Secret } from './sensitive-data-scan.js';
 import { createLogger } from '../../src/platform/logger.js';
+import { SandboxProvider } from '../../src/providers/sandbox/sandbox-provider.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 
 export type Backend = 'pglite' | 'postgres';
@@ -124,6 +125,7 @@ export async function startTestServer(backend: Backend, options: ServerOptions =
   };
   rememberSecret(sandbox.private_secret_key, 'the sandbox private_secret_key');
   rememberSecret(options.env?.ADMIN_API_KEY ?? ADMIN_KEY, 'ADMIN_API_KEY');
+  rememberSecret(await sandboxProviderSecret(running), 'the sandbox provider notification secret');
   // Secrets the server hands out (API secret keys, webhook signing secrets) are collected from its answers.
   const observe = async (res: Response) => {
     if (!res.headers.get('content-type')?.includes('json')) return res;
@@ -182,6 +184,13 @@ export async function startTestServer(backend: Backend, options: ServerOptions =
       if (report) throw new Error(`sensitive data left in the logs or the database after the tests — ${report}`);
     },
   };
+}
+
+/** The sandbox provider's notification signing secret (it signs what the provider sends; stored sealed). */
+export function sandboxProviderSecret(running: RunningServer): Promise<string> {
+  const provider = running.deps.services.provider;
+  if (!(provider instanceof SandboxProvider)) throw new Error(`the server's provider is ${provider.id}, not the sandbox`);
+  return provider.notificationSecret();
 }
 
 /** The vault key material the server used: VAULT_ENCRYPTION_KEY's keys, or the sandbox key file's. */

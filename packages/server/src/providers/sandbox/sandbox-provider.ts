@@ -14,7 +14,9 @@ import {
   type WebhookHeaders,
 } from '../provider.js';
 import { chargebackReason, describeReasonCode } from './chargeback-reasons.js';
+import { loadNotificationSecret } from './notification-secret.js';
 import { sandboxRepository } from './repository.js';
+import type { PurposeBox } from '../../vault/crypto/secret-box.js';
 import { behaviourOf } from './test-cards.js';
 
 export interface SandboxProviderOptions {
@@ -23,6 +25,8 @@ export interface SandboxProviderOptions {
    * received. Without it, only verify/purchase work (enough for code that never receives notifications).
    */
   db?: Queryable;
+  /** Seals the signing secret at rest (providerSecretBox of the vault keyring); required with `db`. */
+  secrets?: PurposeBox;
 }
 
 /**
@@ -34,10 +38,12 @@ export interface SandboxProviderOptions {
 export class SandboxProvider implements PaymentProvider {
   readonly id = 'sandbox';
   private readonly db: Queryable | undefined;
+  private readonly secrets: PurposeBox | undefined;
   private secret: Promise<string> | undefined;
 
   constructor(options: SandboxProviderOptions = {}) {
     this.db = options.db;
+    this.secrets = options.secrets;
   }
 
   async verify(input: { card: ProviderCard; currency: string | null; reference: string }): Promise<ProviderResult> {
@@ -126,10 +132,10 @@ export class SandboxProvider implements PaymentProvider {
     };
   }
 
-  /** The provider's signing secret (`whsec_…`), generated once and stored; the same for every instance. */
+  /** The provider's signing secret (`whsec_…`), generated once and stored sealed; the same for every instance. */
   notificationSecret(): Promise<string> {
-    this.secret ??= sandboxRepository
-      .ensureSecret(this.requireDb(), this.id, `whsec_${randomBytes(32).toString('base64')}`)
+    if (!this.secrets) return Promise.reject(new Error('sandbox provider: no secret box configured'));
+    this.secret ??= loadNotificationSecret(this.requireDb(), this.secrets, this.id)
       .catch((err: unknown) => {
         this.secret = undefined;
         throw err;
