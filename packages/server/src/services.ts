@@ -25,7 +25,11 @@ export interface ServiceDeps {
 export async function buildServices(deps: ServiceDeps): Promise<AppServices> {
   // The vault registers and checks the keyring first: nothing is sealed under a key it would refuse.
   const vault = await buildVaultServices(deps);
-  const provider = new SandboxProvider({ db: deps.db, secrets: providerSecretBox((await resolveKeyring(deps.config)).keyring) });
+  const provider = new SandboxProvider({
+    db: deps.db,
+    secrets: providerSecretBox((await resolveKeyring(deps.config)).keyring),
+    sandboxMode: deps.config.sandbox,
+  });
   return {
     provider,
     ...buildTenancyServices(deps),

@@ -14,6 +14,7 @@ import {
   type WebhookHeaders,
 } from '../provider.js';
 import { chargebackReason, describeReasonCode } from './chargeback-reasons.js';
+import { API_BASE_PATH } from '../../vault/brand-icons.js';
 import { loadNotificationSecret } from './notification-secret.js';
 import { sandboxRepository } from './repository.js';
 import type { PurposeBox } from '../../vault/crypto/secret-box.js';
@@ -27,6 +28,12 @@ export interface SandboxProviderOptions {
   db?: Queryable;
   /** Seals the signing secret at rest (providerSecretBox of the vault keyring); required with `db`. */
   secrets?: PurposeBox;
+  /**
+   * Sandbox mode (SANDBOX): the hosted enrollment page for non-card methods and the automatic chargeback
+   * of test card 4000000000000259. Off, neither exists: no page approves an enrollment without a bank,
+   * no chargeback arrives that no issuer sent.
+   */
+  sandboxMode?: boolean;
 }
 
 /**
@@ -40,10 +47,17 @@ export class SandboxProvider implements PaymentProvider {
   private readonly db: Queryable | undefined;
   private readonly secrets: PurposeBox | undefined;
   private secret: Promise<string> | undefined;
+  private readonly sandboxMode: boolean;
+  readonly startRedirectEnrollment?: PaymentProvider['startRedirectEnrollment'];
 
   constructor(options: SandboxProviderOptions = {}) {
     this.db = options.db;
     this.secrets = options.secrets;
+    this.sandboxMode = options.sandboxMode ?? false;
+    // The page is served by this server (vault/sandbox-pages.ts, mounted in sandbox mode only).
+    if (this.sandboxMode) {
+      this.startRedirectEnrollment = async ({ vaultedToken, baseUrl }) => ({ redirectUrl: `${baseUrl}${API_BASE_PATH}/sandbox/enrollments/${vaultedToken}` });
+    }
   }
 
   async verify(input: { card: ProviderCard; currency: string | null; reference: string }): Promise<ProviderResult> {
@@ -166,7 +180,7 @@ export class SandboxProvider implements PaymentProvider {
       merchantAdviceCodeMessage: b.merchantAdvice?.[1] ?? null,
       authorizationCode,
       retrievalReferenceNumber,
-      chargebackFollows: b.chargebackFollows ?? false,
+      chargebackFollows: this.sandboxMode && (b.chargebackFollows ?? false),
       cardInfo,
       // What the acquirer "sent": masked card only, never the PAN or the security code.
       rawResponse: {
