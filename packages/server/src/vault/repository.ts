@@ -200,13 +200,17 @@ export const paymentMethodsRepository = {
     return rows.length > 0;
   },
 
-  /** Up to `limit` methods with a PAN or details sealed under another key than `keyId`, locked (others skip them). */
-  async sealedNotUnder(db: Queryable, keyId: string, limit: number): Promise<(SealedPanColumns & SealedDetailsColumns & { id: string; organization_id: string; vaulted_token: string })[]> {
+  /** Up to `limit` methods with a PAN or details sealed under one of `keyIds`, locked (others skip them). By the key-id indexes. */
+  async sealedUnder(
+    db: Queryable,
+    keyIds: readonly string[],
+    limit: number,
+  ): Promise<(SealedPanColumns & SealedDetailsColumns & { id: string; organization_id: string; vaulted_token: string })[]> {
     return db.query(
       `SELECT id, organization_id, vaulted_token, pan_ciphertext, pan_iv, pan_tag, pan_key_id, details_ciphertext, details_iv, details_tag, details_key_id
-         FROM payment_methods WHERE pan_key_id <> $1 OR details_key_id <> $1
+         FROM payment_methods WHERE pan_key_id = ANY($1::text[]) OR details_key_id = ANY($1::text[])
         LIMIT $2 FOR UPDATE SKIP LOCKED`,
-      [keyId, limit],
+      [keyIds, limit],
     );
   },
 

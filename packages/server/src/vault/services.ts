@@ -112,10 +112,13 @@ export async function registerKeys(db: Queryable, keyring: Keyring): Promise<Vau
  * a rotation), in batches of `batch` rows, one transaction each. Returns how many methods changed.
  */
 export async function rewrapPaymentMethods(db: Queryable, keyring: Keyring, vault: VaultService, batch = 500): Promise<number> {
+  // Rows can only be sealed under keys of the ring (registerKeys refused the start otherwise).
+  const older = keyring.keys.filter((k) => k.id !== keyring.active.id).map((k) => k.id);
+  if (older.length === 0) return 0;
   let total = 0;
   for (;;) {
     const done = await db.transaction(async (tx) => {
-      const rows = await repo.sealedNotUnder(tx, keyring.active.id, batch);
+      const rows = await repo.sealedUnder(tx, older, batch);
       for (const r of rows) {
         const pan =
           r.pan_key_id && r.pan_key_id !== keyring.active.id
