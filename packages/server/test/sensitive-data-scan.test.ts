@@ -160,6 +160,8 @@ for (const backend of backends()) {
 
     it('finds a signing secret in clear in any table, the provider_secrets table included (no table is exempt)', async () => {
       const clear = `whsec_${randomBytes(32).toString('base64')}`;
+      // (The PGlite image is migrated; a PostgreSQL suite's schema starts empty.)
+      await db.exec('CREATE TABLE IF NOT EXISTS provider_secrets (provider_id text PRIMARY KEY, secret text)');
       await db.query("INSERT INTO provider_secrets (provider_id, secret) VALUES ('legacy', $1)", [clear]);
       try {
         const findings = await plant(randomUUID(), {});
