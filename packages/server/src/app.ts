@@ -76,7 +76,9 @@ export function createApp(options: CreateAppOptions): express.Express {
   const limiterStore = deps.config.rateLimitStore === 'database' ? new DatabaseRateLimitStore(deps.db, deps.config.rateLimitPerMinute) : new MemoryRateLimitStore();
   const limiter = rateLimit(limiterStore, { limit: deps.config.rateLimitPerMinute, windowSeconds: 60 });
   // Not in the API contract (brand images, the sandbox provider's HTML page): before the spec router's 404.
-  app.use(brandIconsRouter(), sandboxPagesRouter(deps));
+  // The sandbox page exists in sandbox mode only: elsewhere it would approve enrollments with no bank check.
+  app.use(brandIconsRouter());
+  if (deps.config.sandbox) app.use(sandboxPagesRouter(deps));
   const bodyBounds = boundBodyShape(spec, ops);
   app.use(base, resolveOperation(ops), authenticate(deps), limiter, parseJsonBody(bodyBounds.checkRaw), rejectUnstorableStrings, bodyBounds.beforeValidation);
   app.use(openApiValidator(loadSpec(), deps.config.validateResponses));

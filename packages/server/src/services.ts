@@ -7,8 +7,10 @@ import type { Database } from './db/database.js';
 import type { Config } from './platform/config.js';
 import type { Logger } from './platform/logger.js';
 import { buildPaymentServices } from './payments/services.js';
+import { providerSecretBox } from './providers/sandbox/notification-secret.js';
 import { SandboxProvider } from './providers/sandbox/sandbox-provider.js';
 import { buildTenancyServices } from './tenancy/services.js';
+import { resolveKeyring } from './vault/crypto/keyring.js';
 import { buildVaultServices } from './vault/services.js';
 import { buildWebhookServices } from './webhooks/services.js';
 
@@ -21,11 +23,17 @@ export interface ServiceDeps {
 }
 
 export async function buildServices(deps: ServiceDeps): Promise<AppServices> {
-  const provider = new SandboxProvider({ db: deps.db });
+  // The vault registers and checks the keyring first: nothing is sealed under a key it would refuse.
+  const vault = await buildVaultServices(deps);
+  const provider = new SandboxProvider({
+    db: deps.db,
+    secrets: providerSecretBox((await resolveKeyring(deps.config)).keyring),
+    sandboxMode: deps.config.sandbox,
+  });
   return {
     provider,
     ...buildTenancyServices(deps),
-    ...(await buildVaultServices(deps)),
+    ...vault,
     ...(await buildPaymentServices(deps, provider)),
     ...(await buildWebhookServices(deps)),
   };

@@ -15,6 +15,7 @@ import {
   getPayment,
   injectChargeback,
   postNotification,
+  providerSecret,
   signedNotification,
   startNonSandboxServer,
 } from './support/payments.js';
@@ -198,11 +199,15 @@ for (const backend of backends()) {
       await expectProblem(await postNotification(t, { raw: signed.raw, headers: { ...signed.headers, 'content-type': 'text/plain' } }), 415, 'UNSUPPORTED_MEDIA_TYPE');
     });
 
-    it('the signing secret is generated once, Standard Webhooks form, and stays', async () => {
-      const rows = await t.db.query<{ secret: string }>('SELECT secret FROM provider_secrets');
-      expect(rows).toHaveLength(1);
-      expect(rows[0]!.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
-      expect(t.logs.join('\n')).not.toContain(rows[0]!.secret);
+    it('the signing secret is generated once, Standard Webhooks form, and stored only sealed', async () => {
+      const secret = await providerSecret(t);
+      expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+      const rows = await t.db.query<{ secret: string | null; key_id: string; sealed: string }>(
+        "SELECT secret, key_id, encode(ciphertext, 'hex') AS sealed FROM provider_secrets",
+      );
+      expect(rows).toEqual([{ secret: null, key_id: 'k1', sealed: expect.stringMatching(/^[0-9a-f]{100,}$/) }]);
+      expect(rows[0]!.sealed).not.toContain(Buffer.from(secret).toString('hex'));
+      expect(t.logs.join('\n')).not.toContain(secret);
     });
   });
 

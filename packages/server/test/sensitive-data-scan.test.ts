@@ -157,5 +157,19 @@ for (const backend of backends()) {
       expect((await plant('r3', { note: whsec })).map((f) => f.kind)).toContain('secret');
       expect(await plant('r4', { raw: Buffer.from(whsec.slice(6), 'base64') })).toEqual([expect.objectContaining({ kind: 'secret', excerpt: expect.stringContaining('raw bytes') })]);
     });
+
+    it('finds a signing secret in clear in any table, the provider_secrets table included (no table is exempt)', async () => {
+      const clear = `whsec_${randomBytes(32).toString('base64')}`;
+      // (The PGlite image is migrated; a PostgreSQL suite's schema starts empty.)
+      await db.exec('CREATE TABLE IF NOT EXISTS provider_secrets (provider_id text PRIMARY KEY, secret text)');
+      await db.query("INSERT INTO provider_secrets (provider_id, secret) VALUES ('legacy', $1)", [clear]);
+      try {
+        const findings = await plant(randomUUID(), {});
+        expect(findings).toEqual([expect.objectContaining({ kind: 'secret', where: 'table provider_secrets.secret (row 1)' })]);
+        expect(findings[0]!.excerpt).not.toContain(clear.slice(6));
+      } finally {
+        await db.query("DELETE FROM provider_secrets WHERE provider_id = 'legacy'");
+      }
+    });
   });
 }

@@ -176,7 +176,7 @@ for (const backend of backends()) {
       return (await res.json()) as { vaulted_token: string; card_data: { fingerprint: string } };
     }
 
-    it('reuses the generated key, rotates to a new active key, and refuses to start without the keys stored cards need', async () => {
+    it('reuses the generated key, rotates to a new active key (re-sealing stored cards), and refuses to start without the keys stored cards need', async () => {
       const { db, drop } = await openShared(backend);
       const dataDir = await mkdtemp(join(tmpdir(), 'payorch-vault-'));
       try {
@@ -202,14 +202,22 @@ for (const backend of backends()) {
         expect((await loadCardForPayment(db, b.deps, creds.organization_id, first.vaulted_token))?.card.number).toBe(VISA_OK);
         await b.close();
 
-        // 3. Rotation: k2 encrypts new cards, k1 still decrypts old ones, fingerprints stay stable.
+        // 2b. Dropping k1 before any start with k2,k1 is refused: k1 still seals the stored cards.
         const k2 = randomBytes(32).toString('base64');
+        const early = await start(db, dataDir, { VAULT_ENCRYPTION_KEY: `k2:${k2}` }).server.then(
+          (s) => s.close().then(() => new Error('started')),
+          (e: unknown) => e as Error,
+        );
+        expect(early.message).toMatch(/vault key k1 still seals stored data/);
+        expect(early.message).not.toContain(k1);
+
+        // 3. Rotation: k2 encrypts new cards, the start re-sealed the old ones under k2, fingerprints stay stable.
         const c = await start(db, dataDir, { VAULT_ENCRYPTION_KEY: `k2:${k2},k1:${k1}` }).server;
         const rotated = await enrollVia(c, creds, customerId, VISA_OK);
         expect(rotated.card_data.fingerprint).toBe(first.card_data.fingerprint);
         const keyIds = await db.query<{ vaulted_token: string; pan_key_id: string }>('SELECT vaulted_token, pan_key_id FROM payment_methods');
         expect(keyIds.find((r) => r.vaulted_token === rotated.vaulted_token)?.pan_key_id).toBe('k2');
-        expect(keyIds.find((r) => r.vaulted_token === first.vaulted_token)?.pan_key_id).toBe('k1');
+        expect(keyIds.find((r) => r.vaulted_token === first.vaulted_token)?.pan_key_id).toBe('k2');
         expect((await loadCardForPayment(db, c.deps, creds.organization_id, first.vaulted_token))?.card.number).toBe(VISA_OK);
         expect((await loadCardForPayment(db, c.deps, creds.organization_id, rotated.vaulted_token))?.card.number).toBe(VISA_OK);
 
@@ -225,7 +233,6 @@ for (const backend of backends()) {
 
         // 5. Starts that must fail, each with one clear reason and no key material in it.
         const failures: [Record<string, string>, RegExp][] = [
-          [{ VAULT_ENCRYPTION_KEY: `k2:${k2}` }, /vault key k1 still encrypts stored payment methods/],
           [{ VAULT_ENCRYPTION_KEY: `k2:${k2},k1:${randomBytes(32).toString('base64')}` }, /vault key k1 is not the key this database's cards were encrypted with/],
           [{ VAULT_ENCRYPTION_KEY: 'c2hvcnQ=' }, /VAULT_ENCRYPTION_KEY: key k1 must decode to 32 bytes, got 5/],
           [{ VAULT_ENCRYPTION_KEY: `k2:${k2},k2:${k1}` }, /lists key id k2 twice/],

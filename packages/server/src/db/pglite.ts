@@ -1,5 +1,5 @@
-import { mkdir } from 'node:fs/promises';
 import { PGlite, types } from '@electric-sql/pglite';
+import { ensurePrivateDir, restrictTree } from '../platform/private-files.js';
 import { inSavepoint, type Database, type Queryable } from './database.js';
 
 // Timestamps and numerics stay strings (exact, microseconds kept); int8 becomes a number like with pg.
@@ -47,16 +47,19 @@ export interface PgliteDatabase extends Database {
 }
 
 export async function openPglite(dataDir: string, options: { loadDataDir?: Blob | File } = {}): Promise<PgliteDatabase> {
-  if (!dataDir.startsWith('memory://')) await mkdir(dataDir, { recursive: true });
+  const onDisk = !dataDir.startsWith('memory://');
+  if (onDisk) await ensurePrivateDir(dataDir);
   // One options object: PGlite ignores the second argument when the first is not a string.
   const pg = new PGlite({
-    ...(dataDir.startsWith('memory://') ? {} : { dataDir }),
+    ...(onDisk ? { dataDir } : {}),
     parsers,
     serializers,
     ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
   });
   await pg.waitReady;
   await pg.exec("SET TIME ZONE 'UTC'");
+  // After the start: initdb's files and the relcache files written at start are world-readable otherwise.
+  if (onDisk) await restrictTree(dataDir);
   const top = wrap(pg, 0);
   return {
     kind: 'pglite',

@@ -30,6 +30,7 @@ export const PROBLEMS = {
   IDEMPOTENCY_KEY_REUSED: { status: 422, title: 'Idempotency key reused' },
   INVALID_CARD: { status: 422, title: 'Invalid card' },
   INVALID_EVIDENCE: { status: 422, title: 'Invalid evidence' },
+  PAYMENT_METHOD_TYPE_NOT_SUPPORTED: { status: 422, title: 'Payment method type not supported' },
   RATE_LIMITED: { status: 429, title: 'Rate limited' },
   INTERNAL_ERROR: { status: 500, title: 'Internal error' },
   NOT_IMPLEMENTED: { status: 501, title: 'Not implemented' },

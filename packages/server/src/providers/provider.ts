@@ -133,6 +133,21 @@ export interface PaymentProvider {
    * back. The caller feeds it through the same path as one received over HTTP.
    */
   simulateChargeback?(input: SimulatedChargeback): Promise<{ rawBody: string; headers: WebhookHeaders }>;
+  /**
+   * Starts a non-card enrollment (ACH, wallet) that the customer completes on the provider's page and
+   * resolves with that page's address. Absent when the provider cannot enroll non-card methods: the
+   * enrollment is then refused (422 PAYMENT_METHOD_TYPE_NOT_SUPPORTED), never approved without the provider.
+   */
+  readonly startRedirectEnrollment?: (input: RedirectEnrollment) => Promise<{ redirectUrl: string }>;
+}
+
+export interface RedirectEnrollment {
+  /** Our record's token (the provider's reference for the enrollment). */
+  vaultedToken: string;
+  type: string;
+  country: string;
+  /** Public origin of this service (where the sandbox provider serves its page). */
+  baseUrl: string;
 }
 
 export interface SimulatedChargeback {

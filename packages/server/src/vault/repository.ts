@@ -3,6 +3,7 @@
  * select the ciphertext columns; only the payment-time lookup does.
  */
 import type { Queryable } from '../db/database.js';
+import type { Sealed } from './crypto/cipher.js';
 
 /** A payment_methods row without its secrets (what the API and the sandbox page are built from). */
 export interface PaymentMethodRow {
@@ -198,7 +199,42 @@ export const paymentMethodsRepository = {
     );
     return rows.length > 0;
   },
+
+  /** Up to `limit` methods with a PAN or details sealed under one of `keyIds`, locked (others skip them). By the key-id indexes. */
+  async sealedUnder(
+    db: Queryable,
+    keyIds: readonly string[],
+    limit: number,
+  ): Promise<(SealedPanColumns & SealedDetailsColumns & { id: string; organization_id: string; vaulted_token: string })[]> {
+    return db.query(
+      `SELECT id, organization_id, vaulted_token, pan_ciphertext, pan_iv, pan_tag, pan_key_id, details_ciphertext, details_iv, details_tag, details_key_id
+         FROM payment_methods WHERE pan_key_id = ANY($1::text[]) OR details_key_id = ANY($1::text[])
+        LIMIT $2 FOR UPDATE SKIP LOCKED`,
+      [keyIds, limit],
+    );
+  },
+
+  /** Replaces a method's sealed PAN and/or details (re-sealed under another key; the plaintext is unchanged). */
+  async reseal(db: Queryable, id: string, pan: Sealed | undefined, details: Sealed | undefined): Promise<void> {
+    const b = (v: Uint8Array | undefined) => (v ? Buffer.from(v) : null);
+    await db.query(
+      `UPDATE payment_methods
+          SET pan_ciphertext = COALESCE($2, pan_ciphertext), pan_iv = COALESCE($3, pan_iv), pan_tag = COALESCE($4, pan_tag), pan_key_id = COALESCE($5, pan_key_id),
+              details_ciphertext = COALESCE($6, details_ciphertext), details_iv = COALESCE($7, details_iv), details_tag = COALESCE($8, details_tag),
+              details_key_id = COALESCE($9, details_key_id)
+        WHERE id = $1`,
+      [id, b(pan?.ciphertext), b(pan?.iv), b(pan?.tag), pan?.keyId ?? null, b(details?.ciphertext), b(details?.iv), b(details?.tag), details?.keyId ?? null],
+    );
+  },
 };
+
+/** The wrapped (sealed) copy of a vault key kept in its vault_keys row. */
+export interface WrappedKeyColumns {
+  wrapped_ciphertext: Uint8Array | null;
+  wrapped_iv: Uint8Array | null;
+  wrapped_tag: Uint8Array | null;
+  wrapped_key_id: string | null;
+}
 
 export const vaultKeysRepository = {
   /** Serializes key registration across processes starting together. */
@@ -206,19 +242,28 @@ export const vaultKeysRepository = {
     await tx.query('SELECT pg_advisory_xact_lock($1)', [727_003]);
   },
 
-  async list(db: Queryable): Promise<{ id: string; check_value: string }[]> {
-    return db.query<{ id: string; check_value: string }>('SELECT id, check_value FROM vault_keys ORDER BY created_at, id');
+  async list(db: Queryable): Promise<({ id: string; check_value: string } & WrappedKeyColumns)[]> {
+    return db.query('SELECT id, check_value, wrapped_ciphertext, wrapped_iv, wrapped_tag, wrapped_key_id FROM vault_keys ORDER BY created_at, id');
+  },
+
+  async wrap(db: Queryable, id: string, sealed: Sealed): Promise<void> {
+    await db.query('UPDATE vault_keys SET wrapped_ciphertext = $2, wrapped_iv = $3, wrapped_tag = $4, wrapped_key_id = $5 WHERE id = $1', [
+      id, Buffer.from(sealed.ciphertext), Buffer.from(sealed.iv), Buffer.from(sealed.tag), sealed.keyId,
+    ]);
   },
 
   async insert(db: Queryable, id: string, checkValue: string): Promise<void> {
     await db.query('INSERT INTO vault_keys (id, check_value) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING', [id, checkValue]);
   },
 
-  /** Whether any stored row still needs this key to decrypt. */
+  /** Whether any stored row still needs this key to decrypt (every table that holds values sealed with the keyring). */
   async isInUse(db: Queryable, keyId: string): Promise<boolean> {
     const rows = await db.query(
       `SELECT 1 FROM payment_methods WHERE pan_key_id = $1
-       UNION ALL SELECT 1 FROM payment_methods WHERE details_key_id = $1 LIMIT 1`,
+       UNION ALL SELECT 1 FROM payment_methods WHERE details_key_id = $1
+       UNION ALL SELECT 1 FROM webhook_endpoint_secrets WHERE key_id = $1
+       UNION ALL SELECT 1 FROM provider_secrets WHERE key_id = $1
+       UNION ALL SELECT 1 FROM vault_keys WHERE wrapped_key_id = $1 LIMIT 1`,
       [keyId],
     );
     return rows.length > 0;

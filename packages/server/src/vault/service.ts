@@ -15,7 +15,6 @@ import { describeFieldErrors, problem, type FieldError, type ProblemReply } from
 import type { Logger } from '../platform/logger.js';
 import type { PaymentProvider, ProviderCard, ProviderResult } from '../providers/provider.js';
 import { tenancyRepository } from '../tenancy/repository.js';
-import { API_BASE_PATH } from './brand-icons.js';
 import { isExpired, validateCard, type ValidatedCard } from './card-validation.js';
 import { recordEnrollmentOutcome } from './events.js';
 import { effectiveStatus, toApiPaymentMethod, type MaskedDetails } from './mapper.js';
@@ -26,7 +25,14 @@ type EnrollRequest = Schemas['EnrollPaymentMethodRequest'];
 type EnrolledPaymentMethod = Schemas['EnrolledPaymentMethod'];
 
 export type EnrollProblem = ProblemReply<
-  'INVALID_REQUEST' | 'PCI_CERTIFICATION_REQUIRED' | 'INVALID_ACCOUNT_ID' | 'CUSTOMER_NOT_FOUND' | 'PAYMENT_METHOD_NOT_FOUND' | 'INVALID_STATUS' | 'INVALID_CARD'
+  | 'INVALID_REQUEST'
+  | 'PCI_CERTIFICATION_REQUIRED'
+  | 'INVALID_ACCOUNT_ID'
+  | 'CUSTOMER_NOT_FOUND'
+  | 'PAYMENT_METHOD_NOT_FOUND'
+  | 'INVALID_STATUS'
+  | 'INVALID_CARD'
+  | 'PAYMENT_METHOD_TYPE_NOT_SUPPORTED'
 >;
 
 export interface VaultContext {
@@ -252,14 +258,22 @@ export async function enrollPaymentMethod(
   }
 
   if (body.type !== 'CARD') {
+    // The customer approves on the provider's page (in sandbox mode the sandbox provider's, sandbox-pages.ts).
+    if (!ctx.provider.startRedirectEnrollment) {
+      return fail(
+        problem('PAYMENT_METHOD_TYPE_NOT_SUPPORTED', `No payment provider of this service can enroll ${body.type} payment methods; only CARD can be enrolled.`, {
+          errors: [{ path: '/body/type', message: `${body.type} is not supported by the configured provider` }],
+        }),
+      );
+    }
+    const { redirectUrl } = await ctx.provider.startRedirectEnrollment({ vaultedToken, type: body.type, country: body.country, baseUrl: ctx.baseUrl });
     const bank = body.payment_method?.detail?.bank_transfer;
     const sealed = bank ? ctx.vault.sealDetails(ctx.organizationId, vaultedToken, { bank_transfer: bank }) : undefined;
-    // The sandbox provider's page, where the customer approves or declines (sandbox-pages.ts).
     const row = await repo.insert(ctx.db, {
       ...base,
       status: 'READY_TO_ENROLL',
       action: 'REDIRECT_URL',
-      redirect_url: `${ctx.baseUrl}${API_BASE_PATH}/sandbox/enrollments/${vaultedToken}`,
+      redirect_url: redirectUrl,
       details: maskBankTransfer(bank),
       details_ciphertext: sealed?.ciphertext ?? null,
       details_iv: sealed?.iv ?? null,

@@ -7,7 +7,8 @@ import type { ServiceDeps } from '../services.js';
 import { keyCheckValue, open, seal, type Sealed } from './crypto/cipher.js';
 import { cardFingerprint } from './crypto/fingerprint.js';
 import { resolveKeyring, VaultKeyError, type Keyring, type VaultKey } from './crypto/keyring.js';
-import { vaultKeysRepository } from './repository.js';
+import { createPurposeBox } from './crypto/secret-box.js';
+import { paymentMethodsRepository as repo, vaultKeysRepository } from './repository.js';
 
 export interface SealedColumns {
   ciphertext: Uint8Array;
@@ -49,10 +50,16 @@ export function createVaultService(keyring: Keyring, fingerprintRoot: VaultKey):
   };
 }
 
+// The fingerprint root is kept wrapped in its vault_keys row (sealed under the active key) so that fingerprints
+// survive the root key leaving the keyring. A purpose of its own: never the key that seals cards.
+const wrapBox = (keyring: Keyring) => createPurposeBox(keyring, { salt: 'payorch vault key wrapping v1', info: 'fingerprint-root' });
+const wrapContext = (id: string) => `payorch:vault-key:v1:${id}`;
+
 /**
  * Registers the keyring's keys in this database and checks it can serve the stored data: a known id
  * with other key material, or a retired key that stored rows still need, stops the start. Returns the
- * fingerprint root (the first key this database ever registered), so fingerprints survive rotation.
+ * fingerprint root (the first key this database ever registered), so fingerprints survive rotation: from
+ * the keyring while it holds that key, else from its wrapped copy (re-wrapped under the active key).
  */
 export async function registerKeys(db: Queryable, keyring: Keyring): Promise<VaultKey> {
   return db.transaction(async (tx) => {
@@ -68,30 +75,88 @@ export async function registerKeys(db: Queryable, keyring: Keyring): Promise<Vau
     }
     for (const id of known.keys()) {
       if (!keyring.byId.has(id) && (await vaultKeysRepository.isInUse(tx, id))) {
-        throw new VaultKeyError(`vault key ${id} still encrypts stored payment methods but is missing from VAULT_ENCRYPTION_KEY; add it back (after the active key)`);
+        throw new VaultKeyError(
+          `vault key ${id} still seals stored data (payment methods, webhook or provider secrets) but is missing from VAULT_ENCRYPTION_KEY; add it back (after the active key) and start once, which re-seals everything under the active key`,
+        );
       }
     }
     // Oldest first, so that on a fresh database the oldest key of the ring becomes the fingerprint root.
     for (const key of [...keyring.keys].reverse()) {
       if (!known.has(key.id)) await vaultKeysRepository.insert(tx, key.id, keyCheckValue(key));
     }
-    const rootId = (await vaultKeysRepository.list(tx))[0]!.id;
-    const root = keyring.byId.get(rootId);
+    const rootRow = (await vaultKeysRepository.list(tx))[0]!;
+    const box = wrapBox(keyring);
+    let root = keyring.byId.get(rootRow.id);
+    if (!root && rootRow.wrapped_ciphertext && rootRow.wrapped_iv && rootRow.wrapped_tag && rootRow.wrapped_key_id && keyring.byId.has(rootRow.wrapped_key_id)) {
+      const material = Buffer.from(
+        box.open(wrapContext(rootRow.id), { ciphertext: rootRow.wrapped_ciphertext, iv: rootRow.wrapped_iv, tag: rootRow.wrapped_tag, keyId: rootRow.wrapped_key_id }),
+        'base64',
+      );
+      root = { id: rootRow.id, material };
+      if (keyCheckValue(root) !== rootRow.check_value) throw new VaultKeyError(`the wrapped copy of vault key ${rootRow.id} does not match its check value`);
+    }
     if (!root) {
       throw new VaultKeyError(
-        `vault key ${rootId} is the root of card fingerprints in this database but is missing from VAULT_ENCRYPTION_KEY; keep it in the keyring`,
+        `vault key ${rootRow.id} is the root of card fingerprints in this database but is missing from VAULT_ENCRYPTION_KEY (and not wrapped under a key it holds); keep it in the keyring`,
       );
+    }
+    if (!rootRow.wrapped_key_id || box.isStale(rootRow.wrapped_key_id)) {
+      await vaultKeysRepository.wrap(tx, rootRow.id, box.seal(wrapContext(rootRow.id), root.material.toString('base64')));
     }
     return root;
   });
 }
 
+/**
+ * Re-seals every PAN and every method's details sealed under an older key with the active one (after
+ * a rotation), in batches of `batch` rows, one transaction each. Returns how many methods changed.
+ */
+export async function rewrapPaymentMethods(db: Queryable, keyring: Keyring, vault: VaultService, batch = 500): Promise<number> {
+  // Rows can only be sealed under keys of the ring (registerKeys refused the start otherwise).
+  const older = keyring.keys.filter((k) => k.id !== keyring.active.id).map((k) => k.id);
+  if (older.length === 0) return 0;
+  let total = 0;
+  for (;;) {
+    const done = await db.transaction(async (tx) => {
+      const rows = await repo.sealedUnder(tx, older, batch);
+      for (const r of rows) {
+        const pan =
+          r.pan_key_id && r.pan_key_id !== keyring.active.id
+            ? vault.sealPan(r.organization_id, r.vaulted_token, vault.openPan(r.organization_id, r.vaulted_token, sealedOf(r.pan_ciphertext, r.pan_iv, r.pan_tag, r.pan_key_id)))
+            : undefined;
+        const details =
+          r.details_key_id && r.details_key_id !== keyring.active.id
+            ? vault.sealDetails(
+                r.organization_id,
+                r.vaulted_token,
+                vault.openDetails(r.organization_id, r.vaulted_token, sealedOf(r.details_ciphertext, r.details_iv, r.details_tag, r.details_key_id)),
+              )
+            : undefined;
+        await repo.reseal(tx, r.id, pan, details);
+      }
+      return rows.length;
+    });
+    total += done;
+    if (done < batch) return total;
+  }
+}
+
+const sealedOf = (ciphertext: Uint8Array | null, iv: Uint8Array | null, tag: Uint8Array | null, keyId: string): SealedColumns => ({
+  ciphertext: ciphertext!,
+  iv: iv!,
+  tag: tag!,
+  keyId,
+});
+
 export async function buildVaultServices(deps: ServiceDeps): Promise<{ vault: VaultService }> {
   const { keyring, file, created } = await resolveKeyring(deps.config);
   const root = await registerKeys(deps.db, keyring);
+  const vault = createVaultService(keyring, root);
+  const rewrapped = await rewrapPaymentMethods(deps.db, keyring, vault);
+  if (rewrapped > 0) deps.log.info({ rewrapped, keyId: keyring.active.id }, 'vaulted payment methods re-sealed under the active key');
   deps.log.info(
     { activeKeyId: keyring.active.id, keyIds: keyring.keys.map((k) => k.id), source: keyring.source, ...(file ? { file, created } : {}) },
     'card vault keys ready',
   );
-  return { vault: createVaultService(keyring, root) };
+  return { vault };
 }

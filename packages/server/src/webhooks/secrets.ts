@@ -1,15 +1,13 @@
 /**
  * Webhook signing secrets. Unlike API secrets they must be readable again (every delivery is signed
- * with them), so they are stored encrypted: AES-256-GCM under a key derived with HKDF from each key of
- * the vault's keyring (VAULT_ENCRYPTION_KEY, or the sandbox vault-key.json), with a purpose label of
- * its own so that webhook ciphertexts and card ciphertexts never share a key. Each row names the vault
- * key id it was sealed under; vault key rotation is followed by re-sealing on start (rewrap).
+ * with them), so they are stored sealed with the vault keyring (vault/crypto/secret-box.ts, a purpose
+ * of their own). Each row names the vault key id it was sealed under; vault key rotation is followed by
+ * re-sealing on start (rewrapSecrets in services.ts).
  */
-import { hkdfSync, randomBytes } from 'node:crypto';
-import { open, seal, type Sealed } from '../vault/crypto/cipher.js';
-import type { Keyring, VaultKey } from '../vault/crypto/keyring.js';
-
-const HKDF_SALT = Buffer.from('payorch webhook signing secrets v1', 'utf8');
+import { randomBytes } from 'node:crypto';
+import type { Sealed } from '../vault/crypto/cipher.js';
+import type { Keyring } from '../vault/crypto/keyring.js';
+import { createPurposeBox, type SealedValue } from '../vault/crypto/secret-box.js';
 
 /** A new Standard Webhooks secret: `whsec_` + base64 of 32 random bytes. */
 export function generateSecret(): string {
@@ -19,25 +17,21 @@ export function generateSecret(): string {
 export interface SecretBox {
   readonly activeKeyId: string;
   seal(endpointId: string, secretId: string, secret: string): Sealed;
-  open(endpointId: string, secretId: string, sealed: { ciphertext: Uint8Array; iv: Uint8Array; tag: Uint8Array; keyId: string }): string;
+  open(endpointId: string, secretId: string, sealed: SealedValue): string;
   /** Whether a row sealed under this key id should be re-sealed under the active key. */
   isStale(keyId: string): boolean;
-}
-
-function derive(key: VaultKey): VaultKey {
-  return { id: key.id, material: Buffer.from(hkdfSync('sha256', key.material, HKDF_SALT, Buffer.from('webhook-secret', 'utf8'), 32)) };
 }
 
 // Bound to its endpoint and row: a ciphertext copied onto another row does not open.
 const context = (endpointId: string, secretId: string) => `payorch:whsec:v1:${endpointId}:${secretId}`;
 
 export function createSecretBox(vaultKeyring: Keyring): SecretBox {
-  const keys = vaultKeyring.keys.map(derive);
-  const ring: Keyring = { active: keys[0]!, keys, byId: new Map(keys.map((k) => [k.id, k])), source: vaultKeyring.source };
+  // The derivation stored secrets were sealed with: never change these two strings.
+  const box = createPurposeBox(vaultKeyring, { salt: 'payorch webhook signing secrets v1', info: 'webhook-secret' });
   return {
-    activeKeyId: ring.active.id,
-    seal: (endpointId, secretId, secret) => seal(ring.active, secret, context(endpointId, secretId)),
-    open: (endpointId, secretId, sealed) => open(ring, sealed, context(endpointId, secretId)),
-    isStale: (keyId) => keyId !== ring.active.id,
+    activeKeyId: box.activeKeyId,
+    seal: (endpointId, secretId, secret) => box.seal(context(endpointId, secretId), secret),
+    open: (endpointId, secretId, sealed) => box.open(context(endpointId, secretId), sealed),
+    isStale: (keyId) => box.isStale(keyId),
   };
 }

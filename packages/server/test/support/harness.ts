@@ -22,6 +22,7 @@ import { openPostgres } from '../../src/db/postgres.js';
 import { loadConfig } from '../../src/platform/config.js';
 import { describeFindings, scanForSensitiveData, type Secret } from './sensitive-data-scan.js';
 import { createLogger } from '../../src/platform/logger.js';
+import { SandboxProvider } from '../../src/providers/sandbox/sandbox-provider.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 
 export type Backend = 'pglite' | 'postgres';
@@ -47,7 +48,7 @@ export interface TestServer {
   /** e.g. http://127.0.0.1:41234/v1 */
   baseUrl: string;
   db: Database;
-  /** The sandbox organization (PCI certified) created at start. */
+  /** The sandbox organization (PCI certified) created at start; with SANDBOX=false, one made through the admin API. */
   sandbox: Credentials;
   /** A typed client with the sandbox credentials. */
   client: PayorchClient;
@@ -103,6 +104,8 @@ export async function startTestServer(backend: Backend, options: ServerOptions =
     ADMIN_API_KEY: ADMIN_KEY,
     LOG_LEVEL: 'info',
     VALIDATE_RESPONSES: 'true',
+    // Outside sandbox mode the vault key is required (there is no generated key file).
+    ...(options.env?.SANDBOX === 'false' ? { VAULT_ENCRYPTION_KEY: randomBytes(32).toString('base64') } : {}),
     ...options.env,
   });
   const logs: string[] = [];
@@ -115,7 +118,10 @@ export async function startTestServer(backend: Backend, options: ServerOptions =
   const log = createLogger(config.logLevel, sink);
   const { db, drop } = await openTestDatabase(backend);
   const running = await startServer({ config, db, log });
-  const sandbox = JSON.parse(await readFile(join(dataDir, 'sandbox-credentials.json'), 'utf8')) as Credentials;
+  // Outside sandbox mode there is no sandbox organization: a PCI-certified one is made through the admin API.
+  const sandbox = config.sandbox
+    ? (JSON.parse(await readFile(join(dataDir, 'sandbox-credentials.json'), 'utf8')) as Credentials)
+    : await adminCreateOrganization(`${running.url}/v1`, config.adminApiKey ?? ADMIN_KEY, { name: 'Live merchant', pci_certified: true });
   const baseUrl = `${running.url}/v1`;
 
   const secrets: Secret[] = [];
@@ -124,6 +130,7 @@ export async function startTestServer(backend: Backend, options: ServerOptions =
   };
   rememberSecret(sandbox.private_secret_key, 'the sandbox private_secret_key');
   rememberSecret(options.env?.ADMIN_API_KEY ?? ADMIN_KEY, 'ADMIN_API_KEY');
+  rememberSecret(await sandboxProviderSecret(running), 'the sandbox provider notification secret');
   // Secrets the server hands out (API secret keys, webhook signing secrets) are collected from its answers.
   const observe = async (res: Response) => {
     if (!res.headers.get('content-type')?.includes('json')) return res;
@@ -146,13 +153,7 @@ export async function startTestServer(backend: Backend, options: ServerOptions =
     client: clientFor(sandbox),
     clientFor,
     async createOrganization({ pciCertified = false, name = 'Other merchant' } = {}) {
-      const res = await fetch(`${baseUrl}/admin/organizations`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'admin-api-key': ADMIN_KEY },
-        body: JSON.stringify({ name, pci_certified: pciCertified }),
-      });
-      if (res.status !== 201) throw new Error(`createOrganization answered ${res.status}: ${await res.text()}`);
-      const creds = (await res.json()) as Credentials;
+      const creds = await adminCreateOrganization(baseUrl, ADMIN_KEY, { name, pci_certified: pciCertified });
       rememberSecret(creds.private_secret_key, `the private_secret_key of ${creds.organization_id}`);
       return creds;
     },
@@ -172,7 +173,7 @@ export async function startTestServer(backend: Backend, options: ServerOptions =
         // After the server (its workers and last log lines), before the database goes. A test may
         // have closed the database itself (outage tests): then only the logs can be read.
         const readable = await db.ping().catch(() => false);
-        for (const key of await vaultKeys(dataDir, options.env?.VAULT_ENCRYPTION_KEY)) rememberSecret(key, 'a vault encryption key');
+        for (const key of await vaultKeys(dataDir, config.vaultEncryptionKey)) rememberSecret(key, 'a vault encryption key');
         const findings = await scanForSensitiveData({ db: readable ? db : undefined, logs, secrets });
         if (findings.length > 0) report = `${findings.length} finding(s) on ${backend}:\n${describeFindings(findings)}`;
       } finally {
@@ -182,6 +183,23 @@ export async function startTestServer(backend: Backend, options: ServerOptions =
       if (report) throw new Error(`sensitive data left in the logs or the database after the tests — ${report}`);
     },
   };
+}
+
+async function adminCreateOrganization(baseUrl: string, adminKey: string, body: { name: string; pci_certified: boolean }): Promise<Credentials> {
+  const res = await fetch(`${baseUrl}/admin/organizations`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'admin-api-key': adminKey },
+    body: JSON.stringify(body),
+  });
+  if (res.status !== 201) throw new Error(`createOrganization answered ${res.status}: ${await res.text()}`);
+  return (await res.json()) as Credentials;
+}
+
+/** The sandbox provider's notification signing secret (it signs what the provider sends; stored sealed). */
+export function sandboxProviderSecret(running: RunningServer): Promise<string> {
+  const provider = running.deps.services.provider;
+  if (!(provider instanceof SandboxProvider)) throw new Error(`the server's provider is ${provider.id}, not the sandbox`);
+  return provider.notificationSecret();
 }
 
 /** The vault key material the server used: VAULT_ENCRYPTION_KEY's keys, or the sandbox key file's. */

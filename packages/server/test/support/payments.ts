@@ -13,7 +13,7 @@ import { openPglite } from '../../src/db/pglite.js';
 import { loadConfig } from '../../src/platform/config.js';
 import { createLogger } from '../../src/platform/logger.js';
 import { startServer } from '../../src/server.js';
-import { ADMIN_KEY as ADMIN_API_KEY, type Credentials, type TestServer } from './harness.js';
+import { ADMIN_KEY as ADMIN_API_KEY, sandboxProviderSecret, type Credentials, type TestServer } from './harness.js';
 
 export const CARDS = {
   approved: '4507990000000002',
@@ -139,10 +139,9 @@ export function postDispute(
   });
 }
 
-/** The sandbox provider's signing secret, as stored. */
-export async function providerSecret(t: TestServer): Promise<string> {
-  const rows = await t.db.query<{ secret: string }>("SELECT secret FROM provider_secrets WHERE provider_id = 'sandbox'");
-  return rows[0]!.secret;
+/** The sandbox provider's signing secret (from the running provider: the database holds it sealed). */
+export function providerSecret(t: TestServer): Promise<string> {
+  return sandboxProviderSecret(t.running);
 }
 
 /** Signs a notification body like the provider does; `at` moves the timestamp (stale tests). */

@@ -37,6 +37,8 @@ export interface ProcessOptions {
   /** The PostgreSQL database; without it the process runs on PGlite in `dataDir` (a first start runs initdb, ~5 s). */
   databaseUrl?: string;
   dataDir: string;
+  /** The process's umask (e.g. 0o000 to prove its files do not depend on it); the runner's otherwise. */
+  umask?: number;
   /** More variables, or overrides of the defaults below. */
   env?: Record<string, string>;
   /** How long to wait for the "listening" line. */
@@ -62,7 +64,14 @@ export function startServerProcess(options: ProcessOptions): Promise<ServerProce
     DATABASE_POOL_SIZE: '10',
     ...options.env,
   };
-  const child = spawn(process.execPath, [MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child =
+    options.umask === undefined
+      ? spawn(process.execPath, [MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+      : // The shell sets the umask and execs node in its place (same pid, so signals reach the server).
+        spawn('/bin/sh', ['-c', `umask ${options.umask.toString(8).padStart(3, '0')} && exec "$0" "$@"`, process.execPath, MAIN], {
+          env,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
   const lines: string[] = [];
   const watchers = new Set<(line: string) => void>();
   const collect = (stream: NodeJS.ReadableStream) => {

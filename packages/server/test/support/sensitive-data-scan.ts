@@ -3,9 +3,9 @@
  *
  *   - PANs in any log line or any cell of any table of the current schema;
  *   - security codes (a `security_code` / `cvv` / `cvc` … key with a value) in the same places;
- *   - secrets: the values given (API secret keys, the admin key, vault keys, webhook signing secrets)
- *     anywhere, in clear or (in bytea) as their raw bytes; anything shaped like a private secret key
- *     anywhere; and any `whsec_…` in a log line.
+ *   - secrets: the values given (API secret keys, the admin key, vault keys, webhook signing secrets,
+ *     the provider's notification secret) anywhere, in clear or (in bytea) as their raw bytes; anything
+ *     shaped like a private secret key or a signing secret (`whsec_…`) in any table; any `whsec_` in a log line.
  *
  * The PAN rule, chosen to catch every card number while not flagging the ids, timestamps and hashes a
  * server writes all the time:
@@ -51,12 +51,10 @@ const CODE_KEY = /^(?:security_code|cvv2?|cvc2?|card_verification(?:_value|_code
 const CODE_IN_TEXT = /(?<![A-Za-z0-9_])(security_code|cvv2?|cvc2?|card_verification(?:_value|_code)?)\\*"?\s*[:=]\s*\\*"?([^"\\,}&\s]*)/gi;
 // src/tenancy/credentials.ts: `sk_` + base64url of 32 bytes.
 const PRIVATE_KEY_SHAPE = /(?<![A-Za-z0-9_-])sk_[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])/g;
-// src/webhooks/secrets.ts: `whsec_` + base64 of 32 bytes. In a log line, any whsec_ value at all.
+// src/webhooks/secrets.ts and the sandbox provider: `whsec_` + base64 of 32 bytes. In a log line, any
+// whsec_ value at all; in a table, anything of that shape (every signing secret is stored sealed).
 const WHSEC_IN_LOG = /whsec_[A-Za-z0-9+/]/g;
 const WHSEC_SHAPE = /whsec_[A-Za-z0-9+/]{20,}/g;
-// The sandbox provider's own notification secret is kept readable by design (it signs what the
-// provider sends us); only that column may hold a whsec_ value. Merchant secrets are checked exactly.
-const WHSEC_ALLOWED_COLUMNS = new Set(['provider_secrets.secret']);
 
 export function luhnValid(digits: string): boolean {
   let sum = 0;
@@ -116,7 +114,7 @@ export async function scanForSensitiveData({ db, logs = [], secrets = [] }: Scan
   };
 
   /** One text (a cell, a log line, a string inside either), and whatever JSON or bytea it holds. */
-  const scanText = (text: string, where: string, opts: { log: boolean; column?: string }, depth = 0): void => {
+  const scanText = (text: string, where: string, opts: { log: boolean }, depth = 0): void => {
     if (depth > 4 || text.length === 0) return;
     for (const p of findPans(text)) add('pan', where, text, p.index, p.index + p.match.length, `PAN ${maskPan(p.match)}`);
     for (const m of text.matchAll(CODE_IN_TEXT)) {
@@ -130,10 +128,7 @@ export async function scanForSensitiveData({ db, logs = [], secrets = [] }: Scan
       }
     }
     for (const m of text.matchAll(PRIVATE_KEY_SHAPE)) if (!known.some((s) => s.value === m[0])) add('secret', where, text, m.index, m.index + m[0].length, 'a private secret key (sk_…)');
-    const whsec = opts.log ? WHSEC_IN_LOG : WHSEC_SHAPE;
-    if (opts.log || !WHSEC_ALLOWED_COLUMNS.has(opts.column ?? '')) {
-      for (const m of text.matchAll(whsec)) add('secret', where, text, m.index, m.index + m[0].length, 'a webhook signing secret (whsec_…)');
-    }
+    for (const m of text.matchAll(opts.log ? WHSEC_IN_LOG : WHSEC_SHAPE)) add('secret', where, text, m.index, m.index + m[0].length, 'a signing secret (whsec_…)');
 
     const trimmed = text.trimStart();
     if (/^\\x[0-9a-f]*$/i.test(text)) {
@@ -157,7 +152,7 @@ export async function scanForSensitiveData({ db, logs = [], secrets = [] }: Scan
   };
 
   /** Keys of parsed JSON (security codes) and its strings (unescaped, maybe JSON or bytea again). */
-  const walk = (value: unknown, where: string, opts: { log: boolean; column?: string }, depth: number): void => {
+  const walk = (value: unknown, where: string, opts: { log: boolean }, depth: number): void => {
     if (Array.isArray(value)) for (const v of value) walk(v, where, opts, depth);
     else if (value !== null && typeof value === 'object') {
       for (const [k, v] of Object.entries(value)) {
@@ -186,8 +181,7 @@ export async function scanForSensitiveData({ db, logs = [], secrets = [] }: Scan
       );
       for (const c of cells) {
         if (c.value === null) continue;
-        const column = `${name}.${c.key}`;
-        scanText(c.value, `table ${column} (${c.id !== null ? `id=${c.id}` : `row ${c.row}`})`, { log: false, column });
+        scanText(c.value, `table ${name}.${c.key} (${c.id !== null ? `id=${c.id}` : `row ${c.row}`})`, { log: false });
       }
     }
   }

@@ -46,7 +46,11 @@ export interface paths {
         /**
          * Enroll (vault) a payment method for a customer
          * @description Vaults a card (raw card data: PCI-certified organizations only) or starts a non-card enrollment
-         *     (`ACH_ENROLLMENT`, `WALLET_PAY_ENROLLMENT`), which answers `READY_TO_ENROLL` with a `redirect_url`.
+         *     (`ACH_ENROLLMENT`, `WALLET_PAY_ENROLLMENT`), which answers `READY_TO_ENROLL` with a `redirect_url`
+         *     to the provider's page where the customer approves it. Non-card enrollment goes through the
+         *     payment provider: in sandbox mode the sandbox provider's page; while no configured provider
+         *     supports the type (outside sandbox mode today) it is refused with 422
+         *     `PAYMENT_METHOD_TYPE_NOT_SUPPORTED` and nothing is stored.
          *     Enrolling the same card again creates a new record with a new `vaulted_token` and the same
          *     `card_data.fingerprint`.
          */
@@ -2962,6 +2966,20 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /**
+         * @description Well-formed but unacceptable — `INVALID_CARD` (Luhn, expiry, brand or security-code failure),
+         *     `IDEMPOTENCY_KEY_REUSED`, or `PAYMENT_METHOD_TYPE_NOT_SUPPORTED`: a non-card `type` that no
+         *     configured payment provider can enroll (outside sandbox mode today); nothing is stored.
+         */
+        EnrollUnprocessableEntity: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description Rate limit reached (`RATE_LIMITED`, with `Retry-After`). */
         TooManyRequests: {
             headers: {
@@ -3246,7 +3264,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["UnprocessableEntity"];
+            422: components["responses"]["EnrollUnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -14,7 +14,10 @@ import {
   type WebhookHeaders,
 } from '../provider.js';
 import { chargebackReason, describeReasonCode } from './chargeback-reasons.js';
+import { API_BASE_PATH } from '../../vault/brand-icons.js';
+import { loadNotificationSecret } from './notification-secret.js';
 import { sandboxRepository } from './repository.js';
+import type { PurposeBox } from '../../vault/crypto/secret-box.js';
 import { behaviourOf } from './test-cards.js';
 
 export interface SandboxProviderOptions {
@@ -23,6 +26,14 @@ export interface SandboxProviderOptions {
    * received. Without it, only verify/purchase work (enough for code that never receives notifications).
    */
   db?: Queryable;
+  /** Seals the signing secret at rest (providerSecretBox of the vault keyring); required with `db`. */
+  secrets?: PurposeBox;
+  /**
+   * Sandbox mode (SANDBOX): the hosted enrollment page for non-card methods and the automatic chargeback
+   * of test card 4000000000000259. Off, neither exists: no page approves an enrollment without a bank,
+   * no chargeback arrives that no issuer sent.
+   */
+  sandboxMode?: boolean;
 }
 
 /**
@@ -34,10 +45,19 @@ export interface SandboxProviderOptions {
 export class SandboxProvider implements PaymentProvider {
   readonly id = 'sandbox';
   private readonly db: Queryable | undefined;
+  private readonly secrets: PurposeBox | undefined;
   private secret: Promise<string> | undefined;
+  private readonly sandboxMode: boolean;
+  readonly startRedirectEnrollment?: PaymentProvider['startRedirectEnrollment'];
 
   constructor(options: SandboxProviderOptions = {}) {
     this.db = options.db;
+    this.secrets = options.secrets;
+    this.sandboxMode = options.sandboxMode ?? false;
+    // The page is served by this server (vault/sandbox-pages.ts, mounted in sandbox mode only).
+    if (this.sandboxMode) {
+      this.startRedirectEnrollment = async ({ vaultedToken, baseUrl }) => ({ redirectUrl: `${baseUrl}${API_BASE_PATH}/sandbox/enrollments/${vaultedToken}` });
+    }
   }
 
   async verify(input: { card: ProviderCard; currency: string | null; reference: string }): Promise<ProviderResult> {
@@ -126,10 +146,10 @@ export class SandboxProvider implements PaymentProvider {
     };
   }
 
-  /** The provider's signing secret (`whsec_…`), generated once and stored; the same for every instance. */
+  /** The provider's signing secret (`whsec_…`), generated once and stored sealed; the same for every instance. */
   notificationSecret(): Promise<string> {
-    this.secret ??= sandboxRepository
-      .ensureSecret(this.requireDb(), this.id, `whsec_${randomBytes(32).toString('base64')}`)
+    if (!this.secrets) return Promise.reject(new Error('sandbox provider: no secret box configured'));
+    this.secret ??= loadNotificationSecret(this.requireDb(), this.secrets, this.id)
       .catch((err: unknown) => {
         this.secret = undefined;
         throw err;
@@ -160,7 +180,7 @@ export class SandboxProvider implements PaymentProvider {
       merchantAdviceCodeMessage: b.merchantAdvice?.[1] ?? null,
       authorizationCode,
       retrievalReferenceNumber,
-      chargebackFollows: b.chargebackFollows ?? false,
+      chargebackFollows: this.sandboxMode && (b.chargebackFollows ?? false),
       cardInfo,
       // What the acquirer "sent": masked card only, never the PAN or the security code.
       rawResponse: {

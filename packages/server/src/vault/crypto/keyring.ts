@@ -9,8 +9,9 @@
  * (mode 0600); outside sandbox mode a missing key stops the start.
  */
 import { randomBytes } from 'node:crypto';
-import { chmod, link, mkdir, readFile, stat, unlink, writeFile } from 'node:fs/promises';
+import { chmod, link, readFile, stat, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { ensurePrivateDir } from '../../platform/private-files.js';
 
 export interface VaultKey {
   id: string;
@@ -81,7 +82,7 @@ interface KeyFile {
  * processes starting together end up with the same key), then reused. Mode 0600.
  */
 export async function loadOrCreateSandboxKeyring(dataDir: string): Promise<{ keyring: Keyring; file: string; created: boolean }> {
-  await mkdir(dataDir, { recursive: true });
+  await ensurePrivateDir(dataDir);
   const file = join(dataDir, 'vault-key.json');
   let created = false;
   const fresh: KeyFile = { keys: [{ id: 'k1', key: randomBytes(32).toString('base64') }] };
