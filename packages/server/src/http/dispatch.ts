@@ -5,6 +5,7 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { AppDeps, Handlers, MerchantAuth, RequestContext } from '../context.js';
 import { fingerprintOf, runIdempotent, type Reply } from '../idempotency/idempotency.js';
+import { linkBase } from '../platform/config.js';
 import { ProblemError } from './problems.js';
 import { requestIdOf, sendReply } from './send.js';
 import type { OperationInfo } from './spec.js';
@@ -16,10 +17,6 @@ function paramsOf(op: OperationInfo, path: string): Record<string, string> {
   const params: Record<string, string> = {};
   op.paramNames.forEach((name, i) => (params[name] = decodeURIComponent(values?.[i + 1] ?? '')));
   return params;
-}
-
-function publicBaseUrl(deps: AppDeps, req: Request): string {
-  return deps.config.publicBaseUrl ?? `${req.protocol}://${req.get('host') ?? `${deps.config.host}:${deps.config.port}`}`;
 }
 
 export function dispatch(handlers: Handlers, deps: AppDeps): RequestHandler {
@@ -45,7 +42,7 @@ export function dispatch(handlers: Handlers, deps: AppDeps): RequestHandler {
       },
       requestId,
       merchant: res.locals.merchant as MerchantAuth,
-      baseUrl: publicBaseUrl(deps, req),
+      baseUrl: linkBase(deps.config),
     };
     try {
       let reply: Reply;

@@ -21,7 +21,7 @@ const schema = z.object({
   VAULT_ENCRYPTION_KEY: z.string().min(1).optional(),
   SANDBOX: bool.optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  PUBLIC_BASE_URL: z.url({ message: 'must be an absolute http(s) URL' }).optional(),
+  PUBLIC_BASE_URL: z.url({ protocol: /^https?$/, message: 'must be an absolute http(s) URL' }).optional(),
   NODE_ENV: z.string().optional(),
   VALIDATE_RESPONSES: bool.optional(),
   DATABASE_POOL_SIZE: z.coerce.number({ message: 'must be a whole number from 1 to 200' }).int().min(1).max(200).default(10),
@@ -41,6 +41,11 @@ export interface Config {
   vaultEncryptionKey: string | undefined;
   sandbox: boolean;
   logLevel: string;
+  /**
+   * The address clients reach the service at, for every link it hands out (brand icons, redirect pages):
+   * never the request's Host header, which the client chooses. Required outside sandbox mode; in
+   * sandbox mode startServer sets it to the listening address when it is not configured.
+   */
   publicBaseUrl: string | undefined;
   /** Validate every response against the spec (on outside production; a mismatch becomes a 500). */
   validateResponses: boolean;
@@ -59,6 +64,9 @@ export class ConfigError extends Error {
   }
 }
 
+export const PUBLIC_BASE_URL_REQUIRED =
+  'invalid configuration: PUBLIC_BASE_URL is required outside sandbox mode (the https:// address clients reach this service at; links are never built from the Host header)';
+
 /** Parses the environment; throws ConfigError with one line per invalid variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
@@ -68,6 +76,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError([...new Set(lines)]);
   }
   const e = parsed.data;
+  // Sandbox is the default with the embedded database, off with a real server unless asked for.
+  const sandbox = e.SANDBOX ?? e.DATABASE_URL === undefined;
+  if (!sandbox && e.PUBLIC_BASE_URL === undefined) {
+    throw new ConfigError([PUBLIC_BASE_URL_REQUIRED]);
+  }
   return {
     port: e.PORT,
     host: e.HOST,
@@ -76,8 +89,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databasePoolSize: e.DATABASE_POOL_SIZE,
     adminApiKey: e.ADMIN_API_KEY,
     vaultEncryptionKey: e.VAULT_ENCRYPTION_KEY,
-    // Sandbox is the default with the embedded database, off with a real server unless asked for.
-    sandbox: e.SANDBOX ?? e.DATABASE_URL === undefined,
+    sandbox,
     logLevel: e.LOG_LEVEL,
     publicBaseUrl: e.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
     validateResponses: e.VALIDATE_RESPONSES ?? e.NODE_ENV !== 'production',
@@ -85,4 +97,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     rateLimitStore: e.RATE_LIMIT_STORE ?? (e.DATABASE_URL ? 'database' : 'memory'),
   };
+}
+
+/** The base of every link the service hands out (PUBLIC_BASE_URL, or in sandbox mode the listening address). */
+export function linkBase(config: Pick<Config, 'publicBaseUrl'>): string {
+  if (config.publicBaseUrl === undefined) throw new Error('PUBLIC_BASE_URL is unresolved: the server sets it when it starts listening');
+  return config.publicBaseUrl;
 }
