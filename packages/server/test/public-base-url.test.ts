@@ -93,7 +93,7 @@ describe('PUBLIC_BASE_URL configuration', () => {
 });
 
 for (const backend of backends()) {
-  const settings = [
+  const settings: { name: string; env: Record<string, string>; base: (t: TestServer) => string }[] = [
     { name: 'sandbox default (the listening address)', env: {}, base: (t: TestServer) => t.running.url },
     { name: 'PUBLIC_BASE_URL set', env: { PUBLIC_BASE_URL: 'https://pay.example.com/' }, base: () => 'https://pay.example.com' },
   ];
