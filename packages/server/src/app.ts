@@ -18,6 +18,7 @@ import { sendProblem } from './http/send.js';
 import { basePath, indexOperations, loadSpec } from './http/spec.js';
 import { openApiValidator } from './http/validator.js';
 import { handlers as defaultHandlers } from './handlers.js';
+import { AuthFailureLimiter } from './ratelimit/auth-failures.js';
 import { rateLimit } from './ratelimit/middleware.js';
 import { DatabaseRateLimitStore, MemoryRateLimitStore } from './ratelimit/store.js';
 import { authenticate } from './tenancy/authenticate.js';
@@ -38,7 +39,8 @@ export function createApp(options: CreateAppOptions): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.set('trust proxy', false);
+  // Which client address counts (failed-authentication limit, access log) behind a proxy: TRUST_PROXY.
+  app.set('trust proxy', deps.config.trustProxy);
 
   app.use(requestId);
   app.use(
@@ -65,11 +67,12 @@ export function createApp(options: CreateAppOptions): express.Express {
   });
   app.use('/docs', swaggerUi.serve, swaggerUi.setup(loadSpec() as never, { customSiteTitle: 'payorch API reference' }));
 
-  const limiterStore = deps.config.rateLimitStore === 'database' ? new DatabaseRateLimitStore(deps.db, deps.config.rateLimitPerMinute) : new MemoryRateLimitStore();
-  const limiter = rateLimit(limiterStore, { limit: deps.config.rateLimitPerMinute, windowSeconds: 60 });
+  const storeFor = (limit: number) => (deps.config.rateLimitStore === 'database' ? new DatabaseRateLimitStore(deps.db, limit) : new MemoryRateLimitStore());
+  const limiter = rateLimit(storeFor(deps.config.rateLimitPerMinute), { limit: deps.config.rateLimitPerMinute, windowSeconds: 60 });
+  const authFailures = new AuthFailureLimiter(storeFor(deps.config.authFailuresPerMinute), deps.config.authFailuresPerMinute);
   // Not in the API contract (brand images, the sandbox provider's HTML page): before the spec router's 404.
   app.use(brandIconsRouter(), sandboxPagesRouter(deps));
-  app.use(base, resolveOperation(ops), authenticate(deps), limiter, parseJsonBody(), rejectNulCharacters);
+  app.use(base, resolveOperation(ops), authenticate(deps, authFailures), limiter, parseJsonBody(), rejectNulCharacters);
   app.use(openApiValidator(loadSpec(), deps.config.validateResponses));
   app.use(base, dispatchOperation);
 

@@ -3,11 +3,41 @@
  * with one line per variable, naming it; nothing else reads process.env.
  */
 import { resolve } from 'node:path';
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'must be true or false' })
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+/** Express's named ranges, accepted in TRUST_PROXY next to addresses and CIDR ranges. */
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+const isProxyAddress = (entry: string) => PROXY_RANGE_NAMES.includes(entry) || ipaddr.isValid(entry) || isCidr(entry);
+const isCidr = (entry: string) => {
+  try {
+    ipaddr.parseCIDR(entry);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * Which client address counts behind a reverse proxy (Express's `trust proxy`): off (the socket's peer),
+ * a hop count, or the proxies' addresses. `true` (trust whatever X-Forwarded-For says) is refused: any
+ * client could then pick the address its failed authentications are counted against.
+ */
+const trustProxy = z
+  .string()
+  .transform((v, ctx): false | number | string[] => {
+    const value = v.trim().toLowerCase();
+    if (['false', 'off', 'no', '0'].includes(value)) return false;
+    if (/^[1-9]\d?$/.test(value)) return Number(value);
+    const entries = value.split(',').map((e) => e.trim()).filter(Boolean);
+    if (entries.length > 0 && entries.every(isProxyAddress)) return entries;
+    ctx.addIssue({ code: 'custom', message: "must be false, a hop count (1-99) or the proxies' addresses/CIDR ranges, comma-separated" });
+    return z.NEVER;
+  });
 
 const schema = z.object({
   PORT: z.coerce.number({ message: 'must be a port number' }).int().min(0).max(65535).default(3000),
@@ -28,6 +58,8 @@ const schema = z.object({
   RATE_LIMIT_PER_MINUTE: z.coerce.number({ message: 'must be a whole number (0 turns limiting off)' }).int().min(0).default(6000),
   CREDENTIAL_CACHE_SECONDS: z.coerce.number({ message: 'must be a whole number from 0 to 60 (0 turns the cache off)' }).int().min(0).max(60).default(5),
   RATE_LIMIT_STORE: z.enum(['memory', 'database'], { message: 'must be memory or database' }).optional(),
+  AUTH_FAILURES_PER_MINUTE: z.coerce.number({ message: 'must be a whole number (0 turns limiting off)' }).int().min(0).default(60),
+  TRUST_PROXY: trustProxy.default(false),
 });
 
 export interface Config {
@@ -55,6 +87,10 @@ export interface Config {
   rateLimitPerMinute: number;
   /** Where counters live: the database (holds across instances; default with DATABASE_URL) or the process. */
   rateLimitStore: 'memory' | 'database';
+  /** Failed authentications per minute per client address before 429 (0: off). */
+  authFailuresPerMinute: number;
+  /** Express's `trust proxy`: false (the socket's peer), a hop count, or the proxies' addresses. */
+  trustProxy: false | number | string[];
 }
 
 export class ConfigError extends Error {
@@ -96,6 +132,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     credentialCacheSeconds: e.CREDENTIAL_CACHE_SECONDS,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     rateLimitStore: e.RATE_LIMIT_STORE ?? (e.DATABASE_URL ? 'database' : 'memory'),
+    authFailuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
+    trustProxy: e.TRUST_PROXY,
   };
 }
 

@@ -4,7 +4,8 @@
  *   example replay     every request example of the spec, with fixtures that make its ids real, gets
  *                      its documented 2xx and a body matching the response schema; keyed operations
  *                      replay with Idempotent-Replayed and refuse a reused key (422); ETag gives 304.
- *   targeted statuses  401, 403, 404, 413, 415 per operation; 429 and the admin switch on a second server.
+ *   targeted statuses  401, 403, 404, 413, 415 per operation; 429 and the admin switch on a second server;
+ *                      429 for failed authentications on a third.
  *   fuzzing            fast-check, seeded and bounded (FUZZ_SEED, FUZZ_RUNS): valid requests never get
  *                      400 or 5xx; schema violations get 400 naming the field; request-level mistakes
  *                      get their 4xx problem.
@@ -85,8 +86,9 @@ const fuzzOptions = (op: SpecOperation) => ({ seed: seedOf(op.operationId), numR
 
 for (const backend of backends()) {
   describe(`contract conformance on ${backend}`, () => {
-    // Rate limiting off here: fuzz runs of any length must never meet a 429 (a second server tests it).
-    const t = useServer(backend, { env: { RATE_LIMIT_PER_MINUTE: '0' } });
+    // Rate limiting off here: fuzz runs of any length must never meet a 429 (a second server tests it),
+    // nor the per-address limit on failed authentications (the fuzzer sends bad credentials on purpose).
+    const t = useServer(backend, { env: { RATE_LIMIT_PER_MINUTE: '0', AUTH_FAILURES_PER_MINUTE: '0' } });
     const recorder = new Recorder();
     let target: Target;
     let fx: Fixtures;
@@ -295,6 +297,21 @@ for (const backend of backends()) {
         const st = targetFor(small, recorder);
         for (const op of operations.filter((o) => o.security === 'admin')) {
           expectProblemExchange(await send(st, op, probeRequest(op, small.sandbox.account_id) ?? {}), 404, 'NOT_FOUND');
+        }
+      });
+    });
+
+    describe('third server: 1 failed authentication a minute per address', () => {
+      const limited = useServer(backend, { env: { AUTH_FAILURES_PER_MINUTE: '1', RATE_LIMIT_PER_MINUTE: '0' } });
+
+      it('429 RATE_LIMITED with Retry-After on every authenticated operation once the address failed authentication too often', async () => {
+        const st = targetFor(limited, recorder);
+        for (const op of operations.filter((o) => o.security !== 'none' && o.responses.has(429))) {
+          const probe = probeRequest(op, limited.sandbox.account_id) ?? { params: {}, body: {} };
+          // The first failure of a window answers 401; from the second on, the address is refused.
+          let ex = await send(st, op, { ...probe, auth: 'none' });
+          for (let i = 0; i < 3 && ex.status !== 429; i++) ex = await send(st, op, { ...probe, auth: 'none' });
+          expectProblemExchange(ex, 429, 'RATE_LIMITED');
         }
       });
     });
