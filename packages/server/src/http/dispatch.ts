@@ -42,7 +42,10 @@ export function dispatch(handlers: Handlers, deps: AppDeps): RequestHandler {
       },
       requestId,
       merchant: res.locals.merchant as MerchantAuth,
-      baseUrl: linkBase(deps.config),
+      // Read when a handler builds a link (an app made without startServer has none to give).
+      get baseUrl() {
+        return linkBase(deps.config);
+      },
     };
     try {
       let reply: Reply;
