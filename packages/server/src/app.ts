@@ -19,6 +19,7 @@ import { rejectUnstorableStrings } from './http/storable-strings.js';
 import { basePath, indexOperations, loadSpec } from './http/spec.js';
 import { openApiValidator } from './http/validator.js';
 import { handlers as defaultHandlers } from './handlers.js';
+import { AuthFailureLimiter } from './ratelimit/auth-failures.js';
 import { rateLimit } from './ratelimit/middleware.js';
 import { DatabaseRateLimitStore, MemoryRateLimitStore } from './ratelimit/store.js';
 import { authenticate } from './tenancy/authenticate.js';
@@ -42,7 +43,8 @@ export function createApp(options: CreateAppOptions): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.set('trust proxy', false);
+  // Which client address counts (failed-authentication limit, access log) behind a proxy: TRUST_PROXY.
+  app.set('trust proxy', deps.config.trustProxy);
 
   app.use(requestId);
   app.use(
@@ -73,14 +75,15 @@ export function createApp(options: CreateAppOptions): express.Express {
   // The documentation site (guides + reference), built with the server by tools/docs.mjs.
   app.use('/docs', express.static(DOCS_SITE, { index: 'index.html', fallthrough: true }));
 
-  const limiterStore = deps.config.rateLimitStore === 'database' ? new DatabaseRateLimitStore(deps.db, deps.config.rateLimitPerMinute) : new MemoryRateLimitStore();
-  const limiter = rateLimit(limiterStore, { limit: deps.config.rateLimitPerMinute, windowSeconds: 60 });
+  const storeFor = (limit: number) => (deps.config.rateLimitStore === 'database' ? new DatabaseRateLimitStore(deps.db, limit) : new MemoryRateLimitStore());
+  const limiter = rateLimit(storeFor(deps.config.rateLimitPerMinute), { limit: deps.config.rateLimitPerMinute, windowSeconds: 60 });
+  const authFailures = new AuthFailureLimiter(storeFor(deps.config.authFailuresPerMinute), deps.config.authFailuresPerMinute);
   // Not in the API contract (brand images, the sandbox provider's HTML page): before the spec router's 404.
   // The sandbox page exists in sandbox mode only: elsewhere it would approve enrollments with no bank check.
   app.use(brandIconsRouter());
   if (deps.config.sandbox) app.use(sandboxPagesRouter(deps));
   const bodyBounds = boundBodyShape(spec, ops);
-  app.use(base, resolveOperation(ops), authenticate(deps), limiter, parseJsonBody(bodyBounds.checkRaw), rejectUnstorableStrings, bodyBounds.beforeValidation);
+  app.use(base, resolveOperation(ops), authenticate(deps, authFailures), limiter, parseJsonBody(bodyBounds.checkRaw), rejectUnstorableStrings, bodyBounds.beforeValidation);
   app.use(openApiValidator(loadSpec(), deps.config.validateResponses));
   app.use(base, bodyBounds.afterValidation, dispatchOperation);
 

@@ -9,7 +9,7 @@ import type { AppDeps } from './context.js';
 import type { Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { openDatabase } from './db/open.js';
-import type { Config } from './platform/config.js';
+import { ConfigError, PUBLIC_BASE_URL_REQUIRED, type Config } from './platform/config.js';
 import { createLogger, type Logger } from './platform/logger.js';
 import { buildServices } from './services.js';
 import { bootstrapSandbox } from './tenancy/sandbox-bootstrap.js';
@@ -30,7 +30,9 @@ export interface StartOptions {
 }
 
 export async function startServer(options: StartOptions): Promise<RunningServer> {
-  const { config } = options;
+  // Our own copy: the sandbox's default PUBLIC_BASE_URL is only known once the port is bound.
+  const config: Config = { ...options.config };
+  if (!config.sandbox && config.publicBaseUrl === undefined) throw new ConfigError([PUBLIC_BASE_URL_REQUIRED]);
   const log = options.log ?? createLogger(config.logLevel);
   const ownsDb = !options.db;
   const db = options.db ?? (await openDatabase(config));
@@ -51,6 +53,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     });
     const { port } = server.address() as AddressInfo;
     const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+    // Links are built from the configured address only (loadConfig requires it outside sandbox mode).
+    if (config.sandbox) config.publicBaseUrl ??= url;
 
     // Compile the spec now: express-openapi-validator loads it lazily on the first request.
     const warm = await fetch(`${url}/v1/healthz`);

@@ -178,7 +178,7 @@ for (const backend of backends()) {
 describe('configuration', () => {
   it('defaults: sandbox with the embedded database, off with DATABASE_URL', () => {
     expect(loadConfig({})).toMatchObject({ port: 3000, host: '127.0.0.1', sandbox: true, databaseUrl: undefined });
-    expect(loadConfig({ DATABASE_URL: 'postgres://x@h/db' })).toMatchObject({ sandbox: false });
+    expect(loadConfig({ DATABASE_URL: 'postgres://x@h/db', PUBLIC_BASE_URL: 'https://pay.example.com' })).toMatchObject({ sandbox: false });
     expect(loadConfig({ DATABASE_URL: 'postgres://x@h/db', SANDBOX: 'true' })).toMatchObject({ sandbox: true });
   });
 

@@ -50,7 +50,7 @@ for (const backend of backends()) {
       await awayFromWindowEdge();
       const org = await t.createOrganization();
       const config = loadConfig({
-        PORT: '0', HOST: '127.0.0.1', SANDBOX: 'false', ADMIN_API_KEY: ADMIN_KEY, RATE_LIMIT_PER_MINUTE: '5', RATE_LIMIT_STORE: 'database', LOG_LEVEL: 'silent',
+        PORT: '0', HOST: '127.0.0.1', SANDBOX: 'false', PUBLIC_BASE_URL: 'https://pay.example.com', ADMIN_API_KEY: ADMIN_KEY, RATE_LIMIT_PER_MINUTE: '5', RATE_LIMIT_STORE: 'database', LOG_LEVEL: 'silent',
         // A second instance shares the first one's vault key, as instances of one deployment do.
         VAULT_ENCRYPTION_KEY: await vaultKeyOf(t),
       });

@@ -110,7 +110,7 @@ for (const backend of backends()) {
 
     it('a second instance on the same database with the same VAULT_ENCRYPTION_KEY opens the first one\'s cards', async () => {
       const card = await enrollOk(t, await createCustomer(t), cardBody(t.sandbox.account_id, { number: MASTERCARD_OK }));
-      const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', SANDBOX: 'false', VAULT_ENCRYPTION_KEY: await vaultKeyOf(t), LOG_LEVEL: 'silent' });
+      const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', SANDBOX: 'false', PUBLIC_BASE_URL: 'https://pay.example.com', VAULT_ENCRYPTION_KEY: await vaultKeyOf(t), LOG_LEVEL: 'silent' });
       const second = await startServer({ config, db: t.db, log: createLogger('silent') });
       try {
         const opened = await loadCardForPayment(t.db, second.deps, t.sandbox.organization_id, card.vaulted_token!);
@@ -237,7 +237,7 @@ for (const backend of backends()) {
           [{ VAULT_ENCRYPTION_KEY: 'c2hvcnQ=' }, /VAULT_ENCRYPTION_KEY: key k1 must decode to 32 bytes, got 5/],
           [{ VAULT_ENCRYPTION_KEY: `k2:${k2},k2:${k1}` }, /lists key id k2 twice/],
           [{ VAULT_ENCRYPTION_KEY: 'k1:not base64!' }, /key k1 is not standard base64/],
-          [{ SANDBOX: 'false' }, /VAULT_ENCRYPTION_KEY is required outside sandbox mode/],
+          [{ SANDBOX: 'false', PUBLIC_BASE_URL: 'https://pay.example.com' }, /VAULT_ENCRYPTION_KEY is required outside sandbox mode/],
         ];
         for (const [env, reason] of failures) {
           const attempt = start(db, await mkdtemp(join(tmpdir(), 'payorch-vault-')), env);

@@ -5,15 +5,12 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { AppDeps, Handlers, MerchantAuth, RequestContext } from '../context.js';
 import { fingerprintOf, runIdempotent, type Reply } from '../idempotency/idempotency.js';
+import { linkBase } from '../platform/config.js';
 import { ProblemError } from './problems.js';
 import { requestIdOf, sendReply } from './send.js';
 import { pathParamsOf, type OperationInfo } from './spec.js';
 
 type AnyHandler = (request: unknown, ctx: RequestContext) => Promise<Reply>;
-
-function publicBaseUrl(deps: AppDeps, req: Request): string {
-  return deps.config.publicBaseUrl ?? `${req.protocol}://${req.get('host') ?? `${deps.config.host}:${deps.config.port}`}`;
-}
 
 export function dispatch(handlers: Handlers, deps: AppDeps): RequestHandler {
   return async (req: Request, res: Response, next) => {
@@ -39,7 +36,10 @@ export function dispatch(handlers: Handlers, deps: AppDeps): RequestHandler {
       },
       requestId,
       merchant: res.locals.merchant as MerchantAuth,
-      baseUrl: publicBaseUrl(deps, req),
+      // Read when a handler builds a link (an app made without startServer has none to give).
+      get baseUrl() {
+        return linkBase(deps.config);
+      },
     };
     try {
       let reply: Reply;

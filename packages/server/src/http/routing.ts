@@ -22,19 +22,17 @@ export function resolveOperation(ops: readonly OperationInfo[]): RequestHandler 
 /**
  * JSON body parsing with the operation's own size limit (a dispute takes 10 MB-sized files, a customer 100 KB).
  * Past the limit the answer is 413 at once — a declared Content-Length before a byte is read, a streamed
- * body as soon as it crosses the limit — and the connection is closed: body-parser alone would read
- * (and discard) the whole body first, however large, before answering.
+ * body as soon as it crosses the limit — and the connection is closed after a bounded linger: body-parser
+ * alone would read (and discard) the whole body first, however large, before answering.
  */
 export function parseJsonBody(checkRaw: (operation: OperationInfo, raw: Buffer) => void = () => {}): RequestHandler {
   const parsers = new Map<number, RequestHandler>();
   return (req, res, next) => {
     const { bodyLimit } = res.locals.operation as OperationInfo;
+    // The body is unread: sendProblem answers with Connection: close and a lingering close (lingering-close.ts).
     const tooLarge = () => {
       if (res.headersSent) return;
-      res.setHeader('Connection', 'close');
       sendProblem(req, res, 413, problemBody('PAYLOAD_TOO_LARGE', `The request body is larger than the ${bodyLimit} bytes this route accepts.`));
-      // A short linger lets the client read the answer before the rest of its upload is refused.
-      res.once('finish', () => setTimeout(() => req.destroy(), 250).unref());
     };
     if (Number(req.headers['content-length']) > bodyLimit) return tooLarge();
     // Only a request with a body (as HTTP/1.1 frames one) is watched: a listener on a GET would set its

@@ -1,6 +1,7 @@
 import type { Request, Response } from 'express';
 import type { Problem } from '@payorch/types';
 import type { Reply } from '../idempotency/idempotency.js';
+import { bodyLeftUnread, closeAfterLingering } from './lingering-close.js';
 import { fitProblem } from './problems.js';
 
 /** The request id (set by the request-id middleware) of this exchange. */
@@ -38,5 +39,7 @@ export function sendProblem(req: Request, res: Response, status: number, body: P
     return;
   }
   res.set(headers);
+  // Refused before its body was read (too large, unauthenticated, unknown route…): don't read the rest.
+  if (bodyLeftUnread(req)) closeAfterLingering(req, res);
   res.status(status).type('application/problem+json').send(JSON.stringify(completeProblem(req, res, body)));
 }

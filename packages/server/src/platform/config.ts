@@ -3,11 +3,41 @@
  * with one line per variable, naming it; nothing else reads process.env.
  */
 import { resolve } from 'node:path';
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'must be true or false' })
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+/** Express's named ranges, accepted in TRUST_PROXY next to addresses and CIDR ranges. */
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+const isProxyAddress = (entry: string) => PROXY_RANGE_NAMES.includes(entry) || ipaddr.isValid(entry) || isCidr(entry);
+const isCidr = (entry: string) => {
+  try {
+    ipaddr.parseCIDR(entry);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * Which client address counts behind a reverse proxy (Express's `trust proxy`): off (the socket's peer),
+ * a hop count, or the proxies' addresses. `true` (trust whatever X-Forwarded-For says) is refused: any
+ * client could then pick the address its failed authentications are counted against.
+ */
+const trustProxy = z
+  .string()
+  .transform((v, ctx): false | number | string[] => {
+    const value = v.trim().toLowerCase();
+    if (['false', 'off', 'no', '0'].includes(value)) return false;
+    if (/^[1-9]\d?$/.test(value)) return Number(value);
+    const entries = value.split(',').map((e) => e.trim()).filter(Boolean);
+    if (entries.length > 0 && entries.every(isProxyAddress)) return entries;
+    ctx.addIssue({ code: 'custom', message: "must be false, a hop count (1-99) or the proxies' addresses/CIDR ranges, comma-separated" });
+    return z.NEVER;
+  });
 
 const schema = z.object({
   PORT: z.coerce.number({ message: 'must be a port number' }).int().min(0).max(65535).default(3000),
@@ -21,13 +51,15 @@ const schema = z.object({
   VAULT_ENCRYPTION_KEY: z.string().min(1).optional(),
   SANDBOX: bool.optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  PUBLIC_BASE_URL: z.url({ message: 'must be an absolute http(s) URL' }).optional(),
+  PUBLIC_BASE_URL: z.url({ protocol: /^https?$/, message: 'must be an absolute http(s) URL' }).optional(),
   NODE_ENV: z.string().optional(),
   VALIDATE_RESPONSES: bool.optional(),
   DATABASE_POOL_SIZE: z.coerce.number({ message: 'must be a whole number from 1 to 200' }).int().min(1).max(200).default(10),
   RATE_LIMIT_PER_MINUTE: z.coerce.number({ message: 'must be a whole number (0 turns limiting off)' }).int().min(0).default(6000),
   CREDENTIAL_CACHE_SECONDS: z.coerce.number({ message: 'must be a whole number from 0 to 60 (0 turns the cache off)' }).int().min(0).max(60).default(5),
   RATE_LIMIT_STORE: z.enum(['memory', 'database'], { message: 'must be memory or database' }).optional(),
+  AUTH_FAILURES_PER_MINUTE: z.coerce.number({ message: 'must be a whole number (0 turns limiting off)' }).int().min(0).default(60),
+  TRUST_PROXY: trustProxy.default(false),
 });
 
 export interface Config {
@@ -41,6 +73,11 @@ export interface Config {
   vaultEncryptionKey: string | undefined;
   sandbox: boolean;
   logLevel: string;
+  /**
+   * The address clients reach the service at, for every link it hands out (brand icons, redirect pages):
+   * never the request's Host header, which the client chooses. Required outside sandbox mode; in
+   * sandbox mode startServer sets it to the listening address when it is not configured.
+   */
   publicBaseUrl: string | undefined;
   /** Validate every response against the spec (on outside production; a mismatch becomes a 500). */
   validateResponses: boolean;
@@ -50,6 +87,10 @@ export interface Config {
   rateLimitPerMinute: number;
   /** Where counters live: the database (holds across instances; default with DATABASE_URL) or the process. */
   rateLimitStore: 'memory' | 'database';
+  /** Failed authentications per minute per client address before 429 (0: off). */
+  authFailuresPerMinute: number;
+  /** Express's `trust proxy`: false (the socket's peer), a hop count, or the proxies' addresses. */
+  trustProxy: false | number | string[];
 }
 
 export class ConfigError extends Error {
@@ -58,6 +99,9 @@ export class ConfigError extends Error {
     this.name = 'ConfigError';
   }
 }
+
+export const PUBLIC_BASE_URL_REQUIRED =
+  'invalid configuration: PUBLIC_BASE_URL is required outside sandbox mode (the https:// address clients reach this service at; links are never built from the Host header)';
 
 /** Parses the environment; throws ConfigError with one line per invalid variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -68,6 +112,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError([...new Set(lines)]);
   }
   const e = parsed.data;
+  // Sandbox is the default with the embedded database, off with a real server unless asked for.
+  const sandbox = e.SANDBOX ?? e.DATABASE_URL === undefined;
+  if (!sandbox && e.PUBLIC_BASE_URL === undefined) {
+    throw new ConfigError([PUBLIC_BASE_URL_REQUIRED]);
+  }
   return {
     port: e.PORT,
     host: e.HOST,
@@ -76,13 +125,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databasePoolSize: e.DATABASE_POOL_SIZE,
     adminApiKey: e.ADMIN_API_KEY,
     vaultEncryptionKey: e.VAULT_ENCRYPTION_KEY,
-    // Sandbox is the default with the embedded database, off with a real server unless asked for.
-    sandbox: e.SANDBOX ?? e.DATABASE_URL === undefined,
+    sandbox,
     logLevel: e.LOG_LEVEL,
     publicBaseUrl: e.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
     validateResponses: e.VALIDATE_RESPONSES ?? e.NODE_ENV !== 'production',
     credentialCacheSeconds: e.CREDENTIAL_CACHE_SECONDS,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     rateLimitStore: e.RATE_LIMIT_STORE ?? (e.DATABASE_URL ? 'database' : 'memory'),
+    authFailuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
+    trustProxy: e.TRUST_PROXY,
   };
+}
+
+/** The base of every link the service hands out (PUBLIC_BASE_URL, or in sandbox mode the listening address). */
+export function linkBase(config: Pick<Config, 'publicBaseUrl'>): string {
+  if (config.publicBaseUrl === undefined) throw new Error('PUBLIC_BASE_URL is unresolved: the server sets it when it starts listening');
+  return config.publicBaseUrl;
 }

@@ -4,6 +4,7 @@
  * about the request's validity.
  */
 import type { RequestHandler } from 'express';
+import { clientAddressKey, type AuthFailureLimiter } from '../ratelimit/auth-failures.js';
 import type { AppDeps, MerchantAuth } from '../context.js';
 import type { OperationInfo } from '../http/spec.js';
 import { problemBody } from '../http/problems.js';
@@ -12,12 +13,27 @@ import { constantTimeEquals, secretMatches, sha256 } from './credentials.js';
 
 const DUMMY_HASH = sha256('no such key');
 
-export function authenticate(deps: AppDeps): RequestHandler {
+export function authenticate(deps: AppDeps, failures: AuthFailureLimiter): RequestHandler {
   return async (req, res, next) => {
     const operation = res.locals.operation as OperationInfo;
-    const unauthorized = (detail: string) => sendProblem(req, res, 401, problemBody('INVALID_CREDENTIALS', detail));
+    const address = clientAddressKey(req.ip);
+    const limited = (seconds: number) =>
+      sendProblem(
+        req,
+        res,
+        429,
+        problemBody('RATE_LIMITED', `Too many failed authentications from this address; retry after ${seconds} second${seconds === 1 ? '' : 's'}.`),
+        { 'Retry-After': String(seconds) },
+      );
+    const unauthorized = async (detail: string) => {
+      const wait = await failures.failed(address);
+      return wait > 0 ? limited(wait) : sendProblem(req, res, 401, problemBody('INVALID_CREDENTIALS', detail));
+    };
     try {
       if (operation.security === 'none') return next();
+      // An address over its failure limit is refused before any credential is looked at.
+      const wait = failures.waitFor(address);
+      if (wait > 0) return limited(wait);
 
       if (operation.security === 'admin') {
         // The admin API does not exist unless ADMIN_API_KEY is configured.

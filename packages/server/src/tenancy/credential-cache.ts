@@ -2,17 +2,22 @@
  * A short-lived cache of active API keys, so a merchant request does not pay a database round trip for
  * its credentials every time (it was one of three sequential queries behind GET /payments/{id}).
  *
- * - Only keys that were found are cached (with their secret's hash, checked on every request as before):
- *   an unknown key always asks the database, so a newly issued key works at once.
+ * - Keys that were found are cached with their secret's hash (checked on every request as before).
+ * - Unknown public keys are cached as unknown for the same TTL, so a flood of requests with one made-up
+ *   key costs one lookup, not one each. A key issued through this instance is forgotten as unknown at
+ *   once (it works at once); one issued through another instance works here within the TTL.
  * - Revoking a key through this instance drops it at once; on other instances of the same database it
  *   stops working within the TTL (CREDENTIAL_CACHE_SECONDS, default 5; 0 turns the cache off).
- * - Bounded: the oldest entry goes first past `maxEntries`.
+ * - Bounded: the oldest entry goes first past `maxEntries`; unknown keys have their own map, so made-up
+ *   keys never push real ones out.
  */
 import type { Queryable } from '../db/database.js';
 import { tenancyRepository, type ApiKeyRow } from './repository.js';
 
 export class CredentialCache {
   private readonly entries = new Map<string, { key: ApiKeyRow; expiresAt: number }>();
+  /** Public keys the database did not know, until when. */
+  private readonly unknown = new Map<string, number>();
 
   constructor(
     private readonly ttlMs: number,
@@ -23,17 +28,25 @@ export class CredentialCache {
     const now = Date.now();
     const hit = this.entries.get(publicKey);
     if (hit && hit.expiresAt > now) return hit.key;
+    if ((this.unknown.get(publicKey) ?? 0) > now) return undefined;
     const key = await tenancyRepository.findActiveApiKey(db, publicKey);
     this.entries.delete(publicKey);
-    if (key && this.ttlMs > 0) {
-      if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
-      this.entries.set(publicKey, { key, expiresAt: now + this.ttlMs });
+    this.unknown.delete(publicKey);
+    if (this.ttlMs > 0) {
+      if (key) remember(this.entries, publicKey, { key, expiresAt: now + this.ttlMs }, this.maxEntries);
+      else remember(this.unknown, publicKey, now + this.ttlMs, this.maxEntries);
     }
     return key;
   }
 
-  /** After a revocation: the key is refused from the next request on. */
+  /** After a revocation or an issue: the key's state is read afresh on its next request. */
   forget(publicKey: string): void {
     this.entries.delete(publicKey);
+    this.unknown.delete(publicKey);
   }
+}
+
+function remember<V>(map: Map<string, V>, key: string, value: V, maxEntries: number): void {
+  if (map.size >= maxEntries) map.delete(map.keys().next().value!);
+  map.set(key, value);
 }

@@ -9,6 +9,7 @@ const orgNotFound = (id: string) => problem('ORGANIZATION_NOT_FOUND', `No organi
 export const adminHandlers = {
   async createOrganization({ body }, ctx) {
     const created = await createOrganization(ctx.db, { name: body.name, pciCertified: body.pci_certified ?? false });
+    ctx.deps.services.credentials.forget(created.public_api_key); // works at once, even if tried (and cached as unknown) before
     ctx.log.info({ organizationId: created.organization_id }, 'organization created');
     return { status: 201, body: created };
   },
@@ -20,6 +21,7 @@ export const adminHandlers = {
 
   async createApiKey({ params }, ctx) {
     const pair = await issueApiKey(ctx.db, params.organization_id);
+    if (pair) ctx.deps.services.credentials.forget(pair.public_api_key);
     return pair ? { status: 201, body: pair } : orgNotFound(params.organization_id);
   },
 

@@ -13,6 +13,7 @@
 import { randomBytes } from 'node:crypto';
 import express, { Router, type Response } from 'express';
 import type { AppDeps } from '../context.js';
+import { linkBase } from '../platform/config.js';
 import { API_BASE_PATH, brandIconUrl, iconSlugFor } from './brand-icons.js';
 import { maskedName, type MaskedDetails } from './mapper.js';
 import type { PaymentMethodRow } from './repository.js';
@@ -141,8 +142,7 @@ ${details(row)}
     if (decision !== 'approve' && decision !== 'decline') {
       return sendPage(res, 400, 'Invalid answer', '<h1>Invalid answer</h1><p>Choose Approve or Decline.</p>');
     }
-    const baseUrl = deps.config.publicBaseUrl ?? `${req.protocol}://${req.get('host')}`;
-    const outcome = await completeHostedEnrollment(deps.db, req.params.vaulted_token, decision as HostedDecision, baseUrl);
+    const outcome = await completeHostedEnrollment(deps.db, req.params.vaulted_token, decision as HostedDecision, linkBase(deps.config));
     if (outcome.kind === 'not-found') return notFound(res);
     if (outcome.kind === 'conflict') {
       return finishedPage(res, 409, outcome.row, `This enrollment was already ${outcome.row.status}; it cannot be changed.`);

@@ -4,7 +4,8 @@
  *   example replay     every request example of the spec, with fixtures that make its ids real, gets
  *                      its documented 2xx and a body matching the response schema; keyed operations
  *                      replay with Idempotent-Replayed and refuse a reused key (422); ETag gives 304.
- *   targeted statuses  401, 403, 404, 413, 415 per operation; 429 and the admin switch on a second server.
+ *   targeted statuses  401, 403, 404, 413, 415 per operation; 429 and the admin switch on a second server;
+ *                      429 for failed authentications on a third.
  *   fuzzing            fast-check, seeded and bounded (FUZZ_SEED, FUZZ_RUNS): valid requests never get
  *                      400 or 5xx; schema violations get 400 naming the field; request-level mistakes
  *                      get their 4xx problem.
@@ -35,7 +36,7 @@ const byOperation = operations.map((op) => ({ id: op.operationId, op }));
 /** Operations with something to probe: credentials, a signature, path ids or a body (not the health probes). */
 const probed = byOperation.filter(({ op }) => op.security !== 'none' || op.signed || op.body || op.params.some((p) => p.in === 'path'));
 
-function targetFor(t: TestServer, recorder: Recorder, rateLimit: number): Target {
+function targetFor(t: TestServer, recorder: Recorder, rateLimit?: number): Target {
   const provider = t.running.deps.services.provider as Partial<SandboxProvider>;
   return {
     baseUrl: t.running.url,
@@ -90,8 +91,9 @@ const fuzzOptions = (op: SpecOperation) => ({ seed: seedOf(op.operationId), numR
 for (const backend of backends()) {
   describe(`contract conformance on ${backend}`, () => {
     // Rate limiting on with a limit fuzz runs of any length never meet (a second server tests the 429),
-    // so every merchant response carries its RateLimit-* headers and the check sees them.
-    const t = useServer(backend, { env: { RATE_LIMIT_PER_MINUTE: String(UNREACHED_LIMIT) } });
+    // so every merchant response carries its RateLimit-* headers and the check sees them; the per-address
+    // limit on failed authentications off (the fuzzer sends bad credentials on purpose; a third server tests it).
+    const t = useServer(backend, { env: { RATE_LIMIT_PER_MINUTE: String(UNREACHED_LIMIT), AUTH_FAILURES_PER_MINUTE: '0' } });
     const recorder = new Recorder();
     let target: Target;
     let fx: Fixtures;
@@ -307,6 +309,21 @@ for (const backend of backends()) {
         const st = targetFor(small, recorder, 1);
         for (const op of operations.filter((o) => o.security === 'admin')) {
           expectProblemExchange(await send(st, op, probeRequest(op, small.sandbox.account_id) ?? {}), 404, 'NOT_FOUND');
+        }
+      });
+    });
+
+    describe('third server: 1 failed authentication a minute per address', () => {
+      const limited = useServer(backend, { env: { AUTH_FAILURES_PER_MINUTE: '1', RATE_LIMIT_PER_MINUTE: '0' } });
+
+      it('429 RATE_LIMITED with Retry-After on every authenticated operation once the address failed authentication too often', async () => {
+        const st = targetFor(limited, recorder);
+        for (const op of operations.filter((o) => o.security !== 'none' && o.responses.has(429))) {
+          const probe = probeRequest(op, limited.sandbox.account_id) ?? { params: {}, body: {} };
+          // The first failure of a window answers 401; from the second on, the address is refused.
+          let ex = await send(st, op, { ...probe, auth: 'none' });
+          for (let i = 0; i < 3 && ex.status !== 429; i++) ex = await send(st, op, { ...probe, auth: 'none' });
+          expectProblemExchange(ex, 429, 'RATE_LIMITED');
         }
       });
     });

@@ -104,8 +104,11 @@ export async function startTestServer(backend: Backend, options: ServerOptions =
     ADMIN_API_KEY: ADMIN_KEY,
     LOG_LEVEL: 'info',
     VALIDATE_RESPONSES: 'true',
-    // Outside sandbox mode the vault key is required (there is no generated key file).
-    ...(options.env?.SANDBOX === 'false' ? { VAULT_ENCRYPTION_KEY: randomBytes(32).toString('base64') } : {}),
+    // Outside sandbox mode the vault key and the public base URL are required (no generated key file, no
+    // listening address to default to).
+    ...(options.env?.SANDBOX === 'false'
+      ? { VAULT_ENCRYPTION_KEY: randomBytes(32).toString('base64'), PUBLIC_BASE_URL: 'https://payorch.test.example' }
+      : {}),
     ...options.env,
   });
   const logs: string[] = [];

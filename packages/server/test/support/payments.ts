@@ -200,7 +200,7 @@ export async function startNonSandboxServer(): Promise<{ url: string; creds: Cre
   const image = await readFile(inject('pgliteImage'));
   const db = await openPglite('memory://', { loadDataDir: new Blob([image]) });
   const dataDir = await mkdtemp(join(tmpdir(), 'payorch-nosandbox-'));
-  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, SANDBOX: 'false', ADMIN_API_KEY,
+  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, SANDBOX: 'false', ADMIN_API_KEY, PUBLIC_BASE_URL: 'https://pay.example.com',
     VAULT_ENCRYPTION_KEY: randomBytes(32).toString('base64'), LOG_LEVEL: 'silent', VALIDATE_RESPONSES: 'true' });
   const running = await startServer({ config, db, log: createLogger('silent') });
   const res = await fetch(`${running.url}/v1/admin/organizations`, {
