@@ -1,5 +1,5 @@
 /**
- * Cross-tenant isolation, table-driven over every merchant operation of the spec (design.md §2: "a
+ * Cross-tenant isolation, table-driven over every merchant operation of the spec (docs/design.md §2: "a
  * resource of another organization is answered exactly like a missing one: 404"). Organization A (the
  * sandbox) owns one of everything; organization B calls each operation with A's ids. Every probe that
  * names one of A's ids is sent a second time with those ids swapped for fresh UUIDs: B's answer must

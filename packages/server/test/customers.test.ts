@@ -1,6 +1,6 @@
 /**
  * createCustomer contract tests through the typed client against a real server and database: every
- * status the operation documents, and each bad input of interface-spec §4.4 naming its field.
+ * status the operation documents, and each bad input of docs/interface-spec.md §4.4 naming its field.
  */
 import { createRequire } from 'node:module';
 import type { Schemas } from '@payorch/types';

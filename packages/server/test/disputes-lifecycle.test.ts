@@ -1,6 +1,6 @@
 /**
  * The chargeback/dispute lifecycle end to end (create → chargeback → dispute → replay → more evidence →
- * forward → resolve), asserting every state of interface-spec §3 and design.md §5, and the outbox that
+ * forward → resolve), asserting every state of docs/interface-spec.md §3 and docs/design.md §5, and the outbox that
  * forwards evidence: retries with backoff until acknowledged, and exactly one forward when the worker is
  * killed between forwarding and acknowledging and the server restarts.
  */

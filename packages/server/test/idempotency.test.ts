@@ -1,5 +1,5 @@
 /**
- * The idempotency mechanism (design.md §4) on its own, against each real database: replay, reuse with
+ * The idempotency mechanism (docs/design.md §4) on its own, against each real database: replay, reuse with
  * another request, business 4xx stored with its writes rolled back, a throw storing nothing, and
  * concurrent same-key requests producing exactly one effect.
  */

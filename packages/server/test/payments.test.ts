@@ -45,7 +45,7 @@ const additionalData = {
   seller_details: { name: 'Acme Store', website: 'https://acme.example.com', country: 'BR', merchant_category_code: '5651' },
 } as unknown as Schemas['AdditionalData'];
 
-/** Test cards of design.md §5 and what each must produce. */
+/** Test cards of docs/design.md §5 and what each must produce. */
 const cardOutcomes = [
   { card: CARDS.approved, status: 'SUCCEEDED', sub: 'APPROVED', tx: 'SUCCEEDED', code: 'SUCCEEDED', iso: '00', captured: 150.5 },
   { card: CARDS.approvedMastercard, status: 'SUCCEEDED', sub: 'APPROVED', tx: 'SUCCEEDED', code: 'SUCCEEDED', iso: '00', captured: 150.5 },

@@ -1,5 +1,5 @@
 /**
- * Table-driven card checks over the test numbers of every brand the vault recognizes (design.md §5):
+ * Table-driven card checks over the test numbers of every brand the vault recognizes (docs/design.md §5):
  * brand by IIN with the most specific range winning, lengths, Luhn, security-code length, expiry and
  * the brand the caller names; first on the validation module, then end to end through the API.
  */

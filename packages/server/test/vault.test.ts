@@ -1,7 +1,7 @@
 /**
  * enrollPaymentMethod and listPaymentMethods contract tests against a real server and database (PGlite,
  * and PostgreSQL when DATABASE_URL is set): every status each operation documents and can produce,
- * the vault's rules (interface-spec §4.2, §4.3, §2.7; design.md §5), idempotency and concurrency.
+ * the vault's rules (docs/interface-spec.md §4.2, §4.3, §2.7; docs/design.md §5), idempotency and concurrency.
  */
 import { randomUUID } from 'node:crypto';
 import type { Schemas } from '@payorch/types';

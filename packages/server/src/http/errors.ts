@@ -1,6 +1,6 @@
 /**
  * Maps every error that reaches Express — the validator's, body-parser's, our own ProblemError, database
- * outages and plain bugs — to design.md §3 problem+json. Nothing internal (stack, SQL, driver text)
+ * outages and plain bugs — to docs/design.md §3 problem+json. Nothing internal (stack, SQL, driver text)
  * is ever sent; bugs are logged with the request id and operation instead, as a redacted shape.
  */
 import type { ErrorRequestHandler, Request, Response } from 'express';

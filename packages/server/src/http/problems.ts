@@ -1,5 +1,5 @@
 /**
- * The error catalogue (design.md §3): every code the service answers, with its status and title, in one
+ * The error catalogue (docs/design.md §3): every code the service answers, with its status and title, in one
  * place. Handlers return `problem(code, detail)` as a reply; anything else that goes wrong is mapped
  * to one of these by the error middleware.
  */

@@ -1,5 +1,5 @@
 /**
- * Idempotency (design.md §4), one mechanism for every operation whose spec declares X-Idempotency-Key.
+ * Idempotency (docs/design.md §4), one mechanism for every operation whose spec declares X-Idempotency-Key.
  *
  * Everything happens in ONE database transaction: a transaction-scoped advisory lock on
  * (organization, key) — a second request with the key while the first is running gets 409

@@ -1,5 +1,5 @@
 /**
- * createPayment (design.md §5): checks the request, charges the card through the provider synchronously
+ * createPayment (docs/design.md §5): checks the request, charges the card through the provider synchronously
  * and records what happened, all in the operation's one transaction (with its idempotency record).
  * The provider's answer decides the state: SUCCEEDED / APPROVED (captured), DECLINED / DECLINED, or
  * ERROR / ERROR when the provider answered that it could not process the payment — all 201, because

@@ -1,5 +1,5 @@
 /**
- * Disputes (design.md §5, Yuno's lifecycle):
+ * Disputes (docs/design.md §5, Yuno's lifecycle):
  *   chargeback received  → payment IN_DISPUTE / RECEIVED, chargeback transaction CREATED
  *   dispute (POST)       → payment IN_DISPUTE / PENDING_REVIEW, transaction stays CREATED, evidence stored
  *   more evidence (PATCH)→ allowed while PENDING_REVIEW

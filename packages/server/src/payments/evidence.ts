@@ -1,5 +1,5 @@
 /**
- * Dispute evidence checks (design.md §5) beyond the schema: a safe file name, strict base64 (RFC 4648
+ * Dispute evidence checks (docs/design.md §5) beyond the schema: a safe file name, strict base64 (RFC 4648
  * standard alphabet, padding required, no whitespace, canonical), at most 1,048,576 decoded bytes
  * (computed from the length, before decoding), and real PDF bytes (`%PDF-` header, `%%EOF` trailer).
  * Each string is decoded once, into the buffer that is then checked, hashed and stored.

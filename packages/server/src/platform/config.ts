@@ -1,5 +1,5 @@
 /**
- * Configuration from the environment (design.md §7), validated once at start. A mistake stops the start
+ * Configuration from the environment (docs/design.md §7), validated once at start. A mistake stops the start
  * with one line per variable, naming it; nothing else reads process.env.
  */
 import { resolve } from 'node:path';

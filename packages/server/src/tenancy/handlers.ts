@@ -5,7 +5,7 @@ import { createAccount, createOrganization, issueApiKey } from './service.js';
 
 const orgNotFound = (id: string) => problem('ORGANIZATION_NOT_FOUND', `No organization ${id}.`);
 
-/** The operator API (design.md §2); authenticate.ts has already checked admin-api-key. */
+/** The operator API (docs/design.md §2); authenticate.ts has already checked admin-api-key. */
 export const adminHandlers = {
   async createOrganization({ body }, ctx) {
     const created = await createOrganization(ctx.db, { name: body.name, pciCertified: body.pci_certified ?? false });

@@ -1,5 +1,5 @@
 /**
- * Card checks before anything is vaulted (design.md §5): digits, length and Luhn, brand from the IIN,
+ * Card checks before anything is vaulted (docs/design.md §5): digits, length and Luhn, brand from the IIN,
  * the brand the caller gave, security-code length for the brand, and expiry. Brand ranges, lengths and
  * security-code sizes come from `card-validator` (which bundles `credit-card-type`), a maintained
  * library: no IIN table is written here. Every failure names its field (422 INVALID_CARD).

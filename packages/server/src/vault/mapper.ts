@@ -1,5 +1,5 @@
 /**
- * payment_methods row → API EnrolledPaymentMethod (interface-spec §2.7): every field present, null when
+ * payment_methods row → API EnrolledPaymentMethod (docs/interface-spec.md §2.7): every field present, null when
  * unknown; masked card data only. A card past its expiry month is shown as EXPIRED.
  */
 import type { Schemas } from '@payorch/types';

@@ -1,5 +1,5 @@
 /**
- * The card vault's rules (design.md §5): enrolling a payment method for a customer, listing them, the
+ * The card vault's rules (docs/design.md §5): enrolling a payment method for a customer, listing them, the
  * sandbox provider's hosted enrollment page, and — for payments — opening a vaulted card.
  *
  * Enrollment runs inside the operation's transaction (idempotency, dispatch.ts): a problem reply rolls

@@ -1,5 +1,5 @@
 /**
- * Real server processes: `node dist/main.js` spawned with its environment (design.md §7), its URL read
+ * Real server processes: `node dist/main.js` spawned with its environment (docs/design.md §7), its URL read
  * from the "listening on" log line, its output kept line by line, stopped with a signal. And a fresh
  * PostgreSQL database per test file (processes cannot use the harness's per-suite schema: they
  * migrate the database's public schema), dropped afterwards.

@@ -1,5 +1,5 @@
 /**
- * The sandbox acquirer's test cards (design.md §5, Yuno's testing gateway). Any other valid card
+ * The sandbox acquirer's test cards (docs/design.md §5, Yuno's testing gateway). Any other valid card
  * succeeds. Codes are what a real acquirer returns: ISO 8583 field 39 and Mastercard merchant advice codes.
  */
 export interface TestCardBehaviour {
