@@ -70,7 +70,7 @@ export function createApp(options: CreateAppOptions): express.Express {
   // Not in the API contract (brand images, the sandbox provider's HTML page): before the spec router's 404.
   app.use(brandIconsRouter(), sandboxPagesRouter(deps));
   app.use(base, resolveOperation(ops), authenticate(deps), limiter, parseJsonBody(), rejectNulCharacters);
-  app.use(openApiValidator(loadSpec(), deps.config.validateResponses));
+  app.use(openApiValidator(deps.config.validateResponses));
   app.use(base, dispatchOperation);
 
   app.use((req, res) => sendProblem(req, res, 404, problemBody('NOT_FOUND', `No route ${req.method} ${req.path}.`)));
