@@ -12,6 +12,9 @@ export default defineConfig({
     hookTimeout: 120_000,
     pool: 'forks',
     maxWorkers: 2,
+    // A worker process runs many files: its imports, JIT warm-up and compiled validator serve them all
+    // (each file still gets its own servers and databases through the harness).
+    isolate: false,
     // Each file starts its own server(s); keep the output readable.
     reporters: ['default', ['json', { outputFile: '.vitest-report.json' }]],
   },

@@ -22,7 +22,7 @@ describe('mock server', () => {
   beforeAll(async () => {
     mock = startMock({ port: await freePort() });
     await mock.ready;
-  }, 30_000);
+  });
   afterAll(async () => {
     await mock?.stop();
   });

@@ -2,7 +2,10 @@
  * Repo wiring that breaks silently otherwise:
  * - turbo runs tasks in strict env mode, so a variable missing from `globalPassThroughEnv` never reaches
  *   `npm start` or `npm run bench` (the README promises every configuration variable works there);
- * - the dependency patches in tools/patches must be applied in node_modules (postinstall).
+ * - the dependency patches in tools/patches must be applied in node_modules (postinstall);
+ * - package-lock.json must say what `npm install` derives from each package.json: `npm ci` checks only
+ *   the dependency ranges, so a stale entry (an install script added by hand: no `hasInstallScript`)
+ *   passes CI and then `npm install` rewrites the lock on every clean clone.
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -43,5 +46,23 @@ describe('dependency patches are applied', () => {
       expect(added.length).toBeGreaterThan(0);
       for (const line of added) expect(installed, `${target} lacks: ${line.slice(1)}`).toContain(line.slice(1));
     }
+  });
+});
+
+describe('package-lock.json agrees with every package.json', () => {
+  type Manifest = Record<string, unknown> & { scripts?: Record<string, string>; workspaces?: string[] };
+  const lock = JSON.parse(read('package-lock.json')) as { packages: Record<string, Record<string, unknown>> };
+  const rootManifest = JSON.parse(read('package.json')) as Manifest;
+  const places = ['', ...(rootManifest.workspaces ?? [])];
+  // The fields npm copies from a workspace's (or the root's) package.json into its lock entry.
+  const copied = ['name', 'version', 'license', 'bin', 'engines', 'dependencies', 'devDependencies', 'peerDependencies', 'optionalDependencies', 'workspaces'];
+
+  it.each(places)('"%s"', (place) => {
+    const manifest = JSON.parse(read(join(place, 'package.json'))) as Manifest;
+    const installScript = ['preinstall', 'install', 'postinstall'].some((s) => manifest.scripts?.[s] !== undefined);
+    const expected = { ...Object.fromEntries(copied.filter((k) => manifest[k] !== undefined).map((k) => [k, manifest[k]])), ...(installScript ? { hasInstallScript: true } : {}) };
+    const entry = lock.packages[place] ?? {};
+    const actual = Object.fromEntries(Object.entries(entry).filter(([k]) => copied.includes(k) || k === 'hasInstallScript'));
+    expect(actual, 'run `npm install` and commit package-lock.json').toEqual(expected);
   });
 });

@@ -84,7 +84,7 @@ export function createApp(options: CreateAppOptions): express.Express {
   if (deps.config.sandbox) app.use(sandboxPagesRouter(deps));
   const bodyBounds = boundBodyShape(spec, ops);
   app.use(base, resolveOperation(ops), authenticate(deps, authFailures), limiter, parseJsonBody(bodyBounds.checkRaw), rejectUnstorableStrings, bodyBounds.beforeValidation);
-  app.use(openApiValidator(loadSpec(), deps.config.validateResponses));
+  app.use(openApiValidator(deps.config.validateResponses));
   app.use(base, bodyBounds.afterValidation, dispatchOperation);
 
   app.use((req, res) => sendProblem(req, res, 404, problemBody('NOT_FOUND', `No route ${req.method} ${req.path}.`)));

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/platform/config.js';
 import { expectProblem, expectSchema } from './support/assertions.js';
-import { ADMIN_KEY, backends, startTestServer, useServer } from './support/harness.js';
+import { ADMIN_KEY, backends, openTestDatabase, startTestServer, useServer } from './support/harness.js';
 
 const admin = (extra: Record<string, string> = {}) => ({ 'content-type': 'application/json', 'admin-api-key': ADMIN_KEY, ...extra });
 
@@ -254,9 +254,8 @@ describe('an operation not built yet', () => {
     const { createApp } = await import('../src/app.js');
     const { handlers } = await import('../src/handlers.js');
     const { notImplemented } = await import('../src/not-implemented.js');
-    const { openPglite } = await import('../src/db/pglite.js');
     const { createServer } = await import('node:http');
-    const db = await openPglite('memory://');
+    const { db, drop } = await openTestDatabase('pglite');
     const config = loadConfig({ LOG_LEVEL: 'silent' });
     const app = createApp({ db, config, log: (await import('../src/platform/logger.js')).createLogger('silent'), services: {} as never, handlers: { ...handlers, getHealth: notImplemented('getHealth') } });
     const server = createServer(app);
@@ -269,6 +268,7 @@ describe('an operation not built yet', () => {
     } finally {
       server.close();
       await db.close();
+      await drop();
     }
   });
 });

@@ -1,22 +1,17 @@
 /**
- * The sandbox provider's enrollment page in a real browser (Debian's headless Chromium through
- * playwright-core): a customer opens the redirect_url of an ACH enrollment, approves or declines, and
- * lands on the merchant's callback_url with the outcome; the method becomes ENROLLED or DECLINED.
- *
- * Chromium must be installed (`apt-get install -y chromium`, or CHROMIUM_PATH). Without it these tests
- * FAIL with instructions; set SKIP_BROWSER_TESTS=1 to skip them deliberately.
+ * The sandbox provider's enrollment page in a real browser (headless Chromium through playwright-core;
+ * support/browser.ts picks a system Chromium or the one bundled in npm): a customer opens the
+ * redirect_url of an ACH enrollment, approves or declines, and lands on the merchant's callback_url with
+ * the outcome; the method becomes ENROLLED or DECLINED.
  */
-import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import type { Schemas } from '@payorch/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findChromium, launchBrowser } from './support/browser.js';
 import { backends, useServer } from './support/harness.js';
 import { cardBody, createCustomer, enrollOk } from './support/vault-fixtures.js';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const skip = process.env.SKIP_BROWSER_TESTS === '1';
 
 /** The merchant's site: records every callback the browser is sent to. */
 async function merchantSite(): Promise<{ url: string; hits: URL[]; server: Server }> {
@@ -30,23 +25,17 @@ async function merchantSite(): Promise<{ url: string; hits: URL[]; server: Serve
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits, server };
 }
 
+// Named in the test titles, so a run's report says which Chromium it proved (CI: the npm-bundled one).
+const { source } = await findChromium();
+
 for (const backend of backends()) {
-  describe.skipIf(skip)(`sandbox enrollment page in Chromium on ${backend}`, () => {
+  describe(`sandbox enrollment page in Chromium (${source}) on ${backend}`, () => {
     const t = useServer(backend);
     let browser: Browser;
     let merchant: Awaited<ReturnType<typeof merchantSite>>;
 
     beforeAll(async () => {
-      if (!existsSync(CHROMIUM)) {
-        throw new Error(
-          `Chromium not found at ${CHROMIUM}: install it (apt-get update && apt-get install -y chromium) or set CHROMIUM_PATH; ` +
-            'set SKIP_BROWSER_TESTS=1 to skip the browser tests on purpose.',
-        );
-      }
-      browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-      });
+      browser = await launchBrowser();
       merchant = await merchantSite();
     });
     afterAll(async () => {

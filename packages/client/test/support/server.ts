@@ -92,7 +92,8 @@ export async function startServer(env: Record<string, string> = {}): Promise<Run
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
 
   const baseUrl = await new Promise<string>((resolveUrl, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the server did not start within 60 s:\n${logs.join('\n')}\n${stderr}`)), 60_000);
+    // A first start runs initdb (seconds of CPU), beside other test tasks on a shared machine: this only catches a hang.
+    const timer = setTimeout(() => reject(new Error(`the server did not start within 180 s:\n${logs.join('\n')}\n${stderr}`)), 180_000);
     let buffered = '';
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
       buffered += chunk;
