@@ -18,7 +18,7 @@ describe('@payorch/types helpers', () => {
     expectTypeOf<Extract<R, { status: 200 }>['body']>().toEqualTypeOf<Schemas['Payment']>();
     expectTypeOf<Extract<R, { status: 404 }>['body']>().toEqualTypeOf<Schemas['Problem']>();
     expectTypeOf<Extract<R, { status: 304 }>['body']>().toEqualTypeOf<undefined>();
-    expectTypeOf<OperationStatus<'revokeApiKey'>>().toEqualTypeOf<204 | 400 | 401 | 404 | 500 | 503>();
+    expectTypeOf<OperationStatus<'revokeApiKey'>>().toEqualTypeOf<204 | 400 | 401 | 404 | 429 | 500 | 503>();
     expectTypeOf<SuccessReply<'disputeChargeback'>['body']>().toEqualTypeOf<Schemas['DisputedPayment']>();
   });
 
