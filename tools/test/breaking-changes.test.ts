@@ -207,11 +207,18 @@ describe('in a repository, as CI runs it on main', () => {
     // A throwaway repository holding a copy of the real multi-file spec and its release baseline.
     repo = await mkdtemp(join(tmpdir(), 'payorch-breaking-'));
     await cp(join(repoRoot, 'spec'), join(repo, 'spec'), { recursive: true });
+    // main may carry changes not released yet: release them here first, so the scratch main starts clean.
+    expect(await release({ specEntry: join(repo, 'spec/openapi.yaml'), log: () => {}, today: new Date('2026-11-23T12:00:00Z') })).toBe(0);
+    const v = /^ {2}version: (\S+)$/m.exec(await readFile(join(repo, 'spec/openapi.yaml'), 'utf8'))![1]!;
+    const [maj, min] = v.split('.').map(Number) as [number, number];
+    const minor = `${maj}.${min + 1}.0`;
+    const major = `${maj + 1}.0.0`;
+    const esc = (version: string) => version.replaceAll('.', '\\.');
     git(repo, 'init', '-q', '-b', 'main');
     commit('spec as released');
     let r = await ciCheck();
     expect(r.status, r.stdout + r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/^Comparing the spec with the released contract 1\.0\.0 \(spec\/released\/openapi\.json\)/);
+    expect(r.stdout).toMatch(new RegExp(`^Comparing the spec with the released contract ${esc(v)} \\(spec/released/openapi\\.json\\)`));
 
     // Customer loses `gender` (a component file, reached through $ref), committed on main.
     await edit('spec/components/schemas/Customer.yaml', (t) => t.replace(' gender,', '').replace(/^ {2}gender:\n(?: {4}.*\n)+/m, ''));
@@ -219,17 +226,17 @@ describe('in a repository, as CI runs it on main', () => {
     r = await ciCheck();
     expect(r.status, r.stdout + r.stderr).toBe(1);
     expect(r.stdout).toMatch(/✗ response-property-removed\s+POST \/customers 201 response body \/gender — field gender removed/);
-    expect(r.stdout).toMatch(/^FAIL: \d+ breaking change\(s\) without a new major version \(info\.version 1\.0\.0 → 1\.0\.0\)/m);
+    expect(r.stdout).toMatch(new RegExp(`^FAIL: \\d+ breaking change\\(s\\) without a new major version \\(info\\.version ${esc(v)} → ${esc(v)}\\)`, 'm'));
 
     // A new minor is not enough; a new major is.
-    await edit('spec/openapi.yaml', (t) => t.replace(/^( {2}version:) 1\.0\.0$/m, '$1 1.1.0'));
-    commit('1.1.0');
+    await edit('spec/openapi.yaml', (t) => t.replace(/^( {2}version:) .*$/m, `$1 ${minor}`));
+    commit(minor);
     expect(await main([], { cwd: repo, log: () => {} })).toBe(1);
-    await edit('spec/openapi.yaml', (t) => t.replace(/^( {2}version:) 1\.1\.0$/m, '$1 2.0.0'));
-    commit('2.0.0');
+    await edit('spec/openapi.yaml', (t) => t.replace(/^( {2}version:) .*$/m, `$1 ${major}`));
+    commit(major);
     r = await ciCheck();
     expect(r.status, r.stdout + r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/^Breaking changes accepted: the major version went up \(info\.version 1\.0\.0 → 2\.0\.0\)/m);
+    expect(r.stdout).toMatch(new RegExp(`^Breaking changes accepted: the major version went up \\(info\\.version ${esc(v)} → ${esc(major)}\\)`, 'm'));
 
     // Against a git ref the old spec is read from git only: the working tree and index stay untouched.
     const lines: string[] = [];
@@ -238,23 +245,26 @@ describe('in a repository, as CI runs it on main', () => {
     expect(lines.join('\n')).toMatch(/✗ response-property-removed\s+POST \/customers 201 response body \/gender/);
     expect(git(repo, 'status', '--porcelain')).toBe(status);
 
-    // `npm run release` records 2.0.0: the changelog says what broke, and the baseline is now 2.0.0.
+    // `npm run release` records the new major: the changelog says what broke, and the baseline moves.
     const log: string[] = [];
     expect(await release({ specEntry: join(repo, 'spec/openapi.yaml'), log: (...l: string[]) => log.push(l.join(' ')), today: new Date('2026-11-23T12:00:00Z') })).toBe(0);
     const changelog = await readFile(join(repo, 'spec/CHANGELOG.md'), 'utf8');
-    expect(changelog.indexOf('## 2.0.0 (2026-11-23)')).toBeLessThan(changelog.indexOf('## 1.0.0 ('));
+    expect(changelog.indexOf(`## ${major} (2026-11-23)`)).toBeGreaterThanOrEqual(0);
+    expect(changelog.indexOf(`## ${major} (2026-11-23)`)).toBeLessThan(changelog.indexOf(`## ${v} (`));
     expect(changelog).toContain('- **Breaking:** `POST /customers 201 response body /gender`: field gender removed (response-property-removed)');
-    commit('Release 2.0.0');
+    commit(`Release ${major}`);
     r = await ciCheck();
     expect(r.status, r.stdout + r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/^No breaking change \(info\.version 2\.0\.0 → 2\.0\.0\)/m);
+    expect(r.stdout).toMatch(new RegExp(`^No breaking change \\(info\\.version ${esc(major)} → ${esc(major)}\\)`, 'm'));
 
     // Releasing again: nothing to release. A new field without a new minor: refused, naming the version.
     expect(await release({ specEntry: join(repo, 'spec/openapi.yaml'), log: (...l: string[]) => log.push(l.join(' ')) })).toBe(0);
-    expect(log.at(-1)).toBe('Nothing to release: the spec is the released contract 2.0.0.');
+    expect(log.at(-1)).toBe(`Nothing to release: the spec is the released contract ${major}.`);
     await edit('spec/components/schemas/Customer.yaml', (t) => t.replace(/^properties:\n/m, "properties:\n  preferred_language:\n    type: [string, 'null']\n    maxLength: 35\n"));
     expect(await release({ specEntry: join(repo, 'spec/openapi.yaml'), log: (...l: string[]) => log.push(l.join(' ')) })).toBe(1);
-    expect(log.at(-1)).toMatch(/^Cannot release 2\.0\.0 after 2\.0\.0: \d+ compatible change\(s\) to the contract call\(s\) for a new minor version\. Set info\.version in spec\/openapi\.yaml to 2\.1\.0/);
+    expect(log.at(-1)).toMatch(
+      new RegExp(`^Cannot release ${esc(major)} after ${esc(major)}: \\d+ compatible change\\(s\\) to the contract call\\(s\\) for a new minor version\\. Set info\\.version in spec/openapi\\.yaml to ${esc(`${maj + 1}.1.0`)}`),
+    );
   }, 300_000); // a dozen bundles of the real spec: seconds each on a loaded machine
 
   it('without a release baseline the check cannot pass (exit 2)', async () => {

@@ -79,7 +79,9 @@ describe(`documentation site in Chromium (${source})`, () => {
   });
 
   it('the reference renders every tag and operation of the spec', async () => {
-    const { page, response, problems } = await visit('/docs/reference.html', (p) => p.waitForSelector('text=Create a customer', { timeout: 30_000 }));
+    // Redoc renders in the page after load: wait until its operations are in the document.
+    const rendered = (p: Page) => p.waitForFunction(() => document.querySelector('#redoc')?.textContent?.includes('Create a customer'), undefined, { timeout: 30_000 });
+    const { page, response, problems } = await visit('/docs/reference.html', rendered);
     expect(response?.status()).toBe(200);
     const spec = (await (await fetch(`${t.running.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, { summary?: string }>> };
     const summaries = Object.values(spec.paths).flatMap((ops) => Object.values(ops).map((op) => op.summary).filter((s): s is string => !!s));
