@@ -19,11 +19,7 @@ process.env.SCARF_ANALYTICS ??= 'false';
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = join(here, '../..');
 const rulesetPath = join(repoRoot, 'spec/.spectral.yaml');
-const realSpecPath = join(repoRoot, 'spec/openapi.yaml');
 const fixturePath = join(here, 'fixtures/clean.openapi.yaml');
-
-// Spectral's DiagnosticSeverity: 0 error, 1 warn, 2 info, 3 hint.
-const WARN = 1;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Doc = any;
@@ -233,11 +229,8 @@ describe('spectral ruleset (spec/.spectral.yaml)', () => {
     expect(describeResults(await lintMutation(mutate))).toEqual([]);
   });
 
-  it('finds nothing at warn or above in the real spec/openapi.yaml', async () => {
-    const text = await readFile(realSpecPath, 'utf8');
-    const results = await spectral.run(new Document(text, Parsers.Yaml, realSpecPath));
-    expect(describeResults(results.filter((r) => r.severity <= WARN))).toEqual([]);
-  }, 120_000); // seconds of CPU: minutes on a loaded machine
+  // The real spec itself is linted with this ruleset, failing at warn, by `npm run lint` (the tools
+  // package's lint task, part of npm test): linting it here again cost ~25 s of CPU for the same answer.
 });
 
 describe('diagnostics in a multi-file spec point at the file, line and property', () => {
