@@ -93,7 +93,11 @@ export async function startServer(env: Record<string, string> = {}): Promise<Run
 
   const baseUrl = await new Promise<string>((resolveUrl, reject) => {
     // A first start runs initdb (seconds of CPU), beside other test tasks on a shared machine: this only catches a hang.
-    const timer = setTimeout(() => reject(new Error(`the server did not start within 180 s:\n${logs.join('\n')}\n${stderr}`)), 180_000);
+    // A server that never said it listens is killed with the failure: nothing may outlive the run.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`the server did not start within 180 s:\n${logs.join('\n')}\n${stderr}`));
+    }, 180_000);
     let buffered = '';
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
       buffered += chunk;
