@@ -30,13 +30,15 @@ export class AuthFailureLimiter {
     private readonly maxBlocked = 10_000,
   ) {}
 
-  /** Seconds the address must still wait before it may authenticate again (0: it may). */
-  waitFor(address: string): number {
-    const until = this.blockedUntil.get(address);
+  /** Seconds the address (its key, computed only when an address is blocked) must still wait before it may authenticate again (0: it may). */
+  waitFor(address: () => string): number {
+    if (this.blockedUntil.size === 0) return 0;
+    const key = address();
+    const until = this.blockedUntil.get(key);
     if (until === undefined) return 0;
     const left = until - Date.now();
     if (left > 0) return Math.ceil(left / 1000);
-    this.blockedUntil.delete(address);
+    this.blockedUntil.delete(key);
     return 0;
   }
 

@@ -16,7 +16,8 @@ const DUMMY_HASH = sha256('no such key');
 export function authenticate(deps: AppDeps, failures: AuthFailureLimiter): RequestHandler {
   return async (req, res, next) => {
     const operation = res.locals.operation as OperationInfo;
-    const address = clientAddressKey(req.ip);
+    // Parsed only when needed: a request that authenticates, with no address blocked, never pays for it.
+    const address = () => clientAddressKey(req.ip);
     const limited = (seconds: number) =>
       sendProblem(
         req,
@@ -26,7 +27,7 @@ export function authenticate(deps: AppDeps, failures: AuthFailureLimiter): Reque
         { 'Retry-After': String(seconds) },
       );
     const unauthorized = async (detail: string) => {
-      const wait = await failures.failed(address);
+      const wait = await failures.failed(address());
       return wait > 0 ? limited(wait) : sendProblem(req, res, 401, problemBody('INVALID_CREDENTIALS', detail));
     };
     try {
