@@ -23,18 +23,16 @@ export interface ServiceDeps {
 }
 
 export async function buildServices(deps: ServiceDeps): Promise<AppServices> {
-  // The vault registers and checks the keyring first: nothing is sealed under a key it would refuse.
-  const vault = await buildVaultServices(deps);
-  const provider = new SandboxProvider({
-    db: deps.db,
-    secrets: providerSecretBox((await resolveKeyring(deps.config)).keyring),
-    sandboxMode: deps.config.sandbox,
-  });
+  // One keyring for every sealed value (read or created once). The vault registers and checks it first:
+  // nothing is sealed under a key it would refuse.
+  const resolved = await resolveKeyring(deps.config);
+  const vault = await buildVaultServices(deps, resolved);
+  const provider = new SandboxProvider({ db: deps.db, secrets: providerSecretBox(resolved.keyring), sandboxMode: deps.config.sandbox });
   return {
     provider,
     ...buildTenancyServices(deps),
     ...vault,
     ...(await buildPaymentServices(deps, provider)),
-    ...(await buildWebhookServices(deps)),
+    ...(await buildWebhookServices(deps, resolved.keyring)),
   };
 }

@@ -6,7 +6,7 @@ import type { Queryable } from '../db/database.js';
 import type { ServiceDeps } from '../services.js';
 import { keyCheckValue, open, seal, type Sealed } from './crypto/cipher.js';
 import { cardFingerprint } from './crypto/fingerprint.js';
-import { resolveKeyring, VaultKeyError, type Keyring, type VaultKey } from './crypto/keyring.js';
+import { VaultKeyError, type Keyring, type ResolvedKeyring, type VaultKey } from './crypto/keyring.js';
 import { createPurposeBox } from './crypto/secret-box.js';
 import { paymentMethodsRepository as repo, vaultKeysRepository } from './repository.js';
 
@@ -148,8 +148,10 @@ const sealedOf = (ciphertext: Uint8Array | null, iv: Uint8Array | null, tag: Uin
   keyId,
 });
 
-export async function buildVaultServices(deps: ServiceDeps): Promise<{ vault: VaultService }> {
-  const { keyring, file, created } = await resolveKeyring(deps.config);
+export async function buildVaultServices(
+  deps: ServiceDeps,
+  { keyring, file, created }: ResolvedKeyring,
+): Promise<{ vault: VaultService }> {
   const root = await registerKeys(deps.db, keyring);
   const vault = createVaultService(keyring, root);
   const rewrapped = await rewrapPaymentMethods(deps.db, keyring, vault);

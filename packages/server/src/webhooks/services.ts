@@ -4,7 +4,7 @@
  */
 import type { Queryable } from '../db/database.js';
 import type { ServiceDeps } from '../services.js';
-import { resolveKeyring } from '../vault/crypto/keyring.js';
+import type { Keyring } from '../vault/crypto/keyring.js';
 import { webhooksRepository as repo } from './repository.js';
 import { createSecretBox, type SecretBox } from './secrets.js';
 import type { WebhookRules } from './service.js';
@@ -49,8 +49,7 @@ export async function rewrapSecrets(db: Queryable, box: SecretBox): Promise<numb
   });
 }
 
-export async function buildWebhookServices(deps: ServiceDeps): Promise<{ webhooks: WebhookServices }> {
-  const { keyring } = await resolveKeyring(deps.config);
+export async function buildWebhookServices(deps: ServiceDeps, keyring: Keyring): Promise<{ webhooks: WebhookServices }> {
   const secrets = createSecretBox(keyring);
   const rewrapped = await rewrapSecrets(deps.db, secrets);
   if (rewrapped > 0) deps.log.info({ rewrapped, keyId: secrets.activeKeyId }, 'webhook signing secrets re-sealed under the active key');

@@ -110,11 +110,14 @@ export async function loadOrCreateSandboxKeyring(dataDir: string): Promise<{ key
 }
 
 /** The keyring for this process: the variable, else the sandbox file, else a clear start failure. */
-export async function resolveKeyring(config: { vaultEncryptionKey: string | undefined; sandbox: boolean; dataDir: string }): Promise<{
+/** The process's keyring, and the sandbox key file it came from (if any). */
+export interface ResolvedKeyring {
   keyring: Keyring;
   file?: string;
   created?: boolean;
-}> {
+}
+
+export async function resolveKeyring(config: { vaultEncryptionKey: string | undefined; sandbox: boolean; dataDir: string }): Promise<ResolvedKeyring> {
   if (config.vaultEncryptionKey !== undefined) return { keyring: parseKeyring(config.vaultEncryptionKey) };
   if (!config.sandbox) {
     throw new VaultKeyError(
