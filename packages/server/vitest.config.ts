@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import LongFilesFirst from './test/support/long-files-first.js';
 
 // These need a PostgreSQL server (an outage proxy, several instances or processes on one database).
 const POSTGRES_ONLY = ['test/faults.test.ts', 'test/scale-out.test.ts', 'test/processes.test.ts'];
@@ -21,6 +22,8 @@ export default defineConfig({
     isolate: false,
     // Each file starts its own server(s); keep the output readable.
     reporters: ['default', ['json', { outputFile: '.vitest-report.json' }]],
+    // The slowest files start first (a fresh clone has no timings of an earlier run to go by).
+    sequence: { sequencer: LongFilesFirst },
     projects: [
       {
         extends: true,
