@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import LongFilesFirst from './test/support/long-files-first.js';
 
 // These need a PostgreSQL server (an outage proxy, several instances or processes on one database).
 const POSTGRES_ONLY = ['test/faults.test.ts', 'test/scale-out.test.ts', 'test/processes.test.ts'];
@@ -10,8 +11,6 @@ const skipped = process.env.DATABASE_URL ? [] : POSTGRES_ONLY;
 
 export default defineConfig({
   test: {
-    // Type tests of the handler contract (*.test-d.ts) run through tsc as part of the suite.
-    typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: './tsconfig.json' },
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
@@ -20,8 +19,22 @@ export default defineConfig({
     // (each file still gets its own servers and databases through the harness).
     isolate: false,
     // Each file starts its own server(s); keep the output readable.
-    reporters: ['default', ['json', { outputFile: '.vitest-report.json' }]],
+    reporters: ['default', 'json'],
+    // `npm run typetest` writes its own (--outputFile.json): the two run at the same time under turbo.
+    outputFile: { json: '.vitest-report.json' },
+    // The slowest files start first (a fresh clone has no timings of an earlier run to go by).
+    sequence: { sequencer: LongFilesFirst },
     projects: [
+      // Type tests of the handler contract (*.test-d.ts) through tsc. Vitest runs type tests after every
+      // other group (~15 s of one core at the end), so `npm test` runs this project as its own turbo task
+      // (`typetest`), alongside the others; `npx vitest run` here still runs all three projects.
+      {
+        test: {
+          name: 'types',
+          root: import.meta.dirname,
+          typecheck: { enabled: true, only: true, include: ['test/**/*.test-d.ts'], tsconfig: './tsconfig.json' },
+        },
+      },
       {
         extends: true,
         test: { name: 'server', include: ['test/**/*.test.ts'], exclude: [...ALONE], maxWorkers: 2, sequence: { groupOrder: 0 } },
@@ -31,7 +44,6 @@ export default defineConfig({
         test: {
           name: 'alone',
           include: ALONE.filter((f) => !skipped.includes(f)),
-          typecheck: { enabled: false },
           fileParallelism: false,
           sequence: { groupOrder: 1 },
         },

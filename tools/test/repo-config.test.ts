@@ -5,8 +5,10 @@
  * - the dependency patches in tools/patches must be applied in node_modules (postinstall);
  * - package-lock.json must say what `npm install` derives from each package.json: `npm ci` checks only
  *   the dependency ranges, so a stale entry (an install script added by hand: no `hasInstallScript`)
- *   passes CI and then `npm install` rewrites the lock on every clean clone.
+ *   passes CI and then `npm install` rewrites the lock on every clean clone;
+ * - no scratch file (`*.tmp.*`, e.g. `measure.tmp.mjs`) is committed: experiments stay out of the tree.
  */
+import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -64,5 +66,21 @@ describe('package-lock.json agrees with every package.json', () => {
     const entry = lock.packages[place] ?? {};
     const actual = Object.fromEntries(Object.entries(entry).filter(([k]) => copied.includes(k) || k === 'hasInstallScript'));
     expect(actual, 'run `npm install` and commit package-lock.json').toEqual(expected);
+  });
+});
+
+describe('no scratch files are committed', () => {
+  // `fmt.tmp.mjs`, `notes.tmp.md`, `a/b/x.tmp.ts`: a `.tmp.` in the file's own name.
+  const isScratch = (path: string) => /(^|\/)[^/]*\.tmp\.[^/]+$/.test(path);
+
+  it('the pattern knows a scratch file from a real one', () => {
+    expect(['packages/server/measure.tmp.mjs', 'fmt.tmp.mjs', 'a/b.tmp.d/c.tmp.ts'].every(isScratch)).toBe(true);
+    expect(['packages/server/src/tmp.ts', 'tmp.d/c.ts', 'a.tmp', 'tmp/x.mjs'].some(isScratch)).toBe(false);
+  });
+
+  it('git tracks no *.tmp.* file', () => {
+    const tracked = execFileSync('git', ['ls-files', '-z'], { cwd: root, encoding: 'utf8' }).split('\0').filter(Boolean);
+    expect(tracked.length).toBeGreaterThan(100);
+    expect(tracked.filter(isScratch), 'remove the experiment (or give it a real name and a place)').toEqual([]);
   });
 });

@@ -27,7 +27,16 @@ export interface StartOptions {
   log?: Logger;
   /** An already open database (tests); it is then not closed by close(). */
   db?: Database;
+  /** Tests only: shorter slow-client cut-offs, so a test of the 408 does not wait the production 10 s. */
+  httpTimeouts?: Partial<HttpTimeouts>;
 }
+
+/** How long a client may take to send its headers / its whole request before it gets 408. */
+export interface HttpTimeouts {
+  headersMs: number;
+  requestMs: number;
+}
+export const DEFAULT_HTTP_TIMEOUTS: HttpTimeouts = { headersMs: 10_000, requestMs: 30_000 };
 
 export async function startServer(options: StartOptions): Promise<RunningServer> {
   // Our own copy: the sandbox's default PUBLIC_BASE_URL is only known once the port is bound.
@@ -46,7 +55,11 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     const app = createApp(deps);
 
     // Slow or stalled clients must not hold sockets forever; the timeouts are enforced every second.
-    const server = createServer({ headersTimeout: 10_000, requestTimeout: 30_000, keepAliveTimeout: 5_000, connectionsCheckingInterval: 1_000 }, app);
+    const timeouts = { ...DEFAULT_HTTP_TIMEOUTS, ...options.httpTimeouts };
+    const server = createServer(
+      { headersTimeout: timeouts.headersMs, requestTimeout: timeouts.requestMs, keepAliveTimeout: 5_000, connectionsCheckingInterval: 1_000 },
+      app,
+    );
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(config.port, config.host, () => resolve());

@@ -12,6 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/platform/config.js';
 import { expectProblem, expectSchema } from './support/assertions.js';
 import { ADMIN_KEY, backends, openTestDatabase, startTestServer, useServer } from './support/harness.js';
+import { seedPgliteDataDir } from './support/processes.js';
 
 const admin = (extra: Record<string, string> = {}) => ({ 'content-type': 'application/json', 'admin-api-key': ADMIN_KEY, ...extra });
 
@@ -210,6 +211,7 @@ describe('the process', () => {
 
   it('serves, then on SIGTERM finishes and exits 0', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'payorch-proc-'));
+    await seedPgliteDataDir(dataDir); // a migrated database: this test is about the stop, not initdb
     const child = spawn(process.execPath, [main], { env: { ...process.env, PORT: '0', DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'info' } });
     let out = '';
     const url = await new Promise<string>((resolve, reject) => {

@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectProblem } from './support/assertions.js';
 import { ADMIN_KEY, backends, type Credentials } from './support/harness.js';
-import { createProcessDatabase, startServerProcess, type ProcessDatabase, type ServerProcess } from './support/processes.js';
+import { createProcessDatabase, seedPgliteDataDir, startServerProcess, type ProcessDatabase, type ServerProcess } from './support/processes.js';
 
 const require = createRequire(import.meta.url);
 type Schema = Record<string, unknown> & { $ref?: string };
@@ -125,6 +125,7 @@ for (const backend of backends()) {
     beforeAll(async () => {
       dataDir = await mkdtemp(join(tmpdir(), 'payorch-bounds-'));
       if (backend === 'postgres') pdb = await createProcessDatabase();
+      else await seedPgliteDataDir(dataDir); // the migrated image: no initdb in the process
       server = await startServerProcess({ dataDir, ...(pdb ? { databaseUrl: pdb.url } : {}) });
       creds = JSON.parse(await readFile(join(dataDir, 'sandbox-credentials.json'), 'utf8')) as Credentials;
     });

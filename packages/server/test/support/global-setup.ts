@@ -3,7 +3,7 @@
  * from it in well under a second (a fresh initdb takes several), and checks the PostgreSQL server the
  * suite was asked to use (DATABASE_URL) answers.
  */
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
@@ -38,4 +38,8 @@ export default async function setup(project: TestProject) {
     }
   }
   project.provide('postgresUrl', url);
+  // The image is 40 MB: each run removes its own.
+  return async () => {
+    await rm(dir, { recursive: true, force: true });
+  };
 }

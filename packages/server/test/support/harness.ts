@@ -23,7 +23,7 @@ import { loadConfig } from '../../src/platform/config.js';
 import { describeFindings, scanForSensitiveData, type Secret } from './sensitive-data-scan.js';
 import { createLogger } from '../../src/platform/logger.js';
 import { SandboxProvider } from '../../src/providers/sandbox/sandbox-provider.js';
-import { startServer, type RunningServer } from '../../src/server.js';
+import { startServer, type RunningServer, type StartOptions } from '../../src/server.js';
 
 export type Backend = 'pglite' | 'postgres';
 
@@ -70,6 +70,8 @@ export interface TestServer {
 
 export interface ServerOptions {
   env?: Record<string, string>;
+  /** Shorter slow-client cut-offs than production's (a 408 test need not wait 10 s). */
+  httpTimeouts?: StartOptions['httpTimeouts'];
 }
 
 export async function openTestDatabase(backend: Backend): Promise<{ db: Database; drop: () => Promise<void> }> {
@@ -120,7 +122,7 @@ export async function startTestServer(backend: Backend, options: ServerOptions =
   });
   const log = createLogger(config.logLevel, sink);
   const { db, drop } = await openTestDatabase(backend);
-  const running = await startServer({ config, db, log });
+  const running = await startServer({ config, db, log, ...(options.httpTimeouts ? { httpTimeouts: options.httpTimeouts } : {}) });
   // Outside sandbox mode there is no sandbox organization: a PCI-certified one is made through the admin API.
   const sandbox = config.sandbox
     ? (JSON.parse(await readFile(join(dataDir, 'sandbox-credentials.json'), 'utf8')) as Credentials)
