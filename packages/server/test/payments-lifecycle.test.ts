@@ -247,6 +247,28 @@ for (const backend of backends()) {
       expect(await getPayment(t, kwd.id)).toMatchObject({ status: 'REFUNDED', amount: { refunded: 0.3 } });
     });
 
+    it('end to end through @payorch/client: authorize, capture in part, refund, cancel-or-refund the rest; cancel another; errors as PayorchError', async () => {
+      const auth = await authorizedPayment(t);
+      const authorization = await cardTransactionId(t, auth.id);
+      const payorch = t.clientFor(t.sandbox);
+      const keys: string[] = [];
+      payorch.use({ onRequest: ({ request }) => void keys.push(request.headers.get('x-idempotency-key') ?? '') });
+      const captured = await payorch.payments.capture(auth.id, authorization, { amount: { currency: 'BRL', value: 100 }, reason: 'PRODUCT_CONFIRMED' });
+      expect(captured).toMatchObject({ status: 'SUCCEEDED', sub_status: 'PARTIALLY_CAPTURED', amount: { captured: 100 } });
+      const capture = captured.transactions.find((x) => x.type === 'CAPTURE')!;
+      const refunded = await payorch.payments.refund(auth.id, capture.id, { amount: { currency: 'BRL', value: 20 }, reason: 'REQUESTED_BY_CUSTOMER' });
+      expect(refunded).toMatchObject({ status: 'SUCCEEDED', sub_status: 'PARTIALLY_REFUNDED', amount: { refunded: 20 } });
+      const done = await payorch.payments.cancelOrRefund(auth.id, {}, { idempotencyKey: `order-${auth.id}-close` });
+      expect(done).toMatchObject({ status: 'REFUNDED', sub_status: 'REFUNDED', amount: { captured: 100, refunded: 100 } });
+      expect(keys.at(-1)).toBe(`order-${auth.id}-close`);
+      expect(keys.slice(0, 2), keys.join()).toEqual([expect.stringMatching(/^[0-9a-f-]{36}$/), expect.stringMatching(/^[0-9a-f-]{36}$/)]);
+      const err = await payorch.payments.refund(auth.id, capture.id).then(() => undefined, (e: unknown) => e as { status: number; code: string });
+      expect(err).toMatchObject({ name: 'PayorchError', status: 409, code: 'INVALID_STATUS' });
+
+      const other = await authorizedPayment(t);
+      expect(await payorch.payments.cancel(other.id, await cardTransactionId(t, other.id), { reason: 'DUPLICATE' })).toMatchObject({ status: 'CANCELED', sub_status: 'CANCELED' });
+    });
+
     describe('disputes meet refunds', () => {
       async function disputed(payment: Payment): Promise<string> {
         const chargeback = await injectChargeback(t, payment.id, { amount: 50 });
