@@ -298,6 +298,14 @@ for (const backend of backends()) {
         await expectProblem(await postLifecycle(t, payment.id, 'refund', {}, { transactionId: purchase }), 409, 'INVALID_STATUS');
       });
 
+      it('no chargeback on a fully refunded payment (409 INVALID_STATUS): the customer has the money back', async () => {
+        const payment = await createPayment(t);
+        await ok(await postLifecycle(t, payment.id, 'refund', {}, { transactionId: payment.transactions[0]!.id }));
+        const res = await t.fetch(`/sandbox/payments/${payment.id}/chargebacks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+        await expectProblem(res, 409, 'INVALID_STATUS');
+        expect(await getPayment(t, payment.id)).toMatchObject({ status: 'REFUNDED', sub_status: 'REFUNDED' });
+      });
+
       it('a captured authorization can be charged back (the chargeback names the authorization)', async () => {
         const payment = await authorizedPayment(t);
         await ok(await postLifecycle(t, payment.id, 'capture', {}, { transactionId: await cardTransactionId(t, payment.id) }));
