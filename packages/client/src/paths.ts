@@ -50,6 +50,10 @@ export const IDEMPOTENT_ROUTES = [
   'POST /payments',
   'POST /payments/{payment_id}/transactions/{transaction_id}/dispute',
   'PATCH /payments/{payment_id}/transactions/{transaction_id}/dispute',
+  'POST /payments/{payment_id}/transactions/{transaction_id}/capture',
+  'POST /payments/{payment_id}/transactions/{transaction_id}/cancel',
+  'POST /payments/{payment_id}/transactions/{transaction_id}/refund',
+  'POST /payments/{payment_id}/cancel-or-refund',
 ] as const satisfies readonly IdempotentRoute[];
 
 // Compile-time proof that the list above names every idempotent operation of the spec: a new one in the

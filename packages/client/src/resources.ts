@@ -50,6 +50,14 @@ export interface PayorchResources {
     create(body: Schemas['CreatePaymentRequest'], options?: IdempotentCallOptions): Promise<Schemas['Payment']>;
     /** A payment with all its transactions. */
     retrieve(paymentId: string, query?: GetPaymentQuery, options?: CallOptions): Promise<Schemas['Payment']>;
+    /** Captures an authorization (`capture: false` payment), all of it or `amount`. Idempotent. */
+    capture(paymentId: string, transactionId: string, body?: Schemas['CaptureRequest'], options?: IdempotentCallOptions): Promise<Schemas['Payment']>;
+    /** Voids an authorization that was not captured. Idempotent. */
+    cancel(paymentId: string, transactionId: string, body?: Schemas['CancelRequest'], options?: IdempotentCallOptions): Promise<Schemas['Payment']>;
+    /** Refunds captured money, all that is left or `amount` (several partial refunds allowed). Idempotent. */
+    refund(paymentId: string, transactionId: string, body?: Schemas['RefundRequest'], options?: IdempotentCallOptions): Promise<Schemas['Payment']>;
+    /** Voids the payment if it is only authorized, refunds it if captured. Idempotent. */
+    cancelOrRefund(paymentId: string, body?: Schemas['RefundRequest'], options?: IdempotentCallOptions): Promise<Schemas['Payment']>;
   };
   disputes: {
     /** Disputes a chargeback with 1–10 PDF evidence files (see `evidenceFromBytes`). Idempotent. */
@@ -60,6 +68,7 @@ export interface PayorchResources {
 }
 
 export function createResources(client: Client<PayorchPaths>): PayorchResources {
+  // The path and key of an operation on one transaction of a payment (dispute, capture, cancel, refund).
   const dispute = (payment_id: string, transaction_id: string, options: IdempotentCallOptions | undefined) => ({
     params: { path: { payment_id, transaction_id }, header: keyHeader(options) },
     signal: options?.signal,
@@ -79,6 +88,16 @@ export function createResources(client: Client<PayorchPaths>): PayorchResources 
       // into `never`, so the spec's own request type is not assignable; the public signature keeps the spec's type.
       create: (body, options) => unwrap(client.POST('/payments', { params: { header: keyHeader(options) }, body: body as never, signal: options?.signal })),
       retrieve: (payment_id, query, options) => unwrap(client.GET('/payments/{payment_id}', { params: { path: { payment_id }, query }, signal: options?.signal })),
+      capture: (paymentId, transactionId, body = {}, options) =>
+        unwrap(client.POST('/payments/{payment_id}/transactions/{transaction_id}/capture', { ...dispute(paymentId, transactionId, options), body })),
+      cancel: (paymentId, transactionId, body = {}, options) =>
+        unwrap(client.POST('/payments/{payment_id}/transactions/{transaction_id}/cancel', { ...dispute(paymentId, transactionId, options), body })),
+      refund: (paymentId, transactionId, body = {}, options) =>
+        unwrap(client.POST('/payments/{payment_id}/transactions/{transaction_id}/refund', { ...dispute(paymentId, transactionId, options), body })),
+      cancelOrRefund: (payment_id, body = {}, options) =>
+        unwrap(
+          client.POST('/payments/{payment_id}/cancel-or-refund', { params: { path: { payment_id }, header: keyHeader(options) }, body, signal: options?.signal }),
+        ),
     },
     disputes: {
       submit: (paymentId, transactionId, body, options) =>

@@ -287,6 +287,59 @@ describe('vault, payments and disputes (one flow, in order)', () => {
   });
 });
 
+describe('payment lifecycle: capture, cancel, refund, cancel-or-refund', () => {
+  /** An authorization only (capture: false) and its AUTHORIZE transaction, through the raw client. */
+  async function authorized(value = 60): Promise<{ paymentId: string; transactionId: string }> {
+    const customer = await client.POST('/customers', { body: { merchant_customer_id: unique('lifecycle') } });
+    const created = await client.POST('/payments', {
+      body: {
+        account_id: server().sandbox.account_id,
+        description: 'Client lifecycle order',
+        country: 'BR',
+        merchant_order_id: unique('lifecycle-order'),
+        amount: { currency: 'BRL', value },
+        customer_payer: { id: customer.data!.id },
+        payment_method: { type: 'CARD', detail: { card: { number: '4507990000000002', holder_name: 'ADA LOVELACE', security_code: '123', ...futureExpiry(), capture: false } } },
+      } as never,
+    });
+    expect(created.response.status).toBe(201);
+    const read = await client.GET('/payments/{payment_id}', { params: { path: { payment_id: (created.data as { id: string }).id } } });
+    return { paymentId: read.data!.id, transactionId: read.data!.transactions.find((t) => t.type === 'AUTHORIZE')!.id };
+  }
+
+  it('capturePayment 200 and refundPayment 200, then cancelOrRefundPayment 201; keys generated', async () => {
+    const { paymentId, transactionId } = await authorized();
+    const captured = await client.POST('/payments/{payment_id}/transactions/{transaction_id}/capture', {
+      params: { path: { payment_id: paymentId, transaction_id: transactionId } },
+      body: { amount: { currency: 'BRL', value: 50 } },
+    });
+    expect(captured.response.status).toBe(200);
+    expect(rec.last().headers.get('x-idempotency-key')).toMatch(UUID);
+    expect(captured.data).toMatchObject({ status: 'SUCCEEDED', sub_status: 'PARTIALLY_CAPTURED' });
+    const capture = captured.data!.transactions.find((t) => t.type === 'CAPTURE')!.id;
+    const refunded = await client.POST('/payments/{payment_id}/transactions/{transaction_id}/refund', {
+      params: { path: { payment_id: paymentId, transaction_id: capture } },
+      body: { amount: { currency: 'BRL', value: 10 } },
+    });
+    expect(refunded.response.status).toBe(200);
+    expect(refunded.data).toMatchObject({ sub_status: 'PARTIALLY_REFUNDED', amount: { refunded: 10 } });
+    const rest = await client.POST('/payments/{payment_id}/cancel-or-refund', { params: { path: { payment_id: paymentId } }, body: {} });
+    expect(rest.response.status).toBe(201);
+    expect(rest.data).toMatchObject({ status: 'REFUNDED', amount: { refunded: 50 } });
+  });
+
+  it('cancelPayment 200; a second cancel is a 409 INVALID_STATUS problem', async () => {
+    const { paymentId, transactionId } = await authorized();
+    const path = { payment_id: paymentId, transaction_id: transactionId };
+    const canceled = await client.POST('/payments/{payment_id}/transactions/{transaction_id}/cancel', { params: { path }, body: {} });
+    expect(canceled.response.status).toBe(200);
+    expect(canceled.data).toMatchObject({ status: 'CANCELED', sub_status: 'CANCELED' });
+    const again = await client.POST('/payments/{payment_id}/transactions/{transaction_id}/cancel', { params: { path }, body: {} });
+    expect(again.response.status).toBe(409);
+    expect(again.error).toMatchObject({ code: 'INVALID_STATUS' });
+  });
+});
+
 describe('provider notifications', () => {
   it('receiveProviderNotification with a wrong signature: 401, nothing written', async () => {
     const result = await expectImplementedOr501(

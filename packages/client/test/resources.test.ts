@@ -166,6 +166,48 @@ describe('paymentMethods, payments and disputes', () => {
   });
 });
 
+describe('payments.capture, refund, cancelOrRefund and cancel', () => {
+  async function authorized(): Promise<{ id: string; authorization: string }> {
+    const customer = await payorch.customers.create({ merchant_customer_id: unique('res-auth') });
+    const payment = await payorch.payments.create({
+      account_id: server().sandbox.account_id,
+      description: 'Authorize now, capture later',
+      country: 'BR',
+      merchant_order_id: unique('res-auth-order'),
+      amount: { currency: 'BRL', value: 80 },
+      customer_payer: { id: customer.id },
+      payment_method: { type: 'CARD', detail: { card: { number: '4507990000000002', holder_name: 'GRACE HOPPER', security_code: '123', ...futureExpiry(), capture: false } } },
+    });
+    const read = await payorch.payments.retrieve(payment.id);
+    expect(read).toMatchObject({ status: 'PENDING', sub_status: 'AUTHORIZED' });
+    return { id: payment.id, authorization: read.transactions.find((t) => t.type === 'AUTHORIZE')!.id };
+  }
+
+  it('capture, then refund part and cancel-or-refund the rest, each with a generated key', async () => {
+    const { id, authorization } = await authorized();
+    const captured = await payorch.payments.capture(id, authorization);
+    expect(rec.last().route).toBe('POST /payments/{payment_id}/transactions/{transaction_id}/capture');
+    expect(rec.last().headers.get('x-idempotency-key')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(captured).toMatchObject({ status: 'SUCCEEDED', sub_status: 'CAPTURED', amount: { captured: 80 } });
+    const capture = captured.transactions.find((t) => t.type === 'CAPTURE')!.id;
+    const part = await payorch.payments.refund(id, capture, { amount: { currency: 'BRL', value: 30 } }, { idempotencyKey: unique('refund') });
+    expect(rec.last().headers.get('x-idempotency-key')).toMatch(/^refund-/);
+    expect(part).toMatchObject({ sub_status: 'PARTIALLY_REFUNDED', amount: { refunded: 30 } });
+    const rest = await payorch.payments.cancelOrRefund(id);
+    expect(rec.last().headers.get('x-idempotency-key')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(rest).toMatchObject({ status: 'REFUNDED', amount: { refunded: 80 } });
+    const err = await thrown(payorch.payments.refund(id, capture, { amount: { currency: 'BRL', value: 1 } }));
+    expect(err).toMatchObject({ status: 409, code: 'INVALID_STATUS' });
+  });
+
+  it('cancel voids an authorization; an amount over it is 422 INVALID_AMOUNT', async () => {
+    const { id, authorization } = await authorized();
+    const err = await thrown(payorch.payments.capture(id, authorization, { amount: { currency: 'BRL', value: 80.01 } }));
+    expect(err).toMatchObject({ status: 422, code: 'INVALID_AMOUNT' });
+    expect(await payorch.payments.cancel(id, authorization, { reason: 'REQUESTED_BY_CUSTOMER' })).toMatchObject({ status: 'CANCELED', sub_status: 'CANCELED' });
+  });
+});
+
 describe('admin resources', () => {
   it('organizations.create, accounts.create, apiKeys.create and apiKeys.revoke', async () => {
     const admin = adminClient();

@@ -166,6 +166,10 @@ describe('webhook events', () => {
     switch (event.type_event) {
       case 'payment.succeeded':
       case 'payment.declined':
+      case 'payment.authorized':
+      case 'payment.captured':
+      case 'payment.canceled':
+      case 'payment.refunded':
         expectTypeOf(event.data.payment).toEqualTypeOf<Schemas['Payment']>();
         break;
       case 'payment.chargeback':
@@ -187,6 +191,6 @@ describe('webhook events', () => {
         expectTypeOf(event).toBeNever();
     }
     // @ts-expect-error not an event of the spec
-    if (event.type_event === 'payment.refunded') return;
+    if (event.type_event === 'payment.voided') return;
   });
 });

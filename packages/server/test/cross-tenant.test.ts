@@ -12,7 +12,7 @@ import type { Schemas } from '@payorch/types';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { expectProblem } from './support/assertions.js';
 import { backends, useServer, type Credentials, type TestServer } from './support/harness.js';
-import { CARDS, createPayment, enrollCard, evidence, injectChargeback, paymentBody, postDispute, postPayment } from './support/payments.js';
+import { authorizedPayment, CARDS, createPayment, enrollCard, evidence, injectChargeback, paymentBody, postDispute, postPayment } from './support/payments.js';
 import { cardBody } from './support/vault-fixtures.js';
 
 interface Operation { method: string; path: string; idempotent: boolean; merchant: boolean }
@@ -47,6 +47,8 @@ interface A {
   disputed: { payment: Schemas['Payment']; chargeback: Schemas['Transaction'] };
   endpoint: Schemas['WebhookEndpointCreated'];
   delivery: Schemas['WebhookDelivery'];
+  /** PENDING / AUTHORIZED: a leaked capture or cancel would answer 200. */
+  authorized: Schemas['Payment'];
 }
 /** Organization B's own resources, for probes that mix B's ids with one of A's. */
 interface B { creds: Credentials; customerId: string; payment: Schemas['Payment']; endpointId: string; paymentBody: Schemas['CreatePaymentRequest'] }
@@ -123,6 +125,22 @@ const table: Record<string, (a: A, b: B) => Probe[]> = {
   resolveSandboxDispute: (a) => [
     { what: "A's disputed payment", params: { payment_id: a.disputed.payment.id }, body: { outcome: 'LOST' }, expect: { status: 404, code: 'PAYMENT_NOT_FOUND' } },
   ],
+  capturePayment: (a, b) => [
+    { what: "A's authorization", params: { payment_id: a.authorized.id, transaction_id: a.authorized.transactions[0]!.id }, body: {}, expect: { status: 404, code: 'PAYMENT_NOT_FOUND' } },
+    { what: "B's payment, A's authorization", params: { payment_id: b.payment.id, transaction_id: a.authorized.transactions[0]!.id }, body: {}, expect: { status: 404, code: 'TRANSACTION_NOT_FOUND' } },
+  ],
+  cancelPayment: (a, b) => [
+    { what: "A's authorization", params: { payment_id: a.authorized.id, transaction_id: a.authorized.transactions[0]!.id }, body: {}, expect: { status: 404, code: 'PAYMENT_NOT_FOUND' } },
+    { what: "B's payment, A's authorization", params: { payment_id: b.payment.id, transaction_id: a.authorized.transactions[0]!.id }, body: {}, expect: { status: 404, code: 'TRANSACTION_NOT_FOUND' } },
+  ],
+  refundPayment: (a, b) => [
+    { what: "A's succeeded payment", params: { payment_id: a.paid.id, transaction_id: a.paid.transactions[0]!.id }, body: {}, expect: { status: 404, code: 'PAYMENT_NOT_FOUND' } },
+    { what: "B's payment, A's purchase", params: { payment_id: b.payment.id, transaction_id: a.paid.transactions[0]!.id }, body: {}, expect: { status: 404, code: 'TRANSACTION_NOT_FOUND' } },
+  ],
+  cancelOrRefundPayment: (a) => [
+    { what: "A's succeeded payment", params: { payment_id: a.paid.id }, body: {}, expect: { status: 404, code: 'PAYMENT_NOT_FOUND' } },
+    { what: "A's authorization", params: { payment_id: a.authorized.id }, body: {}, expect: { status: 404, code: 'PAYMENT_NOT_FOUND' } },
+  ],
   createWebhookEndpoint: (a) => [
     {
       // Nothing in the body can point at A: the same URL is simply B's own endpoint, with its own secret.
@@ -193,6 +211,7 @@ async function snapshot(t: TestServer, a: A): Promise<Record<string, unknown>> {
     paid: await get(`/payments/${a.paid.id}?transactions_history=true`),
     chargedBack: await get(`/payments/${a.chargedBack.payment.id}?transactions_history=true`),
     disputed: await get(`/payments/${a.disputed.payment.id}?transactions_history=true`),
+    authorized: await get(`/payments/${a.authorized.id}?transactions_history=true`),
     endpoint: await get(`/webhook-endpoints/${a.endpoint.id}`),
     endpoints: await get('/webhook-endpoints?limit=100'),
     deliveries: await get(`/webhook-endpoints/${a.endpoint.id}/deliveries?limit=100`),
@@ -250,7 +269,8 @@ for (const backend of backends()) {
       const log = (await (await t.fetch(`/webhook-endpoints/${endpoint.id}/deliveries?limit=100`)).json()) as Schemas['WebhookDeliveryList'];
       const delivery = log.deliveries.find((d) => d.resource_id === paid.id);
       expect(delivery, JSON.stringify(log)).toBeDefined();
-      a = { creds: t.sandbox, merchantCustomerId, customerId, token, paymentKey, paid, chargedBack, disputed, endpoint, delivery: delivery! };
+      const authorized = await authorizedPayment(t, {}, customerId);
+      a = { creds: t.sandbox, merchantCustomerId, customerId, token, paymentKey, paid, chargedBack, disputed, endpoint, delivery: delivery!, authorized };
 
       // B: PCI certified, with a customer, a payment and an endpoint of its own.
       const creds = await t.createOrganization({ pciCertified: true });
@@ -274,7 +294,7 @@ for (const backend of backends()) {
 
     for (const [operationId, row] of Object.entries(table)) {
       it(`${operationId}: B cannot reach A's resources`, async () => {
-        const foreign = [a.customerId, a.token, a.creds.account_id, a.paid.id, a.chargedBack.payment.id, a.chargedBack.chargeback.id, a.disputed.payment.id, a.disputed.chargeback.id, a.endpoint.id, a.delivery.id, a.delivery.event_id];
+        const foreign = [a.customerId, a.token, a.creds.account_id, a.paid.id, a.chargedBack.payment.id, a.chargedBack.chargeback.id, a.disputed.payment.id, a.disputed.chargeback.id, a.endpoint.id, a.delivery.id, a.delivery.event_id, a.authorized.id, a.authorized.transactions[0]!.id, a.paid.transactions[0]!.id];
         for (const probe of row(a, b)) {
           const res = await call(operationId, probe);
           if (typeof probe.expect === 'function') {
@@ -304,6 +324,7 @@ for (const backend of backends()) {
       expect(after.disputed).toMatchObject({ status: 'IN_DISPUTE', sub_status: 'PENDING_REVIEW' });
       expect(after.chargedBack).toMatchObject({ status: 'IN_DISPUTE', sub_status: 'RECEIVED' });
       expect(after.paid).toMatchObject({ status: 'SUCCEEDED', sub_status: 'APPROVED' });
+      expect(after.authorized).toMatchObject({ status: 'PENDING', sub_status: 'AUTHORIZED' });
       // B's dispute/evidence attempts left no evidence on A's payments.
       const evidenceRows = await t.db.query('SELECT 1 FROM dispute_evidence e JOIN disputes d ON d.id = e.dispute_id WHERE d.payment_id = ANY($1)', [[a.chargedBack.payment.id, a.disputed.payment.id, a.paid.id]]);
       expect(evidenceRows).toHaveLength(1);

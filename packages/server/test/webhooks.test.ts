@@ -35,7 +35,7 @@ const badCreates: { name: string; body: unknown; field: string }[] = [
   { name: 'fragment in the url', body: { url: 'https://merchant.example.com/hooks#x', events: ['*'] }, field: '/body/url' },
   { name: 'url over 2048 characters', body: { url: `https://merchant.example.com/${'a'.repeat(2040)}`, events: ['*'] }, field: '/body/url' },
   { name: 'events empty', body: { url: 'https://merchant.example.com/hooks', events: [] }, field: '/body/events' },
-  { name: 'unknown event type', body: { url: 'https://merchant.example.com/hooks', events: ['payment.refunded'] }, field: '/body/events/0' },
+  { name: 'unknown event type', body: { url: 'https://merchant.example.com/hooks', events: ['payment.voided'] }, field: '/body/events/0' },
   { name: 'duplicate event type', body: { url: 'https://merchant.example.com/hooks', events: ['payment.succeeded', 'payment.succeeded'] }, field: '/body/events' },
   { name: 'events not an array', body: { url: 'https://merchant.example.com/hooks', events: '*' }, field: '/body/events' },
   { name: 'description too long', body: { url: 'https://merchant.example.com/hooks', events: ['*'], description: 'd'.repeat(256) }, field: '/body/description' },

@@ -76,7 +76,8 @@ async function applyChargeback(tx: Queryable, provider: PaymentProvider, event: 
   if (!payment) throw new Rejected(problem('PAYMENT_NOT_FOUND', `No payment ${event.paymentId}.`));
 
   const transactions = await repo.listTransactions(tx, payment.id);
-  const purchase = transactions.find((t) => t.type === 'PURCHASE' && t.provider_transaction_id === event.providerTransactionId);
+  // The card transaction charged back: a purchase, or an authorization that was captured later.
+  const purchase = transactions.find((t) => (t.type === 'PURCHASE' || t.type === 'AUTHORIZE') && t.provider_transaction_id === event.providerTransactionId);
   if (!purchase) {
     throw new Rejected(
       // A schema-valid notification naming a purchase we don't have: the transaction is unknown (404).

@@ -40,6 +40,9 @@ const OUTCOME_STATES = {
   ERROR: { status: 'ERROR', subStatus: 'ERROR', transaction: 'ERROR' },
 } as const;
 
+/** A successful authorization without capture. */
+const AUTHORIZED_STATES = { status: 'PENDING', subStatus: 'AUTHORIZED', transaction: 'SUCCEEDED' } as const;
+
 export async function createPayment(db: Queryable, deps: AppDeps, merchant: MerchantAuth, input: Schemas['CreatePaymentRequest']): Promise<CreatePaymentOutcome> {
   const method = input.payment_method;
   if ((method.vaulted_token === undefined) === (method.detail === undefined)) {
@@ -89,20 +92,17 @@ export async function createPayment(db: Queryable, deps: AppDeps, merchant: Merc
   await repo.insertHistory(db, { id: randomUUID(), paymentId, status: 'CREATED', subStatus: 'CREATED', transactionId: null, transactionStatus: null, reason: null });
 
   // The payment id is the provider reference: the provider can tie its records (and chargebacks) to it.
-  const result = await provider.purchase({
-    card: source.card,
-    amount: amount.decimal,
-    currency: input.amount.currency,
-    reference: paymentId,
-    description: input.description,
-  });
-  const states = OUTCOME_STATES[result.outcome];
-  const paymentMethod = paymentMethodOf(source, result);
+  // `detail.card.capture: false` authorizes only; capture or cancel come later (lifecycle.ts).
+  const capture = (method.detail?.card as { capture?: boolean } | undefined)?.capture !== false;
+  const call = { card: source.card, amount: amount.decimal, currency: input.amount.currency, reference: paymentId, description: input.description };
+  const result = capture ? await provider.purchase(call) : await provider.authorize(call);
+  const states = result.outcome === 'SUCCEEDED' && !capture ? AUTHORIZED_STATES : OUTCOME_STATES[result.outcome];
+  const paymentMethod = paymentMethodOf(source, result, capture);
 
   const purchase = await repo.insertTransaction(db, {
     id: randomUUID(),
     payment_id: paymentId,
-    type: 'PURCHASE',
+    type: capture ? 'PURCHASE' : 'AUTHORIZE',
     status: states.transaction,
     category: 'CARD',
     amount: amount.decimal,
@@ -127,7 +127,7 @@ export async function createPayment(db: Queryable, deps: AppDeps, merchant: Merc
     subStatus: states.subStatus,
     paymentMethod,
     // Captured in the same step as the authorization (capture: true); nothing otherwise.
-    captured: result.outcome === 'SUCCEEDED' ? amount.decimal : '0',
+    captured: result.outcome === 'SUCCEEDED' && capture ? amount.decimal : '0',
   });
   await repo.insertHistory(db, {
     id: randomUUID(),
@@ -139,13 +139,15 @@ export async function createPayment(db: Queryable, deps: AppDeps, merchant: Merc
     reason: result.outcome === 'SUCCEEDED' ? null : result.responseCode,
   });
 
-  if (result.outcome !== 'ERROR') await recordPaymentOutcome(db, payment, result.outcome === 'SUCCEEDED' ? 'payment.succeeded' : 'payment.declined');
+  if (result.outcome !== 'ERROR') {
+    await recordPaymentOutcome(db, payment, result.outcome !== 'SUCCEEDED' ? 'payment.declined' : capture ? 'payment.succeeded' : 'payment.authorized');
+  }
   // The vault records how its card fared (an ERROR is the provider's failure, not the card's).
   if (source.vaultedToken && result.outcome !== 'ERROR') await markVaultedCardUsed(db, source.vaultedToken, result.outcome === 'SUCCEEDED');
   if (result.outcome === 'SUCCEEDED') {
     // Sandbox test card 4000000000000259: the issuer charges it back right after; the provider's
     // notification arrives asynchronously, after this payment is committed.
-    if (result.chargebackFollows) {
+    if (result.chargebackFollows && capture) {
       await enqueueSandboxChargeback(db, { paymentId, providerTransactionId: result.providerTransactionId, amount: amount.decimal });
     }
   }
@@ -154,7 +156,7 @@ export async function createPayment(db: Queryable, deps: AppDeps, merchant: Merc
 }
 
 /** The payment's method as recorded: masked card data plus what the provider answered. */
-function paymentMethodOf(source: ResolvedCard, result: ProviderResult | null): Schemas['PaymentMethod'] {
+function paymentMethodOf(source: ResolvedCard, result: ProviderResult | null, capture = true): Schemas['PaymentMethod'] {
   const info = result?.cardInfo;
   const cardData: Schemas['PaymentCardData'] = {
     ...source.cardData,
@@ -173,7 +175,7 @@ function paymentMethodOf(source: ResolvedCard, result: ProviderResult | null): S
     payment_method_detail: {
       card: {
         verify: false,
-        capture: true,
+        capture,
         installments: 1,
         installments_plan_id: null,
         first_installment_deferral: 0,

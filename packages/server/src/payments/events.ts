@@ -11,8 +11,12 @@ import { paymentsRepository as repo, type PaymentRow, type TransactionRow } from
 const retrievalShape = async (tx: Queryable, payment: PaymentRow) =>
   toApiPayment(payment, await repo.listTransactions(tx, payment.id), null, { rawResponse: false });
 
-/** payment.succeeded / payment.declined after the provider answered. */
-export async function recordPaymentOutcome(tx: Queryable, payment: PaymentRow, type: 'payment.succeeded' | 'payment.declined'): Promise<void> {
+/** payment.succeeded / declined / authorized after the provider answered; captured / canceled / refunded after those operations. */
+export async function recordPaymentOutcome(
+  tx: Queryable,
+  payment: PaymentRow,
+  type: 'payment.succeeded' | 'payment.declined' | 'payment.authorized' | 'payment.captured' | 'payment.canceled' | 'payment.refunded',
+): Promise<void> {
   await recordEvent(tx, {
     organizationId: payment.organization_id,
     accountId: payment.account_id,

@@ -7,6 +7,7 @@ import { problem } from '../http/problems.js';
 import { receiveNotification } from './chargebacks.js';
 import { createPayment } from './create-payment.js';
 import { resolveDispute, submitEvidence } from './disputes.js';
+import { cancelOrRefundPayment, cancelPayment, capturePayment, refundPayment } from './lifecycle.js';
 import { toApiTransaction } from './mapper.js';
 import { etagOf, ifNoneMatchHits, retrievePayment } from './retrieve-payment.js';
 import { injectChargeback } from './sandbox.js';
@@ -54,6 +55,30 @@ export const paymentHandlers = {
     if (!ctx.deps.config.sandbox) return sandboxOff(`POST /v1/sandbox/payments/${params.payment_id}/disputes/resolve`);
     const outcome = await resolveDispute(ctx.db, ctx.merchant.organizationId, params.payment_id, body.outcome);
     return outcome.ok ? { status: 200, body: outcome.payment } : outcome.problem;
+  },
+
+  async capturePayment({ params, body }, ctx) {
+    const scope = { organizationId: ctx.merchant.organizationId, paymentId: params.payment_id };
+    const outcome = await capturePayment(ctx.db, ctx.deps.services.provider, scope, params.transaction_id, body);
+    return outcome.ok ? { status: 200, body: outcome.payment } : outcome.problem;
+  },
+
+  async cancelPayment({ params, body }, ctx) {
+    const scope = { organizationId: ctx.merchant.organizationId, paymentId: params.payment_id };
+    const outcome = await cancelPayment(ctx.db, ctx.deps.services.provider, scope, params.transaction_id, body);
+    return outcome.ok ? { status: 200, body: outcome.payment } : outcome.problem;
+  },
+
+  async refundPayment({ params, body }, ctx) {
+    const scope = { organizationId: ctx.merchant.organizationId, paymentId: params.payment_id };
+    const outcome = await refundPayment(ctx.db, ctx.deps.services.provider, scope, params.transaction_id, body);
+    return outcome.ok ? { status: 200, body: outcome.payment } : outcome.problem;
+  },
+
+  async cancelOrRefundPayment({ params, body }, ctx) {
+    const scope = { organizationId: ctx.merchant.organizationId, paymentId: params.payment_id };
+    const outcome = await cancelOrRefundPayment(ctx.db, ctx.deps.services.provider, scope, body);
+    return outcome.ok ? { status: 201, body: outcome.payment } : outcome.problem;
   },
 
   async receiveProviderNotification(request, ctx) {

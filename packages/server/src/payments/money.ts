@@ -59,3 +59,30 @@ export function compareDecimal(a: string, b: string): number {
   const fb = bf.padEnd(len, '0');
   return fa === fb ? 0 : fa < fb ? -1 : 1;
 }
+
+/** A non-negative decimal string as an integer count of 10^-scale units (exact). */
+function scaled(text: string, scale: number): bigint {
+  const [int = '0', frac = ''] = text.split('.');
+  return BigInt(int + frac.padEnd(scale, '0').slice(0, scale));
+}
+
+/** a + sign·b of two decimal strings, exactly, as a decimal string without trailing zeros. */
+function combine(a: string, b: string, sign: 1n | -1n): string {
+  const scale = Math.max(a.split('.')[1]?.length ?? 0, b.split('.')[1]?.length ?? 0);
+  const n = scaled(a, scale) + sign * scaled(b, scale);
+  const negative = n < 0n;
+  const digits = (negative ? -n : n).toString().padStart(scale + 1, '0');
+  const int = digits.slice(0, digits.length - scale);
+  const frac = digits.slice(digits.length - scale).replace(/0+$/, '');
+  return `${negative ? '-' : ''}${int}${frac ? `.${frac}` : ''}`;
+}
+
+/** a − b of two decimal strings, exactly (may be negative). */
+export function subtractDecimal(a: string, b: string): string {
+  return combine(a, b, -1n);
+}
+
+/** a + b of two decimal strings, exactly. */
+export function addDecimal(a: string, b: string): string {
+  return combine(a, b, 1n);
+}

@@ -171,15 +171,16 @@ export const paymentsRepository = {
   async updatePayment(
     db: Queryable,
     id: string,
-    change: { status: string; subStatus: string; paymentMethod?: unknown; captured?: string },
+    change: { status: string; subStatus: string; paymentMethod?: unknown; captured?: string; refunded?: string },
   ): Promise<PaymentRow> {
     const rows = await db.query<PaymentRow>(
       `UPDATE payments SET status = $2, sub_status = $3,
          payment_method = COALESCE($4::json, payment_method),
          amount_captured = COALESCE($5::numeric, amount_captured),
+         amount_refunded = COALESCE($6::numeric, amount_refunded),
          updated_at = clock_timestamp()
        WHERE id = $1 RETURNING ${PAYMENT_COLUMNS}`,
-      [id, change.status, change.subStatus, json(change.paymentMethod), change.captured ?? null],
+      [id, change.status, change.subStatus, json(change.paymentMethod), change.captured ?? null, change.refunded ?? null],
     );
     return rows[0]!;
   },

@@ -24,7 +24,7 @@ export async function injectChargeback(
   const payment = await repo.findPayment(db, organizationId, paymentId);
   if (!payment) return { ok: false, problem: problem('PAYMENT_NOT_FOUND', `No payment ${paymentId}.`) };
   const transactions = await repo.listTransactions(db, payment.id);
-  const purchase = transactions.find((t) => t.type === 'PURCHASE' && t.status === 'SUCCEEDED');
+  const purchase = transactions.find((t) => (t.type === 'PURCHASE' || t.type === 'AUTHORIZE') && t.status === 'SUCCEEDED');
   if (!purchase?.provider_transaction_id || payment.status !== 'SUCCEEDED') {
     return { ok: false, problem: problem('INVALID_STATUS', `The payment is ${payment.status} / ${payment.sub_status}; only a SUCCEEDED payment can be charged back.`) };
   }

@@ -118,6 +118,14 @@ export interface PaymentProvider {
   verify(input: { card: ProviderCard; currency: string | null; reference: string }): Promise<ProviderResult>;
   /** An authorization with capture. `amount` is a decimal string in major units. */
   purchase(input: { card: ProviderCard; amount: string; currency: string; reference: string; description: string }): Promise<ProviderResult>;
+  /** An authorization only (`capture: false`): the money is held until capture or void. */
+  authorize(input: { card: ProviderCard; amount: string; currency: string; reference: string; description: string }): Promise<ProviderResult>;
+  /** Captures (part of) an authorization; what is not captured is released. */
+  capture(input: FollowUp): Promise<ProviderResult>;
+  /** Voids an uncaptured authorization. */
+  void(input: FollowUp): Promise<ProviderResult>;
+  /** Refunds (part of) captured money; may be called several times up to the captured amount. */
+  refund(input: FollowUp): Promise<ProviderResult>;
   /**
    * Hands dispute evidence to the provider (who sends it on to the issuer). Resolves once the provider
    * acknowledged it; throws when it could not be reached (the caller retries with the same reference).
@@ -139,6 +147,20 @@ export interface PaymentProvider {
    * enrollment is then refused (422 PAYMENT_METHOD_TYPE_NOT_SUPPORTED), never approved without the provider.
    */
   readonly startRedirectEnrollment?: (input: RedirectEnrollment) => Promise<{ redirectUrl: string }>;
+}
+
+/**
+ * An operation on an earlier transaction of the provider (capture, void, refund). A DECLINED or ERROR
+ * outcome means the provider refused it: nothing moved.
+ */
+export interface FollowUp {
+  /** The provider's id of the authorization or purchase the operation applies to. */
+  providerTransactionId: string;
+  /** Decimal string in major units. */
+  amount: string;
+  currency: string;
+  /** Our transaction id: the provider's idempotency reference for this operation. */
+  reference: string;
 }
 
 export interface RedirectEnrollment {

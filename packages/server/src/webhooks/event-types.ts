@@ -13,6 +13,10 @@ export const EVENT_TYPES = [
   'payment.dispute.submitted',
   'payment.dispute.won',
   'payment.dispute.lost',
+  'payment.authorized',
+  'payment.captured',
+  'payment.canceled',
+  'payment.refunded',
 ] as const satisfies readonly Schemas['WebhookEventType'][];
 
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -27,6 +31,10 @@ export interface EventEnvelopes {
   'payment.dispute.submitted': Schemas['EventPaymentDisputeSubmitted'];
   'payment.dispute.won': Schemas['EventPaymentDisputeWon'];
   'payment.dispute.lost': Schemas['EventPaymentDisputeLost'];
+  'payment.authorized': Schemas['EventPaymentAuthorized'];
+  'payment.captured': Schemas['EventPaymentCaptured'];
+  'payment.canceled': Schemas['EventPaymentCanceled'];
+  'payment.refunded': Schemas['EventPaymentRefunded'];
 }
 
 /** Any event envelope as POSTed to an endpoint. */

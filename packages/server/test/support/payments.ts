@@ -27,6 +27,8 @@ export const CARDS = {
   providerError: '4507990000000077',
   declined: '4000000000000002',
   chargebackFollows: '4000000000000259',
+  captureFails: '4507990000000085',
+  refundFails: '4507990000000093',
 } as const;
 
 /** A card that expires a few years from now. */
@@ -235,4 +237,44 @@ export async function enrollCard(t: TestServer, customerId: string, number: stri
   const text = await res.text();
   expect(res.status, text).toBe(201);
   return (JSON.parse(text) as { vaulted_token: string }).vaulted_token;
+}
+
+/**
+ * An authorization only (`payment_method.detail.card.capture: false`): PENDING / AUTHORIZED, nothing
+ * captured. Built from paymentBody, so the card's layout is the one createPayment takes.
+ */
+export async function authorizedPayment(t: TestServer, overrides: Parameters<typeof paymentBody>[2] = {}, customerId?: string): Promise<Schemas['Payment']> {
+  const body = paymentBody(t, customerId ?? (await createCustomer(t)), overrides);
+  (body.payment_method.detail!.card as { capture?: boolean }).capture = false;
+  const res = await postPayment(t, body);
+  const text = await res.text();
+  expect(res.status, text).toBe(201);
+  return JSON.parse(text) as Schemas['Payment'];
+}
+
+/** The id of the payment's card transaction (PURCHASE or AUTHORIZE), read back with GET /payments/{id}. */
+export async function cardTransactionId(t: TestServer, paymentId: string): Promise<string> {
+  const payment = await getPayment(t, paymentId);
+  const card = payment.transactions.find((x) => x.type === 'PURCHASE' || x.type === 'AUTHORIZE');
+  if (!card) throw new Error(`payment ${paymentId} has no card transaction`);
+  return card.id;
+}
+
+/**
+ * POST a lifecycle operation over raw HTTP with a fresh idempotency key unless given: `capture`,
+ * `cancel` and `refund` act on a transaction, `cancel-or-refund` on the payment.
+ */
+export function postLifecycle(
+  t: TestServer,
+  paymentId: string,
+  operation: 'capture' | 'cancel' | 'refund' | 'cancel-or-refund',
+  body: unknown = {},
+  init: { transactionId?: string; key?: string } = {},
+): Promise<Response> {
+  const path = operation === 'cancel-or-refund' ? `/payments/${paymentId}/cancel-or-refund` : `/payments/${paymentId}/transactions/${init.transactionId}/${operation}`;
+  return t.fetch(path, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-idempotency-key': init.key ?? randomUUID() },
+    body: JSON.stringify(body),
+  });
 }

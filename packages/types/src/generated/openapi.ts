@@ -120,7 +120,7 @@ export interface paths {
                  */
                 payment_id: components["parameters"]["PaymentId"];
                 /**
-                 * @description The chargeback transaction's `id`.
+                 * @description The transaction's `id` (the chargeback for a dispute, the `AUTHORIZE` transaction for capture and cancel, the `PURCHASE` or `CAPTURE` transaction for a refund).
                  * @example 4b1d9f7c-6e3a-4c82-9a5d-8e0f2b4c6d8a
                  */
                 transaction_id: components["parameters"]["TransactionId"];
@@ -153,6 +153,146 @@ export interface paths {
          *     together).
          */
         patch: operations["addDisputeEvidence"];
+        trace?: never;
+    };
+    "/payments/{payment_id}/transactions/{transaction_id}/capture": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The payment's `id`.
+                 * @example 6c3a8e1f-4d2b-4b95-8f7a-0e2c4a6d8b68
+                 */
+                payment_id: components["parameters"]["PaymentId"];
+                /**
+                 * @description The transaction's `id` (the chargeback for a dispute, the `AUTHORIZE` transaction for capture and cancel, the `PURCHASE` or `CAPTURE` transaction for a refund).
+                 * @example 4b1d9f7c-6e3a-4c82-9a5d-8e0f2b4c6d8a
+                 */
+                transaction_id: components["parameters"]["TransactionId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Capture an authorization
+         * @description Captures an authorization (a payment created with `payment_method.detail.card.capture: false`,
+         *     `PENDING` / `AUTHORIZED`) through the provider. Without `amount` the whole authorization is captured
+         *     (`SUCCEEDED` / `CAPTURED`); a smaller amount makes `SUCCEEDED` / `PARTIALLY_CAPTURED` and releases the
+         *     rest: one capture per authorization. `transaction_id` is the payment's `AUTHORIZE` transaction.
+         *
+         *     Refused, and nothing changes: 409 `INVALID_STATUS` when the payment is not an uncaptured
+         *     authorization; 422 `INVALID_AMOUNT` for more than authorized, another currency or too many decimals;
+         *     422 `PROVIDER_DECLINED` when the provider refuses the capture (the detail says why).
+         */
+        post: operations["capturePayment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/payments/{payment_id}/transactions/{transaction_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The payment's `id`.
+                 * @example 6c3a8e1f-4d2b-4b95-8f7a-0e2c4a6d8b68
+                 */
+                payment_id: components["parameters"]["PaymentId"];
+                /**
+                 * @description The transaction's `id` (the chargeback for a dispute, the `AUTHORIZE` transaction for capture and cancel, the `PURCHASE` or `CAPTURE` transaction for a refund).
+                 * @example 4b1d9f7c-6e3a-4c82-9a5d-8e0f2b4c6d8a
+                 */
+                transaction_id: components["parameters"]["TransactionId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Void an authorization
+         * @description Voids an authorization that was not captured (`PENDING` / `AUTHORIZED`) through the provider:
+         *     the payment becomes `CANCELED` / `CANCELED`, with a `CANCEL` transaction. `transaction_id` is the
+         *     payment's `AUTHORIZE` transaction. Anything else answers 409 `INVALID_STATUS` (refund captured money
+         *     instead); a provider refusal answers 422 `PROVIDER_DECLINED`; nothing changes on either.
+         */
+        post: operations["cancelPayment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/payments/{payment_id}/transactions/{transaction_id}/refund": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The payment's `id`.
+                 * @example 6c3a8e1f-4d2b-4b95-8f7a-0e2c4a6d8b68
+                 */
+                payment_id: components["parameters"]["PaymentId"];
+                /**
+                 * @description The transaction's `id` (the chargeback for a dispute, the `AUTHORIZE` transaction for capture and cancel, the `PURCHASE` or `CAPTURE` transaction for a refund).
+                 * @example 4b1d9f7c-6e3a-4c82-9a5d-8e0f2b4c6d8a
+                 */
+                transaction_id: components["parameters"]["TransactionId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Refund a captured payment
+         * @description Returns captured money to the customer through the provider, as a `REFUND` transaction. Without
+         *     `amount`, everything still refundable (`REFUNDED` / `REFUNDED`); with an amount, a partial refund
+         *     (`SUCCEEDED` / `PARTIALLY_REFUNDED` until the refunds reach the captured amount). Several partial
+         *     refunds are allowed; concurrent ones never add up to more than was captured. `transaction_id` is the
+         *     payment's `PURCHASE` or `CAPTURE` transaction.
+         *
+         *     Refused, and nothing changes: 409 `INVALID_STATUS` when nothing is captured (void an authorization
+         *     with cancel), 409 `CHARGEBACK_IN_PROCESS` while a chargeback is open, 422 `INVALID_AMOUNT` for more
+         *     than is left, another currency or too many decimals, 422 `PROVIDER_DECLINED` when the provider
+         *     refuses the refund.
+         */
+        post: operations["refundPayment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/payments/{payment_id}/cancel-or-refund": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The payment's `id`.
+                 * @example 6c3a8e1f-4d2b-4b95-8f7a-0e2c4a6d8b68
+                 */
+                payment_id: components["parameters"]["PaymentId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel an authorization or refund a capture
+         * @description Whatever undoes the payment in its state: an uncaptured authorization is voided (as cancel; `amount`
+         *     must then be absent or the whole authorization), a captured payment is refunded (as refund: all that
+         *     is left, or `amount`). The same refusals as cancel and refund.
+         */
+        post: operations["cancelOrRefundPayment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/sandbox/payments/{payment_id}/chargebacks": {
@@ -1105,6 +1245,274 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "payment.authorized": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.authorized
+         * @description An authorization succeeded without capture: the payment is `PENDING` / `AUTHORIZED`. POSTed to each enabled endpoint subscribed to `payment.authorized` or `*`, signed per Standard
+         *     Webhooks with the endpoint's secret(s): verify `webhook-signature` over the raw body (for example with
+         *     `verifyWebhook` of @payorch/client or the `standardwebhooks` library), reject a `webhook-timestamp`
+         *     more than 5 minutes off, and deduplicate on `webhook-id` (the event's `id`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description Standard Webhooks message id.
+                     * @example 7e5c3a1b-9d2f-4e68-8a0b-4c6e8f0a2b3d
+                     */
+                    "webhook-id": components["parameters"]["WebhookId"];
+                    /**
+                     * @description Standard Webhooks timestamp (Unix seconds); stale timestamps are rejected.
+                     * @example 1795412645
+                     */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                    /**
+                     * @description Standard Webhooks signature(s), `v1,<base64>` separated by spaces.
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": components["parameters"]["WebhookSignature"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["EventPaymentAuthorized"];
+                };
+            };
+            responses: {
+                /** @description Any 2xx answered within 10 seconds acknowledges the event; it is not sent again. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Any other answer (a 4xx for a signature the receiver rejects, a 5xx, a redirect or no answer) makes the event retried with backoff for about 24 hours. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.captured": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.captured
+         * @description An authorization was captured: the payment is `SUCCEEDED` / `CAPTURED` or `PARTIALLY_CAPTURED`. POSTed to each enabled endpoint subscribed to `payment.captured` or `*`, signed per Standard
+         *     Webhooks with the endpoint's secret(s): verify `webhook-signature` over the raw body (for example with
+         *     `verifyWebhook` of @payorch/client or the `standardwebhooks` library), reject a `webhook-timestamp`
+         *     more than 5 minutes off, and deduplicate on `webhook-id` (the event's `id`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description Standard Webhooks message id.
+                     * @example 7e5c3a1b-9d2f-4e68-8a0b-4c6e8f0a2b3d
+                     */
+                    "webhook-id": components["parameters"]["WebhookId"];
+                    /**
+                     * @description Standard Webhooks timestamp (Unix seconds); stale timestamps are rejected.
+                     * @example 1795412645
+                     */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                    /**
+                     * @description Standard Webhooks signature(s), `v1,<base64>` separated by spaces.
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": components["parameters"]["WebhookSignature"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["EventPaymentCaptured"];
+                };
+            };
+            responses: {
+                /** @description Any 2xx answered within 10 seconds acknowledges the event; it is not sent again. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Any other answer (a 4xx for a signature the receiver rejects, a 5xx, a redirect or no answer) makes the event retried with backoff for about 24 hours. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.canceled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.canceled
+         * @description An authorization was voided: the payment is `CANCELED` / `CANCELED`. POSTed to each enabled endpoint subscribed to `payment.canceled` or `*`, signed per Standard
+         *     Webhooks with the endpoint's secret(s): verify `webhook-signature` over the raw body (for example with
+         *     `verifyWebhook` of @payorch/client or the `standardwebhooks` library), reject a `webhook-timestamp`
+         *     more than 5 minutes off, and deduplicate on `webhook-id` (the event's `id`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description Standard Webhooks message id.
+                     * @example 7e5c3a1b-9d2f-4e68-8a0b-4c6e8f0a2b3d
+                     */
+                    "webhook-id": components["parameters"]["WebhookId"];
+                    /**
+                     * @description Standard Webhooks timestamp (Unix seconds); stale timestamps are rejected.
+                     * @example 1795412645
+                     */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                    /**
+                     * @description Standard Webhooks signature(s), `v1,<base64>` separated by spaces.
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": components["parameters"]["WebhookSignature"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["EventPaymentCanceled"];
+                };
+            };
+            responses: {
+                /** @description Any 2xx answered within 10 seconds acknowledges the event; it is not sent again. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Any other answer (a 4xx for a signature the receiver rejects, a 5xx, a redirect or no answer) makes the event retried with backoff for about 24 hours. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.refunded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.refunded
+         * @description Money was refunded: the payment is `REFUNDED` / `REFUNDED`, or `SUCCEEDED` / `PARTIALLY_REFUNDED` after a partial refund. POSTed to each enabled endpoint subscribed to `payment.refunded` or `*`, signed per Standard
+         *     Webhooks with the endpoint's secret(s): verify `webhook-signature` over the raw body (for example with
+         *     `verifyWebhook` of @payorch/client or the `standardwebhooks` library), reject a `webhook-timestamp`
+         *     more than 5 minutes off, and deduplicate on `webhook-id` (the event's `id`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description Standard Webhooks message id.
+                     * @example 7e5c3a1b-9d2f-4e68-8a0b-4c6e8f0a2b3d
+                     */
+                    "webhook-id": components["parameters"]["WebhookId"];
+                    /**
+                     * @description Standard Webhooks timestamp (Unix seconds); stale timestamps are rejected.
+                     * @example 1795412645
+                     */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                    /**
+                     * @description Standard Webhooks signature(s), `v1,<base64>` separated by spaces.
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": components["parameters"]["WebhookSignature"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["EventPaymentRefunded"];
+                };
+            };
+            responses: {
+                /** @description Any 2xx answered within 10 seconds acknowledges the event; it is not sent again. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Any other answer (a 4xx for a signature the receiver rejects, a 5xx, a redirect or no answer) makes the event retried with backoff for about 24 hours. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -1945,6 +2353,173 @@ export interface components {
             created_at: string;
             data: components["schemas"]["EventChargebackData"];
         };
+        /** @description Captures an authorization (a payment created with `payment_method.detail.card.capture: false`). Without `amount` the whole authorized amount is captured; with a smaller amount the rest of the authorization is released (one capture per authorization). */
+        CaptureRequest: {
+            amount?: components["schemas"]["TransactionAmountRequest"];
+            /** @description The merchant's reference of this capture (defaults to the payment's merchant_order_id). */
+            merchant_reference?: string;
+            /** @description Why the capture is made, for example PRODUCT_CONFIRMED. */
+            reason?: string;
+            /** @description Free text about the capture. */
+            description?: string;
+        };
+        /** @description Voids an authorization that was not captured; nothing is charged to the customer. */
+        CancelRequest: {
+            /** @description The merchant's reference of this cancellation (defaults to the payment's merchant_order_id). */
+            merchant_reference?: string;
+            /**
+             * @description Why the authorization is canceled.
+             * @enum {string}
+             */
+            reason?: "DUPLICATE" | "FRAUDULENT" | "REQUESTED_BY_CUSTOMER";
+            /** @description Free text about the cancellation. */
+            description?: string;
+        };
+        /** @description Refunds captured money. Without `amount` everything still refundable is refunded; with an amount, a partial refund (several are allowed, up to the captured amount). Also the body of cancel-or-refund, where `amount` only applies when the payment is captured. */
+        RefundRequest: {
+            amount?: components["schemas"]["TransactionAmountRequest"];
+            /** @description The merchant's reference of this refund (defaults to the payment's merchant_order_id). */
+            merchant_reference?: string;
+            /**
+             * @description Why the money is returned (`REVERSE` is accepted and treated as REQUESTED_BY_CUSTOMER; there are no split recipients).
+             * @enum {string}
+             */
+            reason?: "DUPLICATE" | "FRAUDULENT" | "REQUESTED_BY_CUSTOMER" | "REVERSE";
+            /** @description Free text about the refund. */
+            description?: string;
+        };
+        /** @description The `payment.authorized` event. An authorization succeeded without capture: the payment is `PENDING` / `AUTHORIZED`. Sent as the body of a signed POST to every enabled webhook endpoint subscribed to it (or to `*`). */
+        EventPaymentAuthorized: {
+            /**
+             * Format: uuid
+             * @description The event's id; also the `webhook-id` header. The same on every retry and redelivery, so deduplicate on it.
+             */
+            id: string;
+            /**
+             * @description The kind of resource the event is about (Yuno's `type`).
+             * @constant
+             */
+            type: "payment";
+            /**
+             * @description What happened (Yuno's `type_event`); the event type endpoints subscribe to.
+             * @constant
+             */
+            type_event: "payment.authorized";
+            /** @description The account the resource belongs to, when it belongs to one. */
+            account_id: string | null;
+            /** @description How many earlier delivery attempts of this event to this endpoint there were (0 on the first). */
+            retry: number;
+            /**
+             * @description Version of the envelope and data shapes.
+             * @constant
+             */
+            version: 1;
+            /**
+             * Format: date-time
+             * @description When the event happened (the state change it announces).
+             */
+            created_at: string;
+            data: components["schemas"]["EventPaymentData"];
+        };
+        /** @description The `payment.captured` event. An authorization was captured: the payment is `SUCCEEDED` / `CAPTURED` or `PARTIALLY_CAPTURED`. Sent as the body of a signed POST to every enabled webhook endpoint subscribed to it (or to `*`). */
+        EventPaymentCaptured: {
+            /**
+             * Format: uuid
+             * @description The event's id; also the `webhook-id` header. The same on every retry and redelivery, so deduplicate on it.
+             */
+            id: string;
+            /**
+             * @description The kind of resource the event is about (Yuno's `type`).
+             * @constant
+             */
+            type: "payment";
+            /**
+             * @description What happened (Yuno's `type_event`); the event type endpoints subscribe to.
+             * @constant
+             */
+            type_event: "payment.captured";
+            /** @description The account the resource belongs to, when it belongs to one. */
+            account_id: string | null;
+            /** @description How many earlier delivery attempts of this event to this endpoint there were (0 on the first). */
+            retry: number;
+            /**
+             * @description Version of the envelope and data shapes.
+             * @constant
+             */
+            version: 1;
+            /**
+             * Format: date-time
+             * @description When the event happened (the state change it announces).
+             */
+            created_at: string;
+            data: components["schemas"]["EventPaymentData"];
+        };
+        /** @description The `payment.canceled` event. An authorization was voided: the payment is `CANCELED` / `CANCELED`. Sent as the body of a signed POST to every enabled webhook endpoint subscribed to it (or to `*`). */
+        EventPaymentCanceled: {
+            /**
+             * Format: uuid
+             * @description The event's id; also the `webhook-id` header. The same on every retry and redelivery, so deduplicate on it.
+             */
+            id: string;
+            /**
+             * @description The kind of resource the event is about (Yuno's `type`).
+             * @constant
+             */
+            type: "payment";
+            /**
+             * @description What happened (Yuno's `type_event`); the event type endpoints subscribe to.
+             * @constant
+             */
+            type_event: "payment.canceled";
+            /** @description The account the resource belongs to, when it belongs to one. */
+            account_id: string | null;
+            /** @description How many earlier delivery attempts of this event to this endpoint there were (0 on the first). */
+            retry: number;
+            /**
+             * @description Version of the envelope and data shapes.
+             * @constant
+             */
+            version: 1;
+            /**
+             * Format: date-time
+             * @description When the event happened (the state change it announces).
+             */
+            created_at: string;
+            data: components["schemas"]["EventPaymentData"];
+        };
+        /** @description The `payment.refunded` event. Money was refunded: the payment is `REFUNDED` / `REFUNDED`, or `SUCCEEDED` / `PARTIALLY_REFUNDED` after a partial refund. Sent as the body of a signed POST to every enabled webhook endpoint subscribed to it (or to `*`). */
+        EventPaymentRefunded: {
+            /**
+             * Format: uuid
+             * @description The event's id; also the `webhook-id` header. The same on every retry and redelivery, so deduplicate on it.
+             */
+            id: string;
+            /**
+             * @description The kind of resource the event is about (Yuno's `type`).
+             * @constant
+             */
+            type: "payment";
+            /**
+             * @description What happened (Yuno's `type_event`); the event type endpoints subscribe to.
+             * @constant
+             */
+            type_event: "payment.refunded";
+            /** @description The account the resource belongs to, when it belongs to one. */
+            account_id: string | null;
+            /** @description How many earlier delivery attempts of this event to this endpoint there were (0 on the first). */
+            retry: number;
+            /**
+             * @description Version of the envelope and data shapes.
+             * @constant
+             */
+            version: 1;
+            /**
+             * Format: date-time
+             * @description When the event happened (the state change it announces).
+             */
+            created_at: string;
+            data: components["schemas"]["EventPaymentData"];
+        };
         /**
          * @description ISO 3166-1 alpha-2 country code (the full set of assigned codes).
          * @enum {string}
@@ -2150,6 +2725,8 @@ export interface components {
             security_code: string;
             /** @description Card brand (for example VISA, MASTERCARD). Optional; when given it must match the brand detected from the IIN (else 422 INVALID_CARD). */
             brand?: string;
+            /** @description `false` authorizes only (payment `PENDING` / `AUTHORIZED`, transaction `AUTHORIZE`); capture it later with the capture operation or void it with cancel. `true` (the default) authorizes and captures at once. */
+            capture?: boolean;
         };
         /** @description Raw payment method data for POST /payments (PCI certified merchants only). */
         CreatePaymentMethodDetail: {
@@ -2773,6 +3350,13 @@ export interface components {
             monitors: boolean;
             condition: components["schemas"]["PaymentRoutingCondition"];
         };
+        /** @description The amount of a capture or a refund, in major units of the payment's currency (`30.5` means 30.50). The currency must be the payment's, and the value at most what is left to capture or refund, with at most the currency's ISO 4217 minor-unit decimals (else 422 `INVALID_AMOUNT`). */
+        TransactionAmountRequest: {
+            /** @description ISO 4217 currency code; must be the payment's. */
+            currency: string;
+            /** @description Greater than zero, at most 99,999,999,999. */
+            value: number;
+        };
         /** @description The chargeback the provider received from the issuer. */
         ProviderChargebackNotificationData: {
             /**
@@ -2793,12 +3377,12 @@ export interface components {
          * @description An event type to receive, or `*` for every event type (including ones added later).
          * @enum {string}
          */
-        WebhookEventSubscription: "*" | "enrollment.enrolled" | "enrollment.declined" | "payment.succeeded" | "payment.declined" | "payment.chargeback" | "payment.dispute.submitted" | "payment.dispute.won" | "payment.dispute.lost";
+        WebhookEventSubscription: "*" | "enrollment.enrolled" | "enrollment.declined" | "payment.succeeded" | "payment.declined" | "payment.chargeback" | "payment.dispute.submitted" | "payment.dispute.won" | "payment.dispute.lost" | "payment.authorized" | "payment.captured" | "payment.canceled" | "payment.refunded";
         /**
          * @description An event type a webhook endpoint can receive (the envelope's `type_event`).
          * @enum {string}
          */
-        WebhookEventType: "enrollment.enrolled" | "enrollment.declined" | "payment.succeeded" | "payment.declined" | "payment.chargeback" | "payment.dispute.submitted" | "payment.dispute.won" | "payment.dispute.lost";
+        WebhookEventType: "enrollment.enrolled" | "enrollment.declined" | "payment.succeeded" | "payment.declined" | "payment.chargeback" | "payment.dispute.submitted" | "payment.dispute.won" | "payment.dispute.lost" | "payment.authorized" | "payment.captured" | "payment.canceled" | "payment.refunded";
         /** @description One HTTP attempt to deliver an event to an endpoint. */
         WebhookDeliveryAttempt: {
             /** @description 1 for the first attempt, then counting every retry and redelivery. */
@@ -2825,7 +3409,7 @@ export interface components {
             customer_id: string;
             payment_method: components["schemas"]["EnrolledPaymentMethod"];
         };
-        /** @description The data of `payment.succeeded` and `payment.declined`; the payment as getPayment answers it at the time of the event. */
+        /** @description The data of `payment.succeeded`, `payment.declined`, `payment.authorized`, `payment.captured`, `payment.canceled` and `payment.refunded`; the payment as getPayment answers it at the time of the event. */
         EventPaymentData: {
             payment: components["schemas"]["Payment"];
         };
@@ -2888,7 +3472,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The idempotency key is still executing (`REQUEST_IN_PROCESS`, with `Retry-After`), or the state does not allow it (`INVALID_STATUS`). */
+        /** @description The idempotency key is still executing (`REQUEST_IN_PROCESS`, with `Retry-After`), or the state does not allow it (`INVALID_STATUS`; `CHARGEBACK_IN_PROCESS` for a refund while a chargeback is open). */
         Conflict: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2955,7 +3539,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description Well-formed but unacceptable — `INVALID_CARD`, `INVALID_EVIDENCE` (including evidence past a dispute's caps of 20 documents and 10 MiB decoded), `IDEMPOTENCY_KEY_REUSED`. */
+        /** @description Well-formed but unacceptable — `INVALID_AMOUNT` (a capture or refund over what is left, in another currency or with too many decimals), `PROVIDER_DECLINED` (the provider refused a capture, void or refund; the payment is unchanged), `INVALID_CARD`, `INVALID_EVIDENCE` (including evidence past a dispute's caps of 20 documents and 10 MiB decoded), `IDEMPOTENCY_KEY_REUSED`. */
         UnprocessableEntity: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3052,7 +3636,7 @@ export interface components {
          */
         PaymentId: string;
         /**
-         * @description The chargeback transaction's `id`.
+         * @description The transaction's `id` (the chargeback for a dispute, the `AUTHORIZE` transaction for capture and cancel, the `PURCHASE` or `CAPTURE` transaction for a refund).
          * @example 4b1d9f7c-6e3a-4c82-9a5d-8e0f2b4c6d8a
          */
         TransactionId: string;
@@ -3407,7 +3991,7 @@ export interface operations {
                  */
                 payment_id: components["parameters"]["PaymentId"];
                 /**
-                 * @description The chargeback transaction's `id`.
+                 * @description The transaction's `id` (the chargeback for a dispute, the `AUTHORIZE` transaction for capture and cancel, the `PURCHASE` or `CAPTURE` transaction for a refund).
                  * @example 4b1d9f7c-6e3a-4c82-9a5d-8e0f2b4c6d8a
                  */
                 transaction_id: components["parameters"]["TransactionId"];
@@ -3465,7 +4049,7 @@ export interface operations {
                  */
                 payment_id: components["parameters"]["PaymentId"];
                 /**
-                 * @description The chargeback transaction's `id`.
+                 * @description The transaction's `id` (the chargeback for a dispute, the `AUTHORIZE` transaction for capture and cancel, the `PURCHASE` or `CAPTURE` transaction for a refund).
                  * @example 4b1d9f7c-6e3a-4c82-9a5d-8e0f2b4c6d8a
                  */
                 transaction_id: components["parameters"]["TransactionId"];
@@ -3495,6 +4079,229 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    capturePayment: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description A caller-generated key (1–255 printable ASCII characters, a UUID is ideal) that makes a retry safe.
+                 *     Scoped to the organization and kept 24 hours.
+                 * @example 8e0f2b1c-6d4a-4f3e-9b2a-7c5d1e3f9a0b
+                 */
+                "X-Idempotency-Key": components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The payment's `id`.
+                 * @example 6c3a8e1f-4d2b-4b95-8f7a-0e2c4a6d8b68
+                 */
+                payment_id: components["parameters"]["PaymentId"];
+                /**
+                 * @description The transaction's `id` (the chargeback for a dispute, the `AUTHORIZE` transaction for capture and cancel, the `PURCHASE` or `CAPTURE` transaction for a refund).
+                 * @example 4b1d9f7c-6e3a-4c82-9a5d-8e0f2b4c6d8a
+                 */
+                transaction_id: components["parameters"]["TransactionId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CaptureRequest"];
+            };
+        };
+        responses: {
+            /** @description The payment after the capture (retrieval shape); the new `CAPTURE` transaction is the last of `transactions`. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Payment"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    cancelPayment: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description A caller-generated key (1–255 printable ASCII characters, a UUID is ideal) that makes a retry safe.
+                 *     Scoped to the organization and kept 24 hours.
+                 * @example 8e0f2b1c-6d4a-4f3e-9b2a-7c5d1e3f9a0b
+                 */
+                "X-Idempotency-Key": components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The payment's `id`.
+                 * @example 6c3a8e1f-4d2b-4b95-8f7a-0e2c4a6d8b68
+                 */
+                payment_id: components["parameters"]["PaymentId"];
+                /**
+                 * @description The transaction's `id` (the chargeback for a dispute, the `AUTHORIZE` transaction for capture and cancel, the `PURCHASE` or `CAPTURE` transaction for a refund).
+                 * @example 4b1d9f7c-6e3a-4c82-9a5d-8e0f2b4c6d8a
+                 */
+                transaction_id: components["parameters"]["TransactionId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CancelRequest"];
+            };
+        };
+        responses: {
+            /** @description The canceled payment (retrieval shape); the new `CANCEL` transaction is the last of `transactions`. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Payment"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    refundPayment: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description A caller-generated key (1–255 printable ASCII characters, a UUID is ideal) that makes a retry safe.
+                 *     Scoped to the organization and kept 24 hours.
+                 * @example 8e0f2b1c-6d4a-4f3e-9b2a-7c5d1e3f9a0b
+                 */
+                "X-Idempotency-Key": components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The payment's `id`.
+                 * @example 6c3a8e1f-4d2b-4b95-8f7a-0e2c4a6d8b68
+                 */
+                payment_id: components["parameters"]["PaymentId"];
+                /**
+                 * @description The transaction's `id` (the chargeback for a dispute, the `AUTHORIZE` transaction for capture and cancel, the `PURCHASE` or `CAPTURE` transaction for a refund).
+                 * @example 4b1d9f7c-6e3a-4c82-9a5d-8e0f2b4c6d8a
+                 */
+                transaction_id: components["parameters"]["TransactionId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RefundRequest"];
+            };
+        };
+        responses: {
+            /** @description The payment after the refund (retrieval shape); the new `REFUND` transaction is the last of `transactions`. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Payment"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    cancelOrRefundPayment: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description A caller-generated key (1–255 printable ASCII characters, a UUID is ideal) that makes a retry safe.
+                 *     Scoped to the organization and kept 24 hours.
+                 * @example 8e0f2b1c-6d4a-4f3e-9b2a-7c5d1e3f9a0b
+                 */
+                "X-Idempotency-Key": components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The payment's `id`.
+                 * @example 6c3a8e1f-4d2b-4b95-8f7a-0e2c4a6d8b68
+                 */
+                payment_id: components["parameters"]["PaymentId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RefundRequest"];
+            };
+        };
+        responses: {
+            /** @description The payment after the cancellation or refund (retrieval shape); the new `CANCEL` or `REFUND` transaction is the last of `transactions`. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Payment"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];

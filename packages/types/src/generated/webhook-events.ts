@@ -22,6 +22,14 @@ export interface WebhookEventMap {
     "payment.dispute.won": components["schemas"]["EventPaymentDisputeWon"];
     /** The dispute was lost: the payment is `CHARGEBACK` / `LOST`. */
     "payment.dispute.lost": components["schemas"]["EventPaymentDisputeLost"];
+    /** An authorization succeeded without capture: the payment is `PENDING` / `AUTHORIZED`. */
+    "payment.authorized": components["schemas"]["EventPaymentAuthorized"];
+    /** An authorization was captured: the payment is `SUCCEEDED` / `CAPTURED` or `PARTIALLY_CAPTURED`. */
+    "payment.captured": components["schemas"]["EventPaymentCaptured"];
+    /** An authorization was voided: the payment is `CANCELED` / `CANCELED`. */
+    "payment.canceled": components["schemas"]["EventPaymentCanceled"];
+    /** Money was refunded: the payment is `REFUNDED` / `REFUNDED`, or `SUCCEEDED` / `PARTIALLY_REFUNDED` after a partial refund. */
+    "payment.refunded": components["schemas"]["EventPaymentRefunded"];
 }
 
 /** Every `type_event` a webhook endpoint can receive. */

@@ -6,6 +6,7 @@ import {
   type ChargebackEvent,
   type DisputeEvidenceAck,
   type DisputeEvidenceForward,
+  type FollowUp,
   type PaymentProvider,
   type ProviderCard,
   type ProviderCardInfo,
@@ -66,6 +67,22 @@ export class SandboxProvider implements PaymentProvider {
 
   async purchase(input: { card: ProviderCard; amount: string; currency: string; reference: string; description: string }): Promise<ProviderResult> {
     return this.answer('PURCHASE', input.card, input.amount, input.currency, input.reference);
+  }
+
+  async authorize(input: { card: ProviderCard; amount: string; currency: string; reference: string; description: string }): Promise<ProviderResult> {
+    return this.answer('AUTHORIZE', input.card, input.amount, input.currency, input.reference);
+  }
+
+  async capture(input: FollowUp): Promise<ProviderResult> {
+    return this.followUp('CAPTURE', input);
+  }
+
+  async void(input: FollowUp): Promise<ProviderResult> {
+    return this.followUp('VOID', input);
+  }
+
+  async refund(input: FollowUp): Promise<ProviderResult> {
+    return this.followUp('REFUND', input);
   }
 
   async forwardDisputeEvidence(input: DisputeEvidenceForward): Promise<DisputeEvidenceAck> {
@@ -162,9 +179,47 @@ export class SandboxProvider implements PaymentProvider {
     return this.db;
   }
 
-  private answer(kind: 'VERIFY' | 'PURCHASE', card: ProviderCard, amount: string, currency: string, reference: string): ProviderResult {
-    const b = behaviourOf(card.number);
+  /**
+   * Capture, void or refund of an earlier transaction. The sandbox keeps no state of its own: what it must
+   * remember about the card (a test card that fails its capture or refund) is written into the id it gave
+   * the authorization, as a real acquirer finds it in its own records.
+   */
+  private followUp(kind: 'CAPTURE' | 'VOID' | 'REFUND', input: FollowUp): ProviderResult {
+    const fails = (kind === 'CAPTURE' && input.providerTransactionId.startsWith(CAPTURE_FAILS)) || (kind === 'REFUND' && input.providerTransactionId.startsWith(REFUND_FAILS));
     const providerTransactionId = `sbx_txn_${randomBytes(8).toString('hex')}`;
+    const [responseCode, responseMessage, iso] = fails
+      ? kind === 'CAPTURE'
+        ? (['CAPTURE_DECLINED', 'The acquirer refused the capture: the authorization is no longer valid', ['12', 'Invalid transaction']] as const)
+        : (['REFUND_DECLINED', 'The acquirer refused the refund: the merchant account cannot be debited', ['57', 'Transaction not permitted to cardholder']] as const)
+      : (['SUCCEEDED', 'Transaction successful', ['00', 'Approved or completed successfully']] as const);
+    return {
+      outcome: fails ? 'DECLINED' : 'SUCCEEDED',
+      providerTransactionId,
+      responseCode,
+      responseMessage,
+      iso8583ResponseCode: iso[0],
+      iso8583ResponseMessage: iso[1],
+      merchantAdviceCode: null,
+      merchantAdviceCodeMessage: null,
+      authorizationCode: null,
+      retrievalReferenceNumber: String(randomInt(100_000_000_000, 999_999_999_999)),
+      rawResponse: {
+        id: providerTransactionId,
+        type: kind,
+        reference: input.reference,
+        original_transaction_id: input.providerTransactionId,
+        amount: { value: input.amount, currency: input.currency },
+        status: fails ? 'DECLINED' : 'APPROVED',
+        response: { code: iso[0], message: iso[1] },
+        processed_at: new Date().toISOString(),
+      },
+    };
+  }
+
+  private answer(kind: 'VERIFY' | 'PURCHASE' | 'AUTHORIZE', card: ProviderCard, amount: string, currency: string, reference: string): ProviderResult {
+    const b = behaviourOf(card.number);
+    const marker = b.failsOn === 'CAPTURE' ? CAPTURE_FAILS : b.failsOn === 'REFUND' ? REFUND_FAILS : 'sbx_txn_';
+    const providerTransactionId = `${marker}${randomBytes(8).toString('hex')}`;
     const succeeded = b.outcome === 'SUCCEEDED';
     const authorizationCode = succeeded ? String(randomInt(100000, 999999)) : null;
     const retrievalReferenceNumber = String(randomInt(100_000_000_000, 999_999_999_999));
@@ -207,6 +262,10 @@ export class SandboxProvider implements PaymentProvider {
     };
   }
 }
+
+/** Id prefixes of authorizations whose capture, or refund, the sandbox will refuse (test cards …0085, …0093). */
+const CAPTURE_FAILS = 'sbx_txn_cf_';
+const REFUND_FAILS = 'sbx_txn_rf_';
 
 /** The sandbox's BIN table: every test card is issued by the same bank. */
 function binInfo(brand: string): ProviderCardInfo {

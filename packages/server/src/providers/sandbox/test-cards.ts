@@ -9,6 +9,8 @@ export interface TestCardBehaviour {
   iso8583: [code: string, message: string];
   merchantAdvice: [code: string, message: string] | null;
   chargebackFollows?: boolean;
+  /** The authorization or purchase succeeds, and then the provider refuses this follow-up operation. */
+  failsOn?: 'CAPTURE' | 'REFUND';
 }
 
 const approved: TestCardBehaviour = {
@@ -45,6 +47,8 @@ export const TEST_CARDS: Readonly<Record<string, TestCardBehaviour>> = {
   },
   '4000000000000002': declined('DECLINED', 'Transaction declined', ['05', 'Do not honor'], null),
   '4000000000000259': { ...approved, chargebackFollows: true },
+  '4507990000000085': { ...approved, failsOn: 'CAPTURE' },
+  '4507990000000093': { ...approved, failsOn: 'REFUND' },
 };
 
 export function behaviourOf(pan: string): TestCardBehaviour {

@@ -28,6 +28,8 @@ export interface PaymentFixture {
   id: string;
   customerId: string;
   providerTransactionId: string | null;
+  /** The card transaction (PURCHASE, or AUTHORIZE with `capture: false`). */
+  transactionId: string;
 }
 
 export class Fixtures {
@@ -70,7 +72,7 @@ export class Fixtures {
   }
 
   /** A payment by raw card data (the sandbox organization is PCI certified), so it needs no vault. */
-  async payment({ card = '4507990000000002', amount = 150.5 } = {}): Promise<PaymentFixture> {
+  async payment({ card = '4507990000000002', amount = 150.5, capture = true } = {}): Promise<PaymentFixture> {
     const customerId = await this.customer();
     const ex = await this.call('createPayment', {
       body: {
@@ -82,13 +84,16 @@ export class Fixtures {
         customer_payer: { id: customerId },
         payment_method: {
           type: 'CARD',
-          detail: { card: { number: card, holder_name: 'JOAO SILVA', expiration_month: 12, expiration_year: EXPIRY_YEAR, security_code: '123' } },
+          detail: { card: { number: card, holder_name: 'JOAO SILVA', expiration_month: 12, expiration_year: EXPIRY_YEAR, security_code: '123', ...(capture ? {} : { capture }) } },
         },
         workflow: 'DIRECT',
       },
     });
-    const payment = ex.body as { id: string; transactions?: { provider_data?: { transaction_id?: string | null } | null }[] };
-    return { id: payment.id, customerId, providerTransactionId: payment.transactions?.[0]?.provider_data?.transaction_id ?? null };
+    const payment = ex.body as { id: string };
+    // The card transaction as getPayment lists it (the create answer's shape is not relied on).
+    const read = await this.call('getPayment', { params: { payment_id: payment.id } });
+    const first = (read.body as { transactions: { id: string; provider_data?: { transaction_id?: string | null } | null }[] }).transactions[0]!;
+    return { id: payment.id, customerId, providerTransactionId: first.provider_data?.transaction_id ?? null, transactionId: first.id };
   }
 
   /** A payment IN_DISPUTE / RECEIVED and its CHARGEBACK transaction. */
@@ -196,6 +201,19 @@ export const PREPARE: Record<string, Prepare> = {
     const amount = (ex as { amount?: number } | undefined)?.amount ?? 150.5;
     return { params: { payment_id: (await fx.payment({ amount: Math.max(150.5, amount) })).id }, body: ex };
   },
+  capturePayment: async (fx, ex) => {
+    const p = await fx.payment({ capture: false });
+    return { params: { payment_id: p.id, transaction_id: p.transactionId }, body: ex };
+  },
+  cancelPayment: async (fx, ex) => {
+    const p = await fx.payment({ capture: false });
+    return { params: { payment_id: p.id, transaction_id: p.transactionId }, body: ex };
+  },
+  refundPayment: async (fx, ex) => {
+    const p = await fx.payment();
+    return { params: { payment_id: p.id, transaction_id: p.transactionId }, body: ex };
+  },
+  cancelOrRefundPayment: async (fx, ex) => ({ params: { payment_id: (await fx.payment()).id }, body: ex }),
   resolveSandboxDispute: async (fx, ex) => ({ params: { payment_id: (await fx.disputed()).paymentId }, body: ex }),
   receiveProviderNotification: async (fx, ex) => {
     const payment = await fx.payment();
@@ -232,6 +250,21 @@ export const CONFLICT: Record<string, (fx: Fixtures, example: unknown, done: Req
   },
   // A second chargeback (a new notification id) for a payment already in dispute.
   receiveProviderNotification: async (_fx, _ex, done) => ({ ...done, body: fillIds(done.body, { id: `ntf_conf_${freshKey()}` }) }),
+  // A capture or a cancel of a purchase (already captured), a refund of an authorization (nothing captured).
+  capturePayment: async (fx, ex) => {
+    const p = await fx.payment();
+    return { params: { payment_id: p.id, transaction_id: p.transactionId }, body: ex };
+  },
+  cancelPayment: async (fx, ex) => {
+    const p = await fx.payment();
+    return { params: { payment_id: p.id, transaction_id: p.transactionId }, body: ex };
+  },
+  refundPayment: async (fx, ex) => {
+    const p = await fx.payment({ capture: false });
+    return { params: { payment_id: p.id, transaction_id: p.transactionId }, body: ex };
+  },
+  // Nothing to cancel or refund on a declined payment.
+  cancelOrRefundPayment: async (fx, ex) => ({ params: { payment_id: (await fx.payment({ card: '4000000000000002' })).id }, body: ex }),
   // No redelivery to a disabled endpoint.
   redeliverWebhookDelivery: async (fx, _ex, done) => {
     await fx.call('updateWebhookEndpoint', { params: { webhook_endpoint_id: done.params!.webhook_endpoint_id! }, body: { enabled: false } });
