@@ -128,7 +128,7 @@ describe('paymentMethods, payments and disputes', () => {
         customer_payer: { id: customerId },
         payment_method: vaultedToken
           ? { type: 'CARD', vaulted_token: vaultedToken }
-          : { type: 'CARD', detail: { card: { number: '4507990000000002', holder_name: 'GRACE HOPPER', security_code: '123', ...futureExpiry() } } },
+          : { type: 'CARD', detail: { card: { card_data: { number: '4507990000000002', holder_name: 'GRACE HOPPER', security_code: '123', ...futureExpiry() } } } },
       }),
     );
     expect(rec.last().headers.get('x-idempotency-key')).toMatch(/^[0-9a-f-]{36}$/);

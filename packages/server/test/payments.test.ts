@@ -187,12 +187,12 @@ for (const backend of backends()) {
       { name: 'neither vaulted_token nor detail', mutate: (b) => ({ ...b, payment_method: { type: 'CARD' } }), field: '/body/payment_method' },
       {
         name: 'both vaulted_token and detail',
-        mutate: (b) => ({ ...b, payment_method: { type: 'CARD', vaulted_token: randomUUID(), detail: { card: rawCard(CARDS.approved) } } }),
+        mutate: (b) => ({ ...b, payment_method: { type: 'CARD', vaulted_token: randomUUID(), detail: { card: { card_data: rawCard(CARDS.approved) } } } }),
         field: '/body/payment_method',
       },
-      { name: 'card number with spaces', mutate: (b) => ({ ...b, payment_method: { type: 'CARD', detail: { card: rawCard('4507 9900 0000 0002') } } }), field: '/body/payment_method/detail/card/number' },
-      { name: 'expiration_month 13', mutate: (b) => ({ ...b, payment_method: { type: 'CARD', detail: { card: rawCard(CARDS.approved, { expiration_month: 13 }) } } }), field: '/body/payment_method/detail/card/expiration_month' },
-      { name: 'four-digit expiration_year', mutate: (b) => ({ ...b, payment_method: { type: 'CARD', detail: { card: rawCard(CARDS.approved, { expiration_year: 2030 }) } } }), field: '/body/payment_method/detail/card/expiration_year' },
+      { name: 'card number with spaces', mutate: (b) => ({ ...b, payment_method: { type: 'CARD', detail: { card: { card_data: rawCard('4507 9900 0000 0002') } } } }), field: '/body/payment_method/detail/card/card_data/number' },
+      { name: 'expiration_month 13', mutate: (b) => ({ ...b, payment_method: { type: 'CARD', detail: { card: { card_data: rawCard(CARDS.approved, { expiration_month: 13 }) } } } }), field: '/body/payment_method/detail/card/card_data/expiration_month' },
+      { name: 'four-digit expiration_year', mutate: (b) => ({ ...b, payment_method: { type: 'CARD', detail: { card: { card_data: rawCard(CARDS.approved, { expiration_year: 2030 }) } } } }), field: '/body/payment_method/detail/card/card_data/expiration_year' },
       { name: 'unknown field', mutate: (b) => ({ ...b, amout: 1 }), field: '/body/amout' },
       { name: 'unknown field in additional_data', mutate: (b) => ({ ...b, additional_data: { hotel: {} } }), field: '/body/additional_data/hotel' },
       { name: 'transportations not null', mutate: (b) => ({ ...b, additional_data: { transportations: [] } }), field: '/body/additional_data/transportations' },
@@ -329,17 +329,17 @@ for (const backend of backends()) {
       await expectProblem(res, 415, 'UNSUPPORTED_MEDIA_TYPE');
     });
 
-    const invalidCards: { name: string; card: Schemas['CreatePaymentCard']; field: string }[] = [
-      { name: 'fails Luhn', card: rawCard('4507990000000003'), field: '/body/payment_method/detail/card/number' },
-      { name: 'unknown brand', card: rawCard('9999999999999995'), field: '/body/payment_method/detail/card/number' },
-      { name: 'brand mismatch', card: rawCard(CARDS.approved, { brand: 'MASTERCARD' }), field: '/body/payment_method/detail/card/brand' },
-      { name: 'expired', card: rawCard(CARDS.approved, { expiration_month: 1, expiration_year: 20 }), field: '/body/payment_method/detail/card/expiration_year' },
-      { name: '4-digit CVV on a Visa', card: rawCard(CARDS.approved, { security_code: '1234' }), field: '/body/payment_method/detail/card/security_code' },
-      { name: '3-digit CVV on an Amex', card: rawCard('378282246310005', { security_code: '123' }), field: '/body/payment_method/detail/card/security_code' },
+    const invalidCards: { name: string; card: Schemas['CreatePaymentCardData']; field: string }[] = [
+      { name: 'fails Luhn', card: rawCard('4507990000000003'), field: '/body/payment_method/detail/card/card_data/number' },
+      { name: 'unknown brand', card: rawCard('9999999999999995'), field: '/body/payment_method/detail/card/card_data/number' },
+      { name: 'brand mismatch', card: rawCard(CARDS.approved, { brand: 'MASTERCARD' }), field: '/body/payment_method/detail/card/card_data/brand' },
+      { name: 'expired', card: rawCard(CARDS.approved, { expiration_month: 1, expiration_year: 20 }), field: '/body/payment_method/detail/card/card_data/expiration_year' },
+      { name: '4-digit CVV on a Visa', card: rawCard(CARDS.approved, { security_code: '1234' }), field: '/body/payment_method/detail/card/card_data/security_code' },
+      { name: '3-digit CVV on an Amex', card: rawCard('378282246310005', { security_code: '123' }), field: '/body/payment_method/detail/card/card_data/security_code' },
     ];
 
     it.each(invalidCards)('422 INVALID_CARD names the field: $name', async ({ card, field }) => {
-      const body = paymentBody(t, await createCustomer(t), { payment_method: { type: 'CARD', detail: { card } } });
+      const body = paymentBody(t, await createCustomer(t), { payment_method: { type: 'CARD', detail: { card: { card_data: card } } } });
       const res = await postPayment(t, body);
       const text = await res.clone().text();
       const problem = await expectProblem(res, 422, 'INVALID_CARD');

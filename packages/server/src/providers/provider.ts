@@ -117,7 +117,8 @@ export interface PaymentProvider {
   /** A zero-amount verification of a card (enrollment `verify`). */
   verify(input: { card: ProviderCard; currency: string | null; reference: string }): Promise<ProviderResult>;
   /** An authorization with capture. `amount` is a decimal string in major units. */
-  purchase(input: { card: ProviderCard; amount: string; currency: string; reference: string; description: string }): Promise<ProviderResult>;
+  /** `softDescriptor`: the merchant's text for the cardholder's statement, when given. */
+  purchase(input: { card: ProviderCard; amount: string; currency: string; reference: string; description: string; softDescriptor?: string | null }): Promise<ProviderResult>;
   /**
    * Hands dispute evidence to the provider (who sends it on to the issuer). Resolves once the provider
    * acknowledged it; throws when it could not be reached (the caller retries with the same reference).

@@ -30,7 +30,7 @@ export const CARDS = {
 } as const;
 
 /** A card that expires a few years from now. */
-export function rawCard(number: string, overrides: Partial<Schemas['CreatePaymentCard']> = {}): Schemas['CreatePaymentCard'] {
+export function rawCard(number: string, overrides: Partial<Schemas['CreatePaymentCardData']> = {}): Schemas['CreatePaymentCardData'] {
   return {
     number,
     holder_name: 'JOHN DOE',
@@ -69,7 +69,7 @@ export function paymentBody(
     merchant_order_id: `ORDER-${randomUUID().slice(0, 8)}`,
     amount: { currency: 'BRL', value: 150.5 },
     customer_payer: { id: customerId },
-    payment_method: { type: 'CARD', detail: { card: rawCard(card) } },
+    payment_method: { type: 'CARD', detail: { card: { card_data: rawCard(card) } } },
     ...rest,
   };
 }

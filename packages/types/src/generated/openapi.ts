@@ -1312,6 +1312,12 @@ export interface components {
              * @description Where the customer is sent back after an asynchronous step (for example 3-D Secure).
              */
             callback_url?: string;
+            /** @description Merchant's reference of this payment attempt; recorded on its transaction (`merchant_reference`). */
+            merchant_reference?: string;
+            checkout?: components["schemas"]["CreatePaymentCheckout"];
+            fraud_screening?: components["schemas"]["CreatePaymentFraudScreening"];
+            /** @description How a marketplace payment is shared among recipients; stored. */
+            split_marketplace?: components["schemas"]["CreatePaymentSplit"][];
             metadata?: components["schemas"]["Metadata"];
             additional_data?: components["schemas"]["AdditionalData"];
         };
@@ -2128,16 +2134,68 @@ export interface components {
             /** @description Amount to charge, greater than zero (at most 99,999,999,999 so that every amount stays exact). */
             value: number;
         };
-        /** @description The paying customer, by the id returned by POST /customers (404 CUSTOMER_NOT_FOUND when unknown). */
+        /** @description What the merchant has verified about the payer; stored with the payment. */
+        PayerValidations: {
+            account_is_verified?: boolean;
+            email_is_verified?: boolean;
+            phone_is_verified?: boolean;
+        };
+        /** @description A device fingerprint collected for one fraud-screening provider (request form). */
+        PayerDeviceFingerprint: {
+            /** @description The fraud-screening provider, for example CLEARSALE. */
+            provider_id: string;
+            id: string;
+        };
+        /** @description Browser data of the payer (request form; used for 3-D Secure and fraud screening). */
+        PayerBrowserInfo: {
+            user_agent?: string;
+            accept_header?: string;
+            accept_content?: string;
+            accept_browser?: string;
+            color_depth?: string;
+            screen_height?: string;
+            screen_width?: string;
+            javascript_enabled?: boolean;
+            java_enabled?: boolean;
+            browser_time_difference?: string;
+            language?: string;
+            platform?: string;
+        };
+        /** @description The payer. With `id`, an enrolled customer of the organization (404 CUSTOMER_NOT_FOUND when unknown); the payment records the customer and the inline fields given here override the customer's own for this payment. Without `id`, the payment has no enrolled customer and records the inline fields alone (paying with `vaulted_token` or `vault_on_success` needs an `id`). Stored with the payment and returned. */
         CreatePaymentCustomerPayer: {
             /**
              * Format: uuid
-             * @description Identifier of the customer.
+             * @description Identifier of the customer (POST /customers).
              */
-            id: string;
+            id?: string;
+            /** @description The merchant's own identifier of the customer. */
+            merchant_customer_id?: string;
+            /**
+             * Format: date-time
+             * @description When the customer was created in the merchant's system (RFC 3339).
+             */
+            merchant_customer_created_at?: string;
+            merchant_customer_validations?: components["schemas"]["PayerValidations"];
+            first_name?: string;
+            last_name?: string;
+            /** @description Commonly M, F, NB, NA, NK or U. */
+            gender?: string;
+            /** Format: date */
+            date_of_birth?: string;
+            /** Format: email */
+            email?: string;
+            nationality?: components["schemas"]["CountryCode"];
+            /** @description IPv4 or IPv6 address of the payer's device. */
+            ip_address?: string;
+            device_fingerprints?: components["schemas"]["PayerDeviceFingerprint"][];
+            browser_info?: components["schemas"]["PayerBrowserInfo"];
+            document?: components["schemas"]["Document"];
+            phone?: components["schemas"]["Phone"];
+            billing_address?: components["schemas"]["Address"];
+            shipping_address?: components["schemas"]["Address"];
         };
-        /** @description Raw card data for a payment (PCI certified merchants only). The PAN and the security code are never returned or logged; the security code is never stored. */
-        CreatePaymentCard: {
+        /** @description Raw card data of a payment (PCI certified merchants only), under `payment_method.detail.card.card_data` as Yuno nests it (the same place an enrollment takes it). The PAN and the security code are never returned or logged; the security code is never stored. */
+        CreatePaymentCardData: {
             /** @description Card number (PAN), digits only without spaces. The server also checks Luhn, the brand detected from the IIN and expiry (422 INVALID_CARD). Never returned or logged. */
             number: string;
             /** @description Cardholder name as printed on the card. */
@@ -2150,15 +2208,71 @@ export interface components {
             security_code: string;
             /** @description Card brand (for example VISA, MASTERCARD). Optional; when given it must match the brand detected from the IIN (else 422 INVALID_CARD). */
             brand?: string;
+            /**
+             * @description Card type as the merchant knows it (CREDIT or DEBIT); the issuer's answer, when known, wins on the payment.
+             * @enum {string}
+             */
+            type?: "CREDIT" | "DEBIT";
+        };
+        /** @description 3-D Secure data of a card payment: a setup id from an earlier 3DS step, or the result of an authentication made elsewhere. Accepted and stored; the sandbox acquirer does not run 3-D Secure. */
+        CreatePaymentThreeDSecure: {
+            three_d_secure_setup_id?: string;
+            /** @description 3-D Secure protocol version, for example 2.2.0. */
+            version?: string;
+            electronic_commerce_indicator?: string;
+            cryptogram?: string;
+            transaction_id?: string;
+            directory_server_transaction_id?: string;
+        };
+        /** @description Credential-on-file data of a card payment (a card the merchant keeps for later payments); passed to the acquirer, stored and returned. */
+        CreatePaymentStoredCredentials: {
+            /** @enum {string} */
+            reason?: "CARD_ON_FILE" | "SUBSCRIPTION" | "UNSCHEDULED_CARD_ON_FILE";
+            /**
+             * @description FIRST for the first use of the stored card, USED afterwards.
+             * @enum {string}
+             */
+            usage?: "FIRST" | "USED";
+            subscription_agreement_id?: string;
+            network_transaction_id?: string;
+        };
+        /** @description When an authorization is captured or canceled automatically (an ISO 8601 duration such as P7D); stored, not acted on by the sandbox. */
+        CreatePaymentDelaySettings: {
+            delay?: string;
+            simplified_mode?: boolean;
+        };
+        /** @description Card options and raw card data of a payment. `card_data` holds the card itself; the other fields say how to process it. Stored with the payment and returned under `payment_method.payment_method_detail.card`. */
+        CreatePaymentCard: {
+            card_data: components["schemas"]["CreatePaymentCardData"];
+            /**
+             * @description true (the default): authorize and capture in one step. false: authorize only, capture later.
+             * @default true
+             */
+            capture?: boolean;
+            /**
+             * @description Whether the payment only verifies the card (a zero-amount check); stored and returned.
+             * @default false
+             */
+            verify?: boolean;
+            /** @description Number of installments (1 when not given); stored and returned, the sandbox acquirer charges the whole amount. */
+            installments?: number;
+            /** @description Months before the first installment is charged; stored and returned. */
+            first_installment_deferral?: number;
+            /** @description Text on the cardholder's statement, passed to the acquirer and returned. */
+            soft_descriptor?: string;
+            three_d_secure?: components["schemas"]["CreatePaymentThreeDSecure"];
+            stored_credentials?: components["schemas"]["CreatePaymentStoredCredentials"];
+            delayed_capture_settings?: components["schemas"]["CreatePaymentDelaySettings"];
+            delayed_cancel_settings?: components["schemas"]["CreatePaymentDelaySettings"];
         };
         /** @description Raw payment method data for POST /payments (PCI certified merchants only). */
         CreatePaymentMethodDetail: {
             card: components["schemas"]["CreatePaymentCard"];
         };
-        /** @description How the customer pays: a card, either by `vaulted_token` (a card enrolled for this customer) or by raw card data in `detail.card` (PCI certified merchants only, else 403 PCI_CERTIFICATION_REQUIRED). Exactly one of `vaulted_token` and `detail` must be given; the server checks this (400 INVALID_REQUEST). */
+        /** @description How the customer pays: a card, either by `vaulted_token` (a card enrolled for this customer) or by raw card data in `detail.card.card_data` (PCI certified merchants only, else 403 PCI_CERTIFICATION_REQUIRED). Exactly one of `vaulted_token` and `detail` must be given; the server checks this (400 INVALID_REQUEST). */
         CreatePaymentMethod: {
             /**
-             * @description Payment method type; only CARD is supported.
+             * @description Payment method type. Only CARD is processed; any other type (PIX, wallets, cash, ...) is refused with 400 naming this field.
              * @enum {string}
              */
             type: "CARD";
@@ -2168,6 +2282,35 @@ export interface components {
              */
             vaulted_token?: string;
             detail?: components["schemas"]["CreatePaymentMethodDetail"];
+            /**
+             * @description With raw card data and an enrolled payer (`customer_payer.id`): when the payment succeeds, the card is enrolled for the customer and the payment returns its `vaulted_token`.
+             * @default false
+             */
+            vault_on_success?: boolean;
+        };
+        /** @description Checkout session the payment belongs to, when the merchant uses one; stored and returned in `checkout.session`. */
+        CreatePaymentCheckout: {
+            session?: string;
+        };
+        /** @description Fraud-screening options; stored. The sandbox runs no fraud screening. */
+        CreatePaymentFraudScreening: {
+            stand_alone?: boolean;
+        };
+        /** @description One share of a marketplace payment (split_marketplace); stored with the payment, not settled by the sandbox. */
+        CreatePaymentSplit: {
+            recipient_id?: string;
+            provider_recipient_id?: string;
+            description?: string;
+            /** @enum {string} */
+            type: "PURCHASE" | "PAYMENTFEE" | "VAT" | "COMMISSION" | "MARKETPLACE";
+            merchant_reference?: string;
+            recipient_type?: string;
+            amount?: components["schemas"]["CreatePaymentAmount"];
+            liability?: {
+                /** @enum {string} */
+                processing_fee?: "MERCHANT" | "RECIPIENT" | "SHARED";
+                chargebacks?: boolean;
+            };
         };
         /** @description Where and by whom an airline ticket was issued. */
         AirlineTicketIssue: {
@@ -2175,11 +2318,8 @@ export interface components {
             carrier_prefix_code?: string | null;
             travel_agent_code?: string | null;
             travel_agent_name?: string | null;
-            /**
-             * Format: date
-             * @description Issue date, YYYY-MM-DD.
-             */
-            date?: string | null;
+            /** @description Issue date, a date (YYYY-MM-DD) or a date-time (RFC 3339, as Yuno sends it); returned as given. */
+            date?: ((string | unknown | unknown) | null) | unknown | unknown;
             /** @description Street address of the issuing office. */
             address?: string | null;
             city?: string | null;
@@ -2612,9 +2752,9 @@ export interface components {
         CustomerPayer: {
             /**
              * Format: uuid
-             * @description Identifier of the customer (created with POST /customers).
+             * @description Identifier of the customer (created with POST /customers); null when the payer was given inline without one.
              */
-            id: string;
+            id: string | null;
             /** @description The merchant's own identifier of the customer. */
             merchant_customer_id: string | null;
             first_name: string | null;

@@ -82,7 +82,7 @@ export class Fixtures {
         customer_payer: { id: customerId },
         payment_method: {
           type: 'CARD',
-          detail: { card: { number: card, holder_name: 'JOAO SILVA', expiration_month: 12, expiration_year: EXPIRY_YEAR, security_code: '123' } },
+          detail: { card: { card_data: { number: card, holder_name: 'JOAO SILVA', expiration_month: 12, expiration_year: EXPIRY_YEAR, security_code: '123' } } },
         },
         workflow: 'DIRECT',
       },
