@@ -14,7 +14,7 @@ import { problem } from '../http/problems.js';
 import type { ProviderResult } from '../providers/provider.js';
 import { tenancyRepository } from '../tenancy/repository.js';
 import { resolveCard, type CardSourceProblem, type ResolvedCard } from './card-source.js';
-import { toApiPayment, transactionMethodOf } from './mapper.js';
+import { toCreatedPayment, transactionMethodOf } from './mapper.js';
 import { toDecimal } from './money.js';
 import { recordPaymentOutcome } from './events.js';
 import { enqueueSandboxChargeback } from './outbox-topics.js';
@@ -25,7 +25,7 @@ import { payerOf } from './payer.js';
 import { vaultOnSuccess, type VaultOnSuccessContext } from './vault-on-success.js';
 
 export type CreatePaymentOutcome =
-  | { ok: true; payment: Schemas['Payment'] }
+  | { ok: true; payment: Schemas['CreatedPayment'] }
   | {
       ok: false;
       problem:
@@ -177,7 +177,7 @@ export async function createPayment(
     }
   }
 
-  return { ok: true, payment: toApiPayment(payment, [purchase], null, { rawResponse: false }) };
+  return { ok: true, payment: toCreatedPayment(payment, purchase, [purchase]) };
 }
 
 /** The payment's method as recorded: masked card data plus what the provider answered. */

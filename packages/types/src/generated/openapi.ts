@@ -1321,6 +1321,58 @@ export interface components {
             metadata?: components["schemas"]["Metadata"];
             additional_data?: components["schemas"]["AdditionalData"];
         };
+        /** @description A payment as POST /payments returns it (Yuno's create shape): the transaction the request made is the single Transaction object under `transactions`, `transactions_history` lists the payment's transactions (for a new payment, that one), and the create-only members (split_marketplace, fraud_screening, payment_link_id, subscription_code, routing_rules, simplified_mode) are present; `taxes` and `split` are not. GET /payments/{payment_id} returns the retrieval shape (Payment). Every field is present; unknown values are null, except `amount.currency_conversion`, which may be absent. */
+        CreatedPayment: {
+            /**
+             * Format: uuid
+             * @description Payment identifier, assigned by the service.
+             */
+            id: string;
+            /** @description The merchant account the payment belongs to. */
+            account_id: string;
+            /** @description Merchant's description of the payment, as given at creation. */
+            description: string;
+            country: components["schemas"]["CountryCode"];
+            status: components["schemas"]["PaymentStatus"];
+            sub_status: components["schemas"]["PaymentSubStatus"];
+            /** @description Merchant's own order reference, as given at creation. */
+            merchant_order_id: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            amount: components["schemas"]["PaymentAmount"];
+            checkout: components["schemas"]["PaymentCheckout"];
+            payment_method: components["schemas"]["PaymentMethod"];
+            customer_payer: components["schemas"]["CustomerPayer"];
+            /** @description Industry data as given at creation; null when none was given. */
+            additional_data: components["schemas"]["AdditionalData"] | null;
+            /** @description The transaction this request made (PURCHASE). */
+            transactions: components["schemas"]["Transaction"];
+            /** @description The payment's transactions, oldest first (Yuno's create response lists transactions here, not status changes). */
+            transactions_history: components["schemas"]["Transaction"][];
+            /** @description The marketplace split as given in the request (`split_marketplace`), stored and not settled by the sandbox; empty when none. */
+            split_marketplace: {
+                [key: string]: unknown;
+            }[];
+            /** @description Where the customer is sent back after an asynchronous step, as given at creation. */
+            callback_url: string | null;
+            /**
+             * @description Integration workflow of the payment.
+             * @enum {string}
+             */
+            workflow: "DIRECT" | "SDK_CHECKOUT";
+            metadata: components["schemas"]["Metadata"];
+            /** @description Result of fraud screening, any JSON value; null when no screening ran. */
+            fraud_screening: unknown;
+            /** @description Payment link the payment was made from; an empty string when none. */
+            payment_link_id: string;
+            /** @description Subscription the payment belongs to; null when none. */
+            subscription_code: string | null;
+            routing_rules: components["schemas"]["PaymentRoutingRules"];
+            /** @description Whether the payment was processed in simplified mode. */
+            simplified_mode: boolean;
+        };
         /** @description A payment as returned on creation (POST /payments) and retrieval (GET /payments/{payment_id}), interface spec 2.1 and 4.5: `transactions` is an array, newest last. Every field is present (unknown values are null) except `amount.currency_conversion`, which may be absent. */
         Payment: {
             /**
@@ -2856,6 +2908,21 @@ export interface components {
             /** @description Connection name, when known. */
             name: string | null;
         };
+        /** @description The routing condition that matched the payment. */
+        PaymentRoutingCondition: {
+            /** @description Identifier of the routing condition. */
+            id: number;
+            name: string | null;
+            description: string | null;
+        };
+        /** @description Routing applied to the payment (dispute response only). */
+        PaymentRoutingRules: {
+            /** @description Whether smart routing chose the provider. */
+            smart_routing: boolean;
+            /** @description Whether routing monitors were applied. */
+            monitors: boolean;
+            condition: components["schemas"]["PaymentRoutingCondition"];
+        };
         /** @description One recorded status change of a payment (returned with `transactions_history=true`). */
         PaymentHistoryEntry: {
             /**
@@ -2897,21 +2964,6 @@ export interface components {
             content_category: components["schemas"]["DisputeEvidenceCategory"];
             /** @description The PDF file, base64-encoded (RFC 4648 standard alphabet, with padding). The schema only bounds the length (1,398,104 characters encode 1,048,576 bytes); the server then checks that it is strict base64, that it decodes to at most 1,048,576 bytes and that the bytes are a PDF (`%PDF-` header, `%%EOF` trailer), else 422 INVALID_EVIDENCE. */
             content: string;
-        };
-        /** @description The routing condition that matched the payment. */
-        PaymentRoutingCondition: {
-            /** @description Identifier of the routing condition. */
-            id: number;
-            name: string | null;
-            description: string | null;
-        };
-        /** @description Routing applied to the payment (dispute response only). */
-        PaymentRoutingRules: {
-            /** @description Whether smart routing chose the provider. */
-            smart_routing: boolean;
-            /** @description Whether routing monitors were applied. */
-            monitors: boolean;
-            condition: components["schemas"]["PaymentRoutingCondition"];
         };
         /** @description The chargeback the provider received from the issuer. */
         ProviderChargebackNotificationData: {
@@ -3442,7 +3494,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The processed payment (retrieval shape). */
+            /** @description The processed payment in Yuno's create shape (`transactions` is the transaction just made). */
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -3453,7 +3505,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Payment"];
+                    "application/json": components["schemas"]["CreatedPayment"];
                 };
             };
             400: components["responses"]["BadRequest"];

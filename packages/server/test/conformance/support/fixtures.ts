@@ -87,8 +87,9 @@ export class Fixtures {
         workflow: 'DIRECT',
       },
     });
-    const payment = ex.body as { id: string; transactions?: { provider_data?: { transaction_id?: string | null } | null }[] };
-    return { id: payment.id, customerId, providerTransactionId: payment.transactions?.[0]?.provider_data?.transaction_id ?? null };
+    // The create response carries the purchase itself under `transactions`.
+    const payment = ex.body as { id: string; transactions?: { provider_data?: { transaction_id?: string | null } | null } };
+    return { id: payment.id, customerId, providerTransactionId: payment.transactions?.provider_data?.transaction_id ?? null };
   }
 
   /** A payment IN_DISPUTE / RECEIVED and its CHARGEBACK transaction. */
