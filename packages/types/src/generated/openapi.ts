@@ -2114,12 +2114,44 @@ export interface components {
             /** @description Card brand (for example VISA, MASTERCARD). Optional; when given it must match the brand detected from the IIN (else 422 INVALID_CARD). */
             brand?: string;
         };
+        /** @description Browser data of the payer (request form; used for 3-D Secure and fraud screening). */
+        PayerBrowserInfo: {
+            user_agent?: string;
+            accept_header?: string;
+            accept_content?: string;
+            accept_browser?: string;
+            color_depth?: string;
+            screen_height?: string;
+            screen_width?: string;
+            javascript_enabled?: boolean;
+            java_enabled?: boolean;
+            browser_time_difference?: string;
+            language?: string;
+            platform?: string;
+        };
         /** @description Payer references attached to an enrollment request. */
         EnrollCustomerPayer: {
             /** @description Merchant's code for the payer. */
             code?: string;
             /** @description The organization's external identifier of the customer. */
             organization_customer_external_id?: string;
+            /** Format: email */
+            email?: string;
+            /** @description IPv4 or IPv6 address of the payer's device. */
+            ip_address?: string;
+            browser_info?: components["schemas"]["PayerBrowserInfo"];
+        };
+        /** @description The debit mandate the account holder gave the merchant; stored sealed with the bank details. */
+        EnrollMandate: {
+            id?: string;
+            /** @description Free text about the mandate. */
+            info?: string;
+            received_status?: string;
+            existing_status?: string;
+            /** Format: date-time */
+            created_at?: string;
+            /** Format: date-time */
+            updated_at?: string;
         };
         /** @description Vaulting options and details of a non-card payment method (for example a bank account) being enrolled. */
         EnrollPaymentMethodOptions: {
@@ -2139,20 +2171,27 @@ export interface components {
                     beneficiary_document_type?: string;
                     /** @description Number of the beneficiary's identity document. */
                     beneficiary_document?: string;
+                    /** @description The bank's routing number (ABA for ACH). */
+                    routing_number?: string;
+                    /** @description The account number as the merchant shows it, masked (for example ****6789). */
+                    bank_account_mask_number?: string;
+                    mandate?: components["schemas"]["EnrollMandate"];
                 };
             };
         };
-        /** @description Provider token to enroll (token migration or provider-token enrollment); use must be agreed with the service's commercial contact. */
+        /** @description A provider's token to enroll (token migration or provider-token enrollment), with Yuno's names: `id` the provider, `payment_method_token` its token, `connection_id` the connection it belongs to. Use must be agreed with the service's commercial contact. The token is stored sealed and never returned. */
         EnrollProviderData: {
             /**
              * @description Where the provider token comes from.
              * @enum {string}
              */
             token_source: "PROVIDER_API" | "MIGRATION_FILE" | "PROVIDER_TOKEN";
-            /** @description Identifier of the provider that issued the token. */
-            provider_id: string;
+            /** @description Identifier of the provider that issued the token, for example DLOCAL. */
+            id: string;
             /** @description The provider's token for the payment method. */
-            token: string;
+            payment_method_token: string;
+            /** @description The merchant's connection with that provider. */
+            connection_id?: string;
         };
         /** @description Request a zero-amount verify transaction through the provider of the CARD route before vaulting. */
         EnrollVerify: {
@@ -2163,6 +2202,7 @@ export interface components {
             vault_on_success?: boolean;
             /** @description ISO 4217 currency of the verify transaction; the enrollment country's currency when omitted. */
             currency?: string;
+            metadata?: components["schemas"]["Metadata"];
         };
         /** @description Recurring or subscription billing metadata for the enrolled method. */
         EnrollRecurringPayment: {
@@ -2197,21 +2237,6 @@ export interface components {
             /** @description The fraud-screening provider, for example CLEARSALE. */
             provider_id: string;
             id: string;
-        };
-        /** @description Browser data of the payer (request form; used for 3-D Secure and fraud screening). */
-        PayerBrowserInfo: {
-            user_agent?: string;
-            accept_header?: string;
-            accept_content?: string;
-            accept_browser?: string;
-            color_depth?: string;
-            screen_height?: string;
-            screen_width?: string;
-            javascript_enabled?: boolean;
-            java_enabled?: boolean;
-            browser_time_difference?: string;
-            language?: string;
-            platform?: string;
         };
         /** @description The payer. With `id`, an enrolled customer of the organization (404 CUSTOMER_NOT_FOUND when unknown); the payment records the customer and the inline fields given here override the customer's own for this payment. Without `id`, the payment has no enrolled customer and records the inline fields alone (paying with `vaulted_token` or `vault_on_success` needs an `id`). Stored with the payment and returned. */
         CreatePaymentCustomerPayer: {
