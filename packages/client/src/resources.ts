@@ -47,7 +47,7 @@ export interface PayorchResources {
   };
   payments: {
     /** Creates and processes a payment synchronously (a decline is a payment with status `DECLINED`). Idempotent. */
-    create(body: Schemas['CreatePaymentRequest'], options?: IdempotentCallOptions): Promise<Schemas['Payment']>;
+    create(body: Schemas['CreatePaymentRequest'], options?: IdempotentCallOptions): Promise<Schemas['CreatedPayment']>;
     /** A payment with all its transactions. */
     retrieve(paymentId: string, query?: GetPaymentQuery, options?: CallOptions): Promise<Schemas['Payment']>;
     /** Captures an authorization (`capture: false` payment), all of it or `amount`. Idempotent. */

@@ -191,7 +191,7 @@ describe('vault, payments and disputes (one flow, in order)', () => {
   it('createPayment: 201 SUCCEEDED, with a generated idempotency key', async () => {
     const payment_method: Schemas['CreatePaymentRequest']['payment_method'] = vaultedToken
       ? { type: 'CARD', vaulted_token: vaultedToken }
-      : { type: 'CARD', detail: { card: { number: '4507990000000002', holder_name: 'ADA LOVELACE', security_code: '123', ...futureExpiry() } } };
+      : { type: 'CARD', detail: { card: { card_data: { number: '4507990000000002', holder_name: 'ADA LOVELACE', security_code: '123', ...futureExpiry() } } } };
     const result = await expectImplementedOr501(
       'createPayment',
       client.POST('/payments', {
@@ -299,7 +299,7 @@ describe('payment lifecycle: capture, cancel, refund, cancel-or-refund', () => {
         merchant_order_id: unique('lifecycle-order'),
         amount: { currency: 'BRL', value },
         customer_payer: { id: customer.data!.id },
-        payment_method: { type: 'CARD', detail: { card: { number: '4507990000000002', holder_name: 'ADA LOVELACE', security_code: '123', ...futureExpiry(), capture: false } } },
+        payment_method: { type: 'CARD', detail: { card: { card_data: { number: '4507990000000002', holder_name: 'ADA LOVELACE', security_code: '123', ...futureExpiry() }, capture: false } } },
       } as never,
     });
     expect(created.response.status).toBe(201);
@@ -407,7 +407,7 @@ describe('webhook endpoints and verifyWebhook on real deliveries', () => {
           merchant_order_id: unique('hook-order'),
           amount: { currency: 'BRL', value: 12 },
           customer_payer: { id: customer.data!.id },
-          payment_method: { type: 'CARD', detail: { card: { number: '4507990000000002', holder_name: 'ADA', security_code: '123', ...futureExpiry() } } },
+          payment_method: { type: 'CARD', detail: { card: { card_data: { number: '4507990000000002', holder_name: 'ADA', security_code: '123', ...futureExpiry() } } } },
         },
       }),
       201,

@@ -128,7 +128,7 @@ describe('paymentMethods, payments and disputes', () => {
         customer_payer: { id: customerId },
         payment_method: vaultedToken
           ? { type: 'CARD', vaulted_token: vaultedToken }
-          : { type: 'CARD', detail: { card: { number: '4507990000000002', holder_name: 'GRACE HOPPER', security_code: '123', ...futureExpiry() } } },
+          : { type: 'CARD', detail: { card: { card_data: { number: '4507990000000002', holder_name: 'GRACE HOPPER', security_code: '123', ...futureExpiry() } } } },
       }),
     );
     expect(rec.last().headers.get('x-idempotency-key')).toMatch(/^[0-9a-f-]{36}$/);
@@ -176,7 +176,7 @@ describe('payments.capture, refund, cancelOrRefund and cancel', () => {
       merchant_order_id: unique('res-auth-order'),
       amount: { currency: 'BRL', value: 80 },
       customer_payer: { id: customer.id },
-      payment_method: { type: 'CARD', detail: { card: { number: '4507990000000002', holder_name: 'GRACE HOPPER', security_code: '123', ...futureExpiry(), capture: false } } },
+      payment_method: { type: 'CARD', detail: { card: { card_data: { number: '4507990000000002', holder_name: 'GRACE HOPPER', security_code: '123', ...futureExpiry() }, capture: false } } },
     });
     const read = await payorch.payments.retrieve(payment.id);
     expect(read).toMatchObject({ status: 'PENDING', sub_status: 'AUTHORIZED' });

@@ -108,6 +108,13 @@ describe('X-Idempotency-Key', () => {
 });
 
 describe('results', () => {
+  it('payments.create answers Yuno’s create shape: `transactions` is the one transaction just made', async () => {
+    const created = await payorch.payments.create(annotatedBody, { idempotencyKey: 'order-2' });
+    expectTypeOf(created).toEqualTypeOf<Schemas['CreatedPayment']>();
+    expectTypeOf(created.transactions.id).toBeString();
+    expectTypeOf(created.transactions_history).toBeArray();
+  });
+
   it('narrows { data, error } on either side', async () => {
     const { data, error, response } = await payorch.GET('/payments/{payment_id}', { params: { path: { payment_id } } });
     expectTypeOf(response).toEqualTypeOf<Response>();

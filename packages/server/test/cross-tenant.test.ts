@@ -40,11 +40,11 @@ interface A {
   token: string;
   paymentKey: string;
   /** SUCCEEDED, paid with the vaulted token: a leaked chargeback injection would answer 201. */
-  paid: Schemas['Payment'];
+  paid: Schemas['CreatedPayment'];
   /** IN_DISPUTE / RECEIVED: a leaked dispute would answer 200. */
-  chargedBack: { payment: Schemas['Payment']; chargeback: Schemas['Transaction'] };
+  chargedBack: { payment: Schemas['CreatedPayment']; chargeback: Schemas['Transaction'] };
   /** IN_DISPUTE / PENDING_REVIEW: leaked evidence or a leaked resolution would answer 200. */
-  disputed: { payment: Schemas['Payment']; chargeback: Schemas['Transaction'] };
+  disputed: { payment: Schemas['CreatedPayment']; chargeback: Schemas['Transaction'] };
   endpoint: Schemas['WebhookEndpointCreated'];
   delivery: Schemas['WebhookDelivery'];
   /** PENDING / AUTHORIZED: a leaked capture or cancel would answer 200. */
@@ -258,8 +258,8 @@ for (const backend of backends()) {
       const paymentKey = randomUUID();
       const paidRes = await postPayment(t, paymentBody(t, customerId, { payment_method: { type: 'CARD', vaulted_token: token } }), { key: paymentKey });
       expect(paidRes.status).toBe(201);
-      const paid = (await paidRes.json()) as Schemas['Payment'];
-      expect(paid.transactions).toHaveLength(1);
+      const paid = (await paidRes.json()) as Schemas['CreatedPayment'];
+      expect(paid.transactions.type).toBe('PURCHASE');
       const chargedBackPayment = await createPayment(t, {}, customerId);
       const chargedBack = { payment: chargedBackPayment, chargeback: await injectChargeback(t, chargedBackPayment.id) };
       const disputedPayment = await createPayment(t, {}, customerId);

@@ -67,7 +67,7 @@ async function traffic(p: ServerProcess, creds: Credentials): Promise<void> {
     await post(`/customers/${customer.id}/payment-methods`, { account_id: creds.account_id, country: 'BR', type: 'CARD', card_data: rawCard(CARDS.approved) }, 201);
     await post('/payments', {
       account_id: creds.account_id, description: 'Order', country: 'BR', merchant_order_id: `ORDER-${i}`, amount: { currency: 'BRL', value: 10 },
-      customer_payer: { id: customer.id }, payment_method: { type: 'CARD', detail: { card: rawCard(CARDS.approved) } },
+      customer_payer: { id: customer.id }, payment_method: { type: 'CARD', detail: { card: { card_data: rawCard(CARDS.approved) } } },
     }, 201);
   }
 }

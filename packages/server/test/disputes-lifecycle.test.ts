@@ -81,7 +81,7 @@ for (const backend of backends()) {
       // 1. A successful payment.
       const created = await createPayment(t);
       expect(created).toMatchObject({ status: 'SUCCEEDED', sub_status: 'APPROVED' });
-      expect(created.transactions.map((x) => [x.type, x.status])).toEqual([['PURCHASE', 'SUCCEEDED']]);
+      expect([created.transactions].map((x) => [x.type, x.status])).toEqual([['PURCHASE', 'SUCCEEDED']]);
 
       // 2. The provider notifies a chargeback (signed, over HTTP).
       const notified = await postNotification(t, await signedNotification(t, chargebackNotification(created)));

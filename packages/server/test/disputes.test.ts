@@ -172,13 +172,13 @@ for (const backend of backends()) {
     it('409 INVALID_STATUS: disputing the PURCHASE transaction', async () => {
       const { payment } = await chargedBackPayment(t);
       const before = await getPayment(t, payment.id, '?transactions_history=true');
-      await expectProblem(await postDispute(t, payment.id, payment.transactions[0]!.id, { evidence: [evidence()] }), 409, 'INVALID_STATUS');
+      await expectProblem(await postDispute(t, payment.id, payment.transactions.id, { evidence: [evidence()] }), 409, 'INVALID_STATUS');
       await expectNothingWritten(t, before);
     });
 
     it('409 INVALID_STATUS: a payment without a chargeback (its purchase), and a second dispute of the same chargeback', async () => {
       const plain = await createPayment(t);
-      await expectProblem(await postDispute(t, plain.id, plain.transactions[0]!.id, { evidence: [evidence()] }), 409, 'INVALID_STATUS');
+      await expectProblem(await postDispute(t, plain.id, plain.transactions.id, { evidence: [evidence()] }), 409, 'INVALID_STATUS');
       const { payment, chargeback } = await chargedBackPayment(t);
       expect((await postDispute(t, payment.id, chargeback.id, { evidence: [evidence()] })).status).toBe(200);
       await expectProblem(await postDispute(t, payment.id, chargeback.id, { evidence: [evidence()] }), 409, 'INVALID_STATUS');
@@ -250,7 +250,7 @@ for (const backend of backends()) {
     it('409 INVALID_STATUS: no dispute yet (RECEIVED); the purchase transaction', async () => {
       const { payment, chargeback } = await chargedBackPayment(t);
       await expectProblem(await postDispute(t, payment.id, chargeback.id, { evidence: [evidence()] }, { method: 'PATCH' }), 409, 'INVALID_STATUS');
-      await expectProblem(await postDispute(t, payment.id, payment.transactions[0]!.id, { evidence: [evidence()] }, { method: 'PATCH' }), 409, 'INVALID_STATUS');
+      await expectProblem(await postDispute(t, payment.id, payment.transactions.id, { evidence: [evidence()] }, { method: 'PATCH' }), 409, 'INVALID_STATUS');
       expect(await evidenceRows(t, payment.id)).toHaveLength(0);
     });
 
@@ -285,7 +285,7 @@ for (const backend of backends()) {
     const resolve = (paymentId: string, body: unknown, init: RequestInit & { credentials_?: false } = {}) =>
       t.fetch(`/sandbox/payments/${paymentId}/disputes/resolve`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), ...init });
 
-    async function disputed(): Promise<{ payment: Schemas['Payment']; chargeback: Schemas['Transaction'] }> {
+    async function disputed(): Promise<{ payment: Schemas['CreatedPayment']; chargeback: Schemas['Transaction'] }> {
       const c = await chargedBackPayment(t);
       expect((await postDispute(t, c.payment.id, c.chargeback.id, { evidence: [evidence()] })).status).toBe(200);
       return c;

@@ -140,7 +140,7 @@ for (const backend of backends()) {
       expect(await notificationRows(t, payment.id)).toBe(0);
     });
 
-    const badBodies: { name: string; body: (p: Schemas['Payment']) => Record<string, unknown>; field: string }[] = [
+    const badBodies: { name: string; body: (p: Schemas['CreatedPayment']) => Record<string, unknown>; field: string }[] = [
       { name: 'unknown type', body: (p) => ({ ...chargebackNotification(p), type: 'REFUND' }), field: '/body/type' },
       { name: 'unknown member', body: (p) => ({ ...chargebackNotification(p), extra: 1 }), field: '/body/extra' },
       { name: 'payment_id not a uuid', body: (p) => chargebackNotification(p, { payment_id: 'nope' }), field: '/body/data/payment_id' },

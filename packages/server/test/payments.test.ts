@@ -18,6 +18,13 @@ const PAYMENT_FIELDS = [
   'callback_url', 'workflow', 'metadata',
 ].sort();
 
+/** Yuno's create shape: no taxes or split; the create-only members instead. */
+const CREATED_FIELDS = [
+  'id', 'account_id', 'description', 'country', 'status', 'sub_status', 'merchant_order_id', 'created_at', 'updated_at', 'amount',
+  'checkout', 'payment_method', 'customer_payer', 'additional_data', 'transactions', 'transactions_history', 'split_marketplace',
+  'callback_url', 'workflow', 'metadata', 'fraud_screening', 'payment_link_id', 'subscription_code', 'routing_rules', 'simplified_mode',
+].sort();
+
 const additionalData = {
   airline: {
     pnr: 'ABC123',
@@ -64,7 +71,7 @@ for (const backend of backends()) {
   describe(`createPayment on ${backend}`, () => {
     const t = useServer(backend);
 
-    it('201: a raw-card payment succeeds with every field of the retrieval shape', async () => {
+    it('201: a raw-card payment succeeds with every field of Yuno’s create shape', async () => {
       const customerId = await createCustomer(t);
       const body = paymentBody(t, customerId, {
         callback_url: 'https://shop.example.com/return',
@@ -74,9 +81,9 @@ for (const backend of backends()) {
       });
       const res = await postPayment(t, body);
       expect(res.status).toBe(201);
-      const p = (await res.json()) as Schemas['Payment'];
-      expectSchema('Payment', p);
-      expect(Object.keys(p).sort()).toEqual(PAYMENT_FIELDS);
+      const p = (await res.json()) as Schemas['CreatedPayment'];
+      expectSchema('CreatedPayment', p);
+      expect(Object.keys(p).sort()).toEqual(CREATED_FIELDS);
       expect(p).toMatchObject({
         account_id: t.sandbox.account_id,
         description: body.description,
@@ -90,9 +97,12 @@ for (const backend of backends()) {
         workflow: 'DIRECT',
         metadata: [{ key: 'channel', value: 'web' }],
         additional_data: additionalData,
-        transactions_history: null,
-        split: [],
-        taxes: null,
+        split_marketplace: [],
+        fraud_screening: null,
+        payment_link_id: '',
+        subscription_code: null,
+        routing_rules: { smart_routing: false, monitors: false },
+        simplified_mode: false,
       });
       expect(p.created_at).toMatch(ISO_MICROS);
       expect(p.updated_at).toMatch(ISO_MICROS);
@@ -108,8 +118,9 @@ for (const backend of backends()) {
         issuer_name: 'Sandbox Bank', expiration_month: 12,
       });
       expect(card.card_data.fingerprint).toMatch(/^[A-Za-z0-9_-]{16,128}$/);
-      expect(p.transactions).toHaveLength(1);
-      const tx = p.transactions[0]!;
+      // `transactions` is the transaction just made; `transactions_history` every transaction so far.
+      const tx = p.transactions;
+      expect(p.transactions_history).toEqual([tx]);
       expect(tx).toMatchObject({
         type: 'PURCHASE', status: 'SUCCEEDED', category: 'CARD', amount: 150.5, provider_id: 'SANDBOX', response_code: 'SUCCEEDED',
         reason: null, merchant_reference: body.merchant_order_id, three_d_secure_action_required: null,
@@ -129,16 +140,16 @@ for (const backend of backends()) {
     it.each(cardOutcomes)('201: test card $card → $status / $sub ($code)', async ({ card, status, sub, tx, code, iso, captured }) => {
       const p = await createPayment(t, { card });
       expect(p).toMatchObject({ status, sub_status: sub, amount: { captured, refunded: 0, value: 150.5 } });
-      expect(p.transactions[0]).toMatchObject({ status: tx, response_code: code, provider_data: { iso8583_response_code: iso } });
+      expect(p.transactions).toMatchObject({ status: tx, response_code: code, provider_data: { iso8583_response_code: iso } });
       if (status !== 'SUCCEEDED') {
         expect(p.payment_method.payment_method_detail.card!.authorization_code).toBeNull();
-        expect(p.transactions[0]!.provider_data.merchant_advice_code === null || /^\d\d$/.test(p.transactions[0]!.provider_data.merchant_advice_code!)).toBe(true);
+        expect(p.transactions.provider_data.merchant_advice_code === null || /^\d\d$/.test(p.transactions.provider_data.merchant_advice_code!)).toBe(true);
       }
     });
 
     it('201: a decline keeps the merchant advice code of the acquirer', async () => {
       const p = await createPayment(t, { card: CARDS.insufficientFunds });
-      expect(p.transactions[0]).toMatchObject({ merchant_advice_code: '01', merchant_advice_code_message: 'New account information available' });
+      expect(p.transactions).toMatchObject({ merchant_advice_code: '01', merchant_advice_code_message: 'New account information available' });
     });
 
     it('201: amounts are exact: 0.1 + 0.2 style values and zero-decimal currencies', async () => {
@@ -187,12 +198,12 @@ for (const backend of backends()) {
       { name: 'neither vaulted_token nor detail', mutate: (b) => ({ ...b, payment_method: { type: 'CARD' } }), field: '/body/payment_method' },
       {
         name: 'both vaulted_token and detail',
-        mutate: (b) => ({ ...b, payment_method: { type: 'CARD', vaulted_token: randomUUID(), detail: { card: rawCard(CARDS.approved) } } }),
+        mutate: (b) => ({ ...b, payment_method: { type: 'CARD', vaulted_token: randomUUID(), detail: { card: { card_data: rawCard(CARDS.approved) } } } }),
         field: '/body/payment_method',
       },
-      { name: 'card number with spaces', mutate: (b) => ({ ...b, payment_method: { type: 'CARD', detail: { card: rawCard('4507 9900 0000 0002') } } }), field: '/body/payment_method/detail/card/number' },
-      { name: 'expiration_month 13', mutate: (b) => ({ ...b, payment_method: { type: 'CARD', detail: { card: rawCard(CARDS.approved, { expiration_month: 13 }) } } }), field: '/body/payment_method/detail/card/expiration_month' },
-      { name: 'four-digit expiration_year', mutate: (b) => ({ ...b, payment_method: { type: 'CARD', detail: { card: rawCard(CARDS.approved, { expiration_year: 2030 }) } } }), field: '/body/payment_method/detail/card/expiration_year' },
+      { name: 'card number with spaces', mutate: (b) => ({ ...b, payment_method: { type: 'CARD', detail: { card: { card_data: rawCard('4507 9900 0000 0002') } } } }), field: '/body/payment_method/detail/card/card_data/number' },
+      { name: 'expiration_month 13', mutate: (b) => ({ ...b, payment_method: { type: 'CARD', detail: { card: { card_data: rawCard(CARDS.approved, { expiration_month: 13 }) } } } }), field: '/body/payment_method/detail/card/card_data/expiration_month' },
+      { name: 'four-digit expiration_year', mutate: (b) => ({ ...b, payment_method: { type: 'CARD', detail: { card: { card_data: rawCard(CARDS.approved, { expiration_year: 2030 }) } } } }), field: '/body/payment_method/detail/card/card_data/expiration_year' },
       { name: 'unknown field', mutate: (b) => ({ ...b, amout: 1 }), field: '/body/amout' },
       { name: 'unknown field in additional_data', mutate: (b) => ({ ...b, additional_data: { hotel: {} } }), field: '/body/additional_data/hotel' },
       { name: 'transportations not null', mutate: (b) => ({ ...b, additional_data: { transportations: [] } }), field: '/body/additional_data/transportations' },
@@ -262,12 +273,12 @@ for (const backend of backends()) {
       const customerId = await createCustomer(t);
       const token = await enrollCard(t, customerId, CARDS.approvedMastercard);
       const first = await createPayment(t, { payment_method: { type: 'CARD', vaulted_token: token } }, customerId);
-      expectSchema('Payment', first);
+      expectSchema('CreatedPayment', first);
       expect(first).toMatchObject({ status: 'SUCCEEDED', sub_status: 'APPROVED', payment_method: { vaulted_token: token, type: 'CARD' } });
       const card = first.payment_method.payment_method_detail.card!;
       expect(card.card_data).toMatchObject({ holder_name: 'JOAO SILVA', iin: '52524400', lfd: '0002', brand: 'MASTERCARD', number_length: 16 });
       expect(card.stored_credentials).toMatchObject({ reason: 'CARD_ON_FILE', usage: 'FIRST' });
-      expect(first.transactions[0]!.payment_method).toMatchObject({ vaulted_token: token });
+      expect(first.transactions.payment_method).toMatchObject({ vaulted_token: token });
       const second = await createPayment(t, { payment_method: { type: 'CARD', vaulted_token: token } }, customerId);
       expect(second.payment_method.payment_method_detail.card!.stored_credentials.usage).toBe('USED');
       const list = await t.fetch(`/customers/${customerId}/payment-methods`);
@@ -329,17 +340,17 @@ for (const backend of backends()) {
       await expectProblem(res, 415, 'UNSUPPORTED_MEDIA_TYPE');
     });
 
-    const invalidCards: { name: string; card: Schemas['CreatePaymentCard']; field: string }[] = [
-      { name: 'fails Luhn', card: rawCard('4507990000000003'), field: '/body/payment_method/detail/card/number' },
-      { name: 'unknown brand', card: rawCard('9999999999999995'), field: '/body/payment_method/detail/card/number' },
-      { name: 'brand mismatch', card: rawCard(CARDS.approved, { brand: 'MASTERCARD' }), field: '/body/payment_method/detail/card/brand' },
-      { name: 'expired', card: rawCard(CARDS.approved, { expiration_month: 1, expiration_year: 20 }), field: '/body/payment_method/detail/card/expiration_year' },
-      { name: '4-digit CVV on a Visa', card: rawCard(CARDS.approved, { security_code: '1234' }), field: '/body/payment_method/detail/card/security_code' },
-      { name: '3-digit CVV on an Amex', card: rawCard('378282246310005', { security_code: '123' }), field: '/body/payment_method/detail/card/security_code' },
+    const invalidCards: { name: string; card: Schemas['CreatePaymentCardData']; field: string }[] = [
+      { name: 'fails Luhn', card: rawCard('4507990000000003'), field: '/body/payment_method/detail/card/card_data/number' },
+      { name: 'unknown brand', card: rawCard('9999999999999995'), field: '/body/payment_method/detail/card/card_data/number' },
+      { name: 'brand mismatch', card: rawCard(CARDS.approved, { brand: 'MASTERCARD' }), field: '/body/payment_method/detail/card/card_data/brand' },
+      { name: 'expired', card: rawCard(CARDS.approved, { expiration_month: 1, expiration_year: 20 }), field: '/body/payment_method/detail/card/card_data/expiration_year' },
+      { name: '4-digit CVV on a Visa', card: rawCard(CARDS.approved, { security_code: '1234' }), field: '/body/payment_method/detail/card/card_data/security_code' },
+      { name: '3-digit CVV on an Amex', card: rawCard('378282246310005', { security_code: '123' }), field: '/body/payment_method/detail/card/card_data/security_code' },
     ];
 
     it.each(invalidCards)('422 INVALID_CARD names the field: $name', async ({ card, field }) => {
-      const body = paymentBody(t, await createCustomer(t), { payment_method: { type: 'CARD', detail: { card } } });
+      const body = paymentBody(t, await createCustomer(t), { payment_method: { type: 'CARD', detail: { card: { card_data: card } } } });
       const res = await postPayment(t, body);
       const text = await res.clone().text();
       const problem = await expectProblem(res, 422, 'INVALID_CARD');
@@ -369,9 +380,12 @@ for (const backend of backends()) {
       const p = (await res.json()) as Schemas['Payment'];
       expectSchema('Payment', p);
       expect(Object.keys(p).sort()).toEqual(PAYMENT_FIELDS);
-      expect(p).toEqual(created);
       expect(p.transactions_history).toBeNull();
       expect(p.transactions[0]!.provider_data.raw_response).toBeNull();
+      // The same payment as the create response, in the retrieval shape.
+      expect(p.transactions).toEqual([created.transactions]);
+      const { transactions: _t, transactions_history: _h, split_marketplace: _s, fraud_screening: _f, payment_link_id: _l, subscription_code: _c, routing_rules: _r, simplified_mode: _m, ...shared } = created;
+      expect(p).toMatchObject(shared);
       expect(res.headers.get('etag')).toMatch(/^"[A-Za-z0-9_-]+"$/);
     });
 

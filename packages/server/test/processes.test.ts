@@ -77,7 +77,7 @@ if (backends().includes('postgres')) {
 
     const createCustomer = async (p: ServerProcess) =>
       (await ok<{ id: string }>(call(p, 'POST', '/customers', { merchant_customer_id: `cus-${randomUUID()}` }), 201)).id;
-    const paymentBody = (customerId: string, method: unknown = { type: 'CARD', detail: { card: rawCard(CARDS.approved) } }) => ({
+    const paymentBody = (customerId: string, method: unknown = { type: 'CARD', detail: { card: { card_data: rawCard(CARDS.approved) } } }) => ({
       account_id: creds.account_id,
       description: 'Order at Acme Store',
       country: 'BR',

@@ -73,7 +73,7 @@ function badRequests(accountId: string): { name: string; body: unknown; field: s
       body: { ...card, payment_method: { detail: { bank_transfer: { bank_account: '123456789' } } } },
       field: '/body/payment_method/detail/bank_transfer',
     },
-    { name: 'provider_data without token', body: { ...card, card_data: undefined, provider_data: { token_source: 'PROVIDER_API', provider_id: 'x' } }, field: '/body/provider_data/token' },
+    { name: 'provider_data without payment_method_token', body: { ...card, card_data: undefined, provider_data: { token_source: 'PROVIDER_API', id: 'x' } }, field: '/body/provider_data/payment_method_token' },
     { name: 'recurring_payment bad frequency', body: { ...card, recurring_payment: { frequency: 'HOURLY' } }, field: '/body/recurring_payment/frequency' },
   ];
 }
@@ -294,7 +294,7 @@ for (const backend of backends()) {
           account_id: account(),
           country: 'BR',
           type: 'CARD',
-          provider_data: { token_source: 'MIGRATION_FILE', provider_id: 'ADYEN', token: 'tok_8fj3k2l1' },
+          provider_data: { token_source: 'MIGRATION_FILE', id: 'ADYEN', payment_method_token: 'tok_8fj3k2l1', connection_id: 'conn-adyen-1' },
         });
         expect(m).toMatchObject({ status: 'ENROLLED', card_data: null, name: 'CARD (ADYEN token)' });
         const rows = await t.db.query<{ text: string }>('SELECT row_to_json(p)::text AS text FROM payment_methods p WHERE vaulted_token = $1', [m.vaulted_token]);

@@ -14,7 +14,7 @@ import { MAX_ENDPOINTS_PER_ORGANIZATION } from '../src/webhooks/service.js';
 import { DeliveryWorker } from '../src/webhooks/worker.js';
 import { expectProblem } from './support/assertions.js';
 import { backends, useServer, type Credentials, type TestServer } from './support/harness.js';
-import { createPayment } from './support/payments.js';
+import { createPayment, getPayment } from './support/payments.js';
 
 const json = { 'content-type': 'application/json' };
 
@@ -76,7 +76,8 @@ function register(t: TestServer, c: Credentials, url: string): Promise<Response>
 
 /** Queues `n` events (distinct resources) for the organization: one delivery per endpoint each. */
 async function queueEvents(t: TestServer, c: Credentials, n: number, prefix: string): Promise<void> {
-  const payment = await createPayment(t);
+  // payment.* events carry the retrieval shape.
+  const payment = await getPayment(t, (await createPayment(t)).id);
   for (let i = 0; i < n; i++) {
     await t.db.transaction((tx) =>
       recordEvent(tx, { organizationId: c.organization_id, accountId: c.account_id, type: 'payment.succeeded', data: { payment }, resourceId: `${prefix}-${i}` }),

@@ -25,13 +25,13 @@ export type CardSourceProblem = ReturnType<
   typeof problem<'PCI_CERTIFICATION_REQUIRED'> | typeof problem<'INVALID_CARD'> | typeof problem<'PAYMENT_METHOD_NOT_FOUND'>
 >;
 
-const RAW_CARD_PATH = '/body/payment_method/detail/card';
+const RAW_CARD_PATH = '/body/payment_method/detail/card/card_data';
 
 export async function resolveCard(
   db: Queryable,
   deps: AppDeps,
   merchant: MerchantAuth,
-  customerId: string,
+  customerId: string | null,
   method: Schemas['CreatePaymentMethod'],
 ): Promise<{ ok: true; value: ResolvedCard } | { ok: false; problem: CardSourceProblem }> {
   if (method.detail) {
@@ -41,7 +41,7 @@ export async function resolveCard(
         problem: problem('PCI_CERTIFICATION_REQUIRED', 'Raw card data needs a PCI-certified organization; pay with a vaulted_token instead.'),
       };
     }
-    const raw = method.detail.card;
+    const raw = method.detail.card.card_data;
     const checked = validateCard({
       number: raw.number,
       holder_name: raw.holder_name,
@@ -90,7 +90,8 @@ export async function resolveCard(
   }
 
   const token = method.vaulted_token!;
-  const vaulted = await loadVaultedCard(db, deps, merchant.organizationId, customerId, token);
+  // createPayment refuses a vaulted_token without a customer before getting here.
+  const vaulted = customerId === null ? undefined : await loadVaultedCard(db, deps, merchant.organizationId, customerId, token);
   if (!vaulted) {
     return { ok: false, problem: problem('PAYMENT_METHOD_NOT_FOUND', `No payment method with vaulted_token ${token} for this customer.`) };
   }

@@ -14,16 +14,18 @@ import { problem } from '../http/problems.js';
 import type { ProviderResult } from '../providers/provider.js';
 import { tenancyRepository } from '../tenancy/repository.js';
 import { resolveCard, type CardSourceProblem, type ResolvedCard } from './card-source.js';
-import { customerPayerSnapshot, toApiPayment, transactionMethodOf } from './mapper.js';
+import { toCreatedPayment, transactionMethodOf } from './mapper.js';
 import { toDecimal } from './money.js';
 import { recordPaymentOutcome } from './events.js';
 import { enqueueSandboxChargeback } from './outbox-topics.js';
 import { connectionDataOf, providerDataOf, providerLabel } from './provider-data.js';
 import { paymentsRepository as repo } from './repository.js';
 import { markVaultedCardUsed } from './vaulted-card.js';
+import { payerOf } from './payer.js';
+import { vaultOnSuccess, type VaultOnSuccessContext } from './vault-on-success.js';
 
 export type CreatePaymentOutcome =
-  | { ok: true; payment: Schemas['Payment'] }
+  | { ok: true; payment: Schemas['CreatedPayment'] }
   | {
       ok: false;
       problem:
@@ -43,13 +45,30 @@ const OUTCOME_STATES = {
 /** A successful authorization without capture. */
 const AUTHORIZED_STATES = { status: 'PENDING', subStatus: 'AUTHORIZED', transaction: 'SUCCEEDED' } as const;
 
-export async function createPayment(db: Queryable, deps: AppDeps, merchant: MerchantAuth, input: Schemas['CreatePaymentRequest']): Promise<CreatePaymentOutcome> {
+export async function createPayment(
+  db: Queryable,
+  deps: AppDeps,
+  merchant: MerchantAuth,
+  input: Schemas['CreatePaymentRequest'],
+  request: VaultOnSuccessContext,
+): Promise<CreatePaymentOutcome> {
   const method = input.payment_method;
   if ((method.vaulted_token === undefined) === (method.detail === undefined)) {
     return {
       ok: false,
       problem: problem('INVALID_REQUEST', 'Give exactly one of payment_method.vaulted_token and payment_method.detail.', {
         errors: [{ path: '/body/payment_method', message: 'must have exactly one of vaulted_token and detail' }],
+      }),
+    };
+  }
+  // A vaulted card belongs to a customer, and a card vaulted on success needs one to belong to.
+  const customerId = input.customer_payer.id;
+  const needsCustomer = method.vaulted_token !== undefined ? 'vaulted_token' : method.vault_on_success === true ? 'vault_on_success' : null;
+  if (customerId === undefined && needsCustomer) {
+    return {
+      ok: false,
+      problem: problem('INVALID_REQUEST', `payment_method.${needsCustomer} needs an enrolled customer: give customer_payer.id.`, {
+        errors: [{ path: '/body/customer_payer/id', message: `is required with payment_method.${needsCustomer}` }],
       }),
     };
   }
@@ -61,10 +80,10 @@ export async function createPayment(db: Queryable, deps: AppDeps, merchant: Merc
   if (!(await tenancyRepository.accountBelongsTo(db, input.account_id, merchant.organizationId))) {
     return { ok: false, problem: problem('INVALID_ACCOUNT_ID', 'The account_id is not an account of your organization.') };
   }
-  const customer = await customersRepository.find(db, merchant.organizationId, input.customer_payer.id);
-  if (!customer) return { ok: false, problem: problem('CUSTOMER_NOT_FOUND', `No customer ${input.customer_payer.id}.`) };
+  const customer = customerId === undefined ? undefined : await customersRepository.find(db, merchant.organizationId, customerId);
+  if (customerId !== undefined && !customer) return { ok: false, problem: problem('CUSTOMER_NOT_FOUND', `No customer ${customerId}.`) };
 
-  const resolved = await resolveCard(db, deps, merchant, customer.id, method);
+  const resolved = await resolveCard(db, deps, merchant, customer?.id ?? null, method);
   if (!resolved.ok) return { ok: false, problem: resolved.problem };
   const source = resolved.value;
   const provider = deps.services.provider;
@@ -74,7 +93,7 @@ export async function createPayment(db: Queryable, deps: AppDeps, merchant: Merc
     id: paymentId,
     organization_id: merchant.organizationId,
     account_id: input.account_id,
-    customer_id: customer.id,
+    customer_id: customer?.id ?? null,
     description: input.description,
     country: input.country,
     merchant_order_id: input.merchant_order_id,
@@ -86,18 +105,32 @@ export async function createPayment(db: Queryable, deps: AppDeps, merchant: Merc
     callback_url: input.callback_url ?? null,
     metadata: input.metadata ?? [],
     additional_data: input.additional_data ?? null,
-    customer_payer: customerPayerSnapshot(customer),
-    payment_method: paymentMethodOf(source, null),
+    customer_payer: payerOf(customer, input.customer_payer),
+    payment_method: paymentMethodOf(source, null, method),
+    request_details: {
+      checkout: input.checkout ?? null,
+      fraud_screening: input.fraud_screening ?? null,
+      split_marketplace: input.split_marketplace ?? null,
+    },
   });
   await repo.insertHistory(db, { id: randomUUID(), paymentId, status: 'CREATED', subStatus: 'CREATED', transactionId: null, transactionStatus: null, reason: null });
 
   // The payment id is the provider reference: the provider can tie its records (and chargebacks) to it.
   // `detail.card.capture: false` authorizes only; capture or cancel come later (lifecycle.ts).
-  const capture = (method.detail?.card as { capture?: boolean } | undefined)?.capture !== false;
-  const call = { card: source.card, amount: amount.decimal, currency: input.amount.currency, reference: paymentId, description: input.description };
+  const capture = method.detail?.card.capture !== false;
+  const call = {
+    card: source.card,
+    amount: amount.decimal,
+    currency: input.amount.currency,
+    reference: paymentId,
+    description: input.description,
+    softDescriptor: method.detail?.card.soft_descriptor ?? null,
+  };
   const result = capture ? await provider.purchase(call) : await provider.authorize(call);
   const states = result.outcome === 'SUCCEEDED' && !capture ? AUTHORIZED_STATES : OUTCOME_STATES[result.outcome];
-  const paymentMethod = paymentMethodOf(source, result, capture);
+  // vault_on_success: the card just charged (or authorized) successfully is enrolled for the customer.
+  const vaulted = result.outcome === 'SUCCEEDED' && method.vault_on_success === true && customer ? await vaultOnSuccess(request, customer.id, input) : null;
+  const paymentMethod = paymentMethodOf(vaulted ? { ...source, vaultedToken: vaulted } : source, result, method);
 
   const purchase = await repo.insertTransaction(db, {
     id: randomUUID(),
@@ -112,7 +145,7 @@ export async function createPayment(db: Queryable, deps: AppDeps, merchant: Merc
     response_message: result.responseMessage,
     reason: null,
     description: input.description,
-    merchant_reference: input.merchant_order_id,
+    merchant_reference: input.merchant_reference ?? input.merchant_order_id,
     provider_data: providerDataOf(provider, result),
     raw_response: result.rawResponse,
     provider_transaction_id: result.providerTransactionId,
@@ -152,11 +185,12 @@ export async function createPayment(db: Queryable, deps: AppDeps, merchant: Merc
     }
   }
 
-  return { ok: true, payment: toApiPayment(payment, [purchase], null, { rawResponse: false }) };
+  return { ok: true, payment: toCreatedPayment(payment, purchase, [purchase]) };
 }
 
 /** The payment's method as recorded: masked card data plus what the provider answered. */
-function paymentMethodOf(source: ResolvedCard, result: ProviderResult | null, capture = true): Schemas['PaymentMethod'] {
+function paymentMethodOf(source: ResolvedCard, result: ProviderResult | null, requested: Schemas['CreatePaymentMethod']): Schemas['PaymentMethod'] {
+  const card = requested.detail?.card;
   const info = result?.cardInfo;
   const cardData: Schemas['PaymentCardData'] = {
     ...source.cardData,
@@ -169,25 +203,26 @@ function paymentMethodOf(source: ResolvedCard, result: ProviderResult | null, ca
   return {
     vaulted_token: source.vaultedToken,
     type: 'CARD',
-    vault_on_success: false,
+    vault_on_success: requested.vault_on_success ?? false,
     token: null,
     parent_payment_method_type: null,
     payment_method_detail: {
       card: {
-        verify: false,
-        capture,
-        installments: 1,
+        verify: card?.verify ?? false,
+        capture: card?.capture ?? true,
+        installments: card?.installments ?? 1,
         installments_plan_id: null,
-        first_installment_deferral: 0,
+        first_installment_deferral: card?.first_installment_deferral ?? 0,
         installments_type: null,
         installment_amount: null,
         installments_total_amount: null,
-        soft_descriptor: null,
+        soft_descriptor: card?.soft_descriptor ?? null,
         authorization_code: result?.authorizationCode ?? null,
         retrieval_reference_number: result?.retrievalReferenceNumber ?? null,
         voucher: null,
         card_data: cardData,
-        stored_credentials: source.storedCredentials,
+        // What the merchant says about a card it keeps wins over what the vault infers.
+        stored_credentials: card?.stored_credentials ? { ...source.storedCredentials, ...card.stored_credentials } : source.storedCredentials,
       },
       bank_transfer: null,
     },

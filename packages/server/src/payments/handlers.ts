@@ -22,7 +22,16 @@ const sandboxOff = (path: string) => problem('NOT_FOUND', `No route ${path}: the
 
 export const paymentHandlers = {
   async createPayment({ body }, ctx) {
-    const outcome = await createPayment(ctx.db, ctx.deps, ctx.merchant, body);
+    const vaultCtx = {
+      db: ctx.db,
+      vault: ctx.deps.services.vault,
+      provider: ctx.deps.services.provider,
+      organizationId: ctx.merchant.organizationId,
+      pciCertified: ctx.merchant.pciCertified,
+      baseUrl: ctx.baseUrl,
+      log: ctx.log,
+    };
+    const outcome = await createPayment(ctx.db, ctx.deps, ctx.merchant, body, vaultCtx);
     return outcome.ok ? { status: 201, body: outcome.payment } : outcome.problem;
   },
 

@@ -71,14 +71,42 @@ function commonFields(p: PaymentRow) {
       refunded: toAmount(p.amount_refunded),
       value: toAmount(p.amount_value),
     },
-    // DIRECT payments have no checkout session.
-    checkout: null,
+    // A checkout session only when the merchant named one (request_details.checkout.session).
+    checkout: checkoutOf(p),
     payment_method: p.payment_method as Schemas['PaymentMethod'],
     customer_payer: p.customer_payer as Schemas['CustomerPayer'],
     additional_data: (p.additional_data ?? null) as Payment['additional_data'],
     callback_url: p.callback_url,
     workflow: p.workflow as Payment['workflow'],
     metadata: (p.metadata ?? []) as Schemas['Metadata'],
+  };
+}
+
+function checkoutOf(p: PaymentRow): Payment['checkout'] {
+  const session = (p.request_details as { checkout?: { session?: string } | null } | null)?.checkout?.session;
+  return session ? { session, sdk_action_required: false } : null;
+}
+
+/** No smart routing: every payment goes to the one configured provider. */
+const ROUTING_RULES = { smart_routing: false, monitors: false, condition: { id: 0, name: null, description: null } } as const;
+
+/**
+ * Yuno's create shape (POST /payments): the transaction the request made under `transactions`, every
+ * transaction of the payment under `transactions_history` (as Yuno's create response lists them).
+ */
+export function toCreatedPayment(p: PaymentRow, made: TransactionRow, transactions: TransactionRow[]): Schemas['CreatedPayment'] {
+  const split = (p.request_details as { split_marketplace?: Record<string, unknown>[] | null } | null)?.split_marketplace;
+  return {
+    ...commonFields(p),
+    transactions: toApiTransaction(made, { rawResponse: false }),
+    transactions_history: transactions.map((t) => toApiTransaction(t, { rawResponse: false })),
+    split_marketplace: split ?? [],
+    // The sandbox runs no fraud screening.
+    fraud_screening: null,
+    payment_link_id: '',
+    subscription_code: null,
+    routing_rules: ROUTING_RULES,
+    simplified_mode: false,
   };
 }
 
@@ -103,8 +131,7 @@ export function toDisputedPayment(p: PaymentRow, chargeback: TransactionRow): Sc
     fraud_screening: null,
     payment_link_id: '',
     subscription_code: null,
-    // No smart routing: every payment goes to the one configured provider.
-    routing_rules: { smart_routing: false, monitors: false, condition: { id: 0, name: null, description: null } },
+    routing_rules: ROUTING_RULES,
     simplified_mode: false,
   };
 }

@@ -9,7 +9,8 @@ export interface PaymentRow {
   id: string;
   organization_id: string;
   account_id: string;
-  customer_id: string;
+  /** null: the payer was given inline, without an enrolled customer. */
+  customer_id: string | null;
   description: string;
   country: string;
   merchant_order_id: string;
@@ -26,6 +27,8 @@ export interface PaymentRow {
   customer_payer: unknown;
   payment_method: unknown;
   taxes: unknown;
+  /** Request fields stored as given (checkout, fraud_screening, split_marketplace). */
+  request_details: unknown;
   created_at: string;
   updated_at: string;
 }
@@ -100,7 +103,7 @@ export interface EvidenceRow {
 
 const PAYMENT_COLUMNS = `id, organization_id, account_id, customer_id, description, country, merchant_order_id, status, sub_status,
   currency, amount_value, amount_captured, amount_refunded, workflow, callback_url, metadata, additional_data, customer_payer,
-  payment_method, taxes, created_at, updated_at`;
+  payment_method, taxes, request_details, created_at, updated_at`;
 
 const TRANSACTION_COLUMNS = `id, payment_id, type, status, category, amount, provider_id, payment_method, response_code, response_message,
   reason, description, merchant_reference, provider_data, raw_response, provider_transaction_id, connection_data, merchant_advice_code,
@@ -119,13 +122,13 @@ export const paymentsRepository = {
   async insertPayment(db: Queryable, p: NewPaymentRow): Promise<PaymentRow> {
     const rows = await db.query<PaymentRow>(
       `INSERT INTO payments (id, organization_id, account_id, customer_id, description, country, merchant_order_id, status, sub_status,
-         currency, amount_value, workflow, callback_url, metadata, additional_data, customer_payer, payment_method)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+         currency, amount_value, workflow, callback_url, metadata, additional_data, customer_payer, payment_method, request_details)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
        RETURNING ${PAYMENT_COLUMNS}`,
       [
         p.id, p.organization_id, p.account_id, p.customer_id, p.description, p.country, p.merchant_order_id, p.status, p.sub_status,
         p.currency, p.amount_value, p.workflow, p.callback_url, json(p.metadata ?? []), json(p.additional_data), json(p.customer_payer),
-        json(p.payment_method),
+        json(p.payment_method), json(p.request_details),
       ],
     );
     return rows[0]!;

@@ -116,10 +116,13 @@ export interface PaymentProvider {
   readonly id: string;
   /** A zero-amount verification of a card (enrollment `verify`). */
   verify(input: { card: ProviderCard; currency: string | null; reference: string }): Promise<ProviderResult>;
-  /** An authorization with capture. `amount` is a decimal string in major units. */
-  purchase(input: { card: ProviderCard; amount: string; currency: string; reference: string; description: string }): Promise<ProviderResult>;
+  /**
+   * An authorization with capture. `amount` is a decimal string in major units; `softDescriptor` the
+   * merchant's text for the cardholder's statement, when given.
+   */
+  purchase(input: { card: ProviderCard; amount: string; currency: string; reference: string; description: string; softDescriptor?: string | null }): Promise<ProviderResult>;
   /** An authorization only (`capture: false`): the money is held until capture or void. */
-  authorize(input: { card: ProviderCard; amount: string; currency: string; reference: string; description: string }): Promise<ProviderResult>;
+  authorize(input: { card: ProviderCard; amount: string; currency: string; reference: string; description: string; softDescriptor?: string | null }): Promise<ProviderResult>;
   /** Captures (part of) an authorization; what is not captured is released. */
   capture(input: FollowUp): Promise<ProviderResult>;
   /** Voids an uncaptured authorization. */

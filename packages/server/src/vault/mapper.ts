@@ -35,8 +35,20 @@ export function effectiveStatus(row: Pick<PaymentMethodRow, 'status' | 'card_exp
   return row.status as Status;
 }
 
+/** The spec bounds name and description at 255; a merchant's bank name or provider id can be that long alone. */
+const MAX_LABEL = 255;
+// Counted in code points, as JSON Schema's maxLength counts them (and so no surrogate pair is cut).
+const bounded = (text: string): string => {
+  const points = [...text];
+  return points.length <= MAX_LABEL ? text : `${points.slice(0, MAX_LABEL - 1).join('')}…`;
+};
+
 /** "VISA ****1111"; for other methods the type and, when known, the last four digits. */
 export function maskedName(row: PaymentMethodRow): string {
+  return bounded(unboundedName(row));
+}
+
+function unboundedName(row: PaymentMethodRow): string {
   if (row.card_brand && row.card_lfd) return `${row.card_brand} ****${row.card_lfd}`;
   const d = (row.details ?? {}) as MaskedDetails;
   if (row.type === 'ACH_ENROLLMENT') return d.bank_account_last4 ? `ACH ****${d.bank_account_last4}` : 'ACH';
@@ -45,6 +57,10 @@ export function maskedName(row: PaymentMethodRow): string {
 }
 
 function description(row: PaymentMethodRow): string {
+  return bounded(unboundedDescription(row));
+}
+
+function unboundedDescription(row: PaymentMethodRow): string {
   if (row.card_brand && row.card_lfd && row.card_expiration_month !== null && row.card_expiration_year !== null) {
     const mm = String(row.card_expiration_month).padStart(2, '0');
     return `${brandDisplayName(row.card_brand)} card ending in ${row.card_lfd}, expires ${mm}/${2000 + row.card_expiration_year}`;

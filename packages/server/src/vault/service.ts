@@ -81,8 +81,10 @@ function requestErrors(body: EnrollRequest): FieldError[] {
   if (isCard && body.payment_method?.detail?.bank_transfer !== undefined) {
     errors.push({ path: '/body/payment_method/detail/bank_transfer', message: 'is only for non-card enrollments' });
   }
-  if (body.verify !== undefined && (!isCard || body.provider_data !== undefined)) {
-    errors.push({ path: '/body/verify', message: 'is available for CARD enrollments with card_data or a token' });
+  // A provider token is taken as verified by its provider (Yuno's token migration sends verify with it):
+  // accepted, and no verify transaction runs.
+  if (body.verify !== undefined && !isCard) {
+    errors.push({ path: '/body/verify', message: 'is available for CARD enrollments' });
   }
   if (body.callback_url !== undefined && !/^https?:\/\/[^\s/]+/i.test(body.callback_url)) {
     errors.push({ path: '/body/callback_url', message: 'must be an absolute http or https URL' });
@@ -246,8 +248,9 @@ export async function enrollPaymentMethod(
     const sealed = ctx.vault.sealDetails(ctx.organizationId, vaultedToken, { provider_data: body.provider_data });
     const row = await repo.insert(ctx.db, {
       ...base,
-      provider_data: { provider_id: body.provider_data.provider_id, token_source: body.provider_data.token_source },
-      details: { provider_id: body.provider_data.provider_id, token_source: body.provider_data.token_source } satisfies MaskedDetails,
+      // Stored under our column names; the request uses Yuno's (`id` is the provider).
+      provider_data: { provider_id: body.provider_data.id, token_source: body.provider_data.token_source },
+      details: { provider_id: body.provider_data.id, token_source: body.provider_data.token_source } satisfies MaskedDetails,
       details_ciphertext: sealed.ciphertext,
       details_iv: sealed.iv,
       details_tag: sealed.tag,

@@ -27,12 +27,12 @@ export const CARDS = {
   providerError: '4507990000000077',
   declined: '4000000000000002',
   chargebackFollows: '4000000000000259',
-  captureFails: '4507990000000085',
+  captureFails: '4507990000000101',
   refundFails: '4507990000000093',
 } as const;
 
 /** A card that expires a few years from now. */
-export function rawCard(number: string, overrides: Partial<Schemas['CreatePaymentCard']> = {}): Schemas['CreatePaymentCard'] {
+export function rawCard(number: string, overrides: Partial<Schemas['CreatePaymentCardData']> = {}): Schemas['CreatePaymentCardData'] {
   return {
     number,
     holder_name: 'JOHN DOE',
@@ -71,7 +71,7 @@ export function paymentBody(
     merchant_order_id: `ORDER-${randomUUID().slice(0, 8)}`,
     amount: { currency: 'BRL', value: 150.5 },
     customer_payer: { id: customerId },
-    payment_method: { type: 'CARD', detail: { card: rawCard(card) } },
+    payment_method: { type: 'CARD', detail: { card: { card_data: rawCard(card) } } },
     ...rest,
   };
 }
@@ -85,11 +85,15 @@ export function postPayment(t: TestServer, body: unknown, init: { key?: string; 
   });
 }
 
-export async function createPayment(t: TestServer, overrides: Parameters<typeof paymentBody>[2] = {}, customerId?: string): Promise<Schemas['Payment']> {
+/**
+ * Creates a payment through POST /payments and returns its create response (Yuno's create shape:
+ * `transactions` is the transaction just made, `transactions_history` every transaction so far).
+ */
+export async function createPayment(t: TestServer, overrides: Parameters<typeof paymentBody>[2] = {}, customerId?: string): Promise<Schemas['CreatedPayment']> {
   const res = await postPayment(t, paymentBody(t, customerId ?? (await createCustomer(t)), overrides));
   const text = await res.text();
   expect(res.status, text).toBe(201);
-  return JSON.parse(text) as Schemas['Payment'];
+  return JSON.parse(text) as Schemas['CreatedPayment'];
 }
 
 export async function injectChargeback(t: TestServer, paymentId: string, body: Record<string, unknown> = {}): Promise<Schemas['Transaction']> {
@@ -104,7 +108,7 @@ export async function injectChargeback(t: TestServer, paymentId: string, body: R
 }
 
 /** A payment with a chargeback received: IN_DISPUTE / RECEIVED, and its chargeback transaction. */
-export async function chargedBackPayment(t: TestServer): Promise<{ payment: Schemas['Payment']; chargeback: Schemas['Transaction'] }> {
+export async function chargedBackPayment(t: TestServer): Promise<{ payment: Schemas['CreatedPayment']; chargeback: Schemas['Transaction'] }> {
   const payment = await createPayment(t);
   const chargeback = await injectChargeback(t, payment.id);
   return { payment, chargeback };
@@ -167,14 +171,16 @@ export async function signedNotification(
   };
 }
 
-export function chargebackNotification(payment: Schemas['Payment'], overrides: Record<string, unknown> = {}): Record<string, unknown> {
+/** A signed-notification body for a chargeback of the payment (its create or its retrieval shape). */
+export function chargebackNotification(payment: Schemas['Payment'] | Schemas['CreatedPayment'], overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  const purchase = Array.isArray(payment.transactions) ? payment.transactions[0]! : payment.transactions;
   return {
     id: `ntf_${randomUUID()}`,
     type: 'CHARGEBACK',
     created_at: new Date().toISOString(),
     data: {
       payment_id: payment.id,
-      provider_transaction_id: payment.transactions[0]!.provider_data.transaction_id,
+      provider_transaction_id: purchase.provider_data.transaction_id,
       amount: payment.amount.value,
       reason: 'REQUESTED_BY_CUSTOMER',
       reason_code: '13.7',

@@ -1720,8 +1720,66 @@ export interface components {
              * @description Where the customer is sent back after an asynchronous step (for example 3-D Secure).
              */
             callback_url?: string;
+            /** @description Merchant's reference of this payment attempt; recorded on its transaction (`merchant_reference`). */
+            merchant_reference?: string;
+            checkout?: components["schemas"]["CreatePaymentCheckout"];
+            fraud_screening?: components["schemas"]["CreatePaymentFraudScreening"];
+            /** @description How a marketplace payment is shared among recipients; stored. */
+            split_marketplace?: components["schemas"]["CreatePaymentSplit"][];
             metadata?: components["schemas"]["Metadata"];
             additional_data?: components["schemas"]["AdditionalData"];
+        };
+        /** @description A payment as POST /payments returns it (Yuno's create shape): the transaction the request made is the single Transaction object under `transactions`, `transactions_history` lists the payment's transactions (for a new payment, that one), and the create-only members (split_marketplace, fraud_screening, payment_link_id, subscription_code, routing_rules, simplified_mode) are present; `taxes` and `split` are not. GET /payments/{payment_id} returns the retrieval shape (Payment). Every field is present; unknown values are null, except `amount.currency_conversion`, which may be absent. */
+        CreatedPayment: {
+            /**
+             * Format: uuid
+             * @description Payment identifier, assigned by the service.
+             */
+            id: string;
+            /** @description The merchant account the payment belongs to. */
+            account_id: string;
+            /** @description Merchant's description of the payment, as given at creation. */
+            description: string;
+            country: components["schemas"]["CountryCode"];
+            status: components["schemas"]["PaymentStatus"];
+            sub_status: components["schemas"]["PaymentSubStatus"];
+            /** @description Merchant's own order reference, as given at creation. */
+            merchant_order_id: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            amount: components["schemas"]["PaymentAmount"];
+            checkout: components["schemas"]["PaymentCheckout"];
+            payment_method: components["schemas"]["PaymentMethod"];
+            customer_payer: components["schemas"]["CustomerPayer"];
+            /** @description Industry data as given at creation; null when none was given. */
+            additional_data: components["schemas"]["AdditionalData"] | null;
+            /** @description The transaction this request made (PURCHASE). */
+            transactions: components["schemas"]["Transaction"];
+            /** @description The payment's transactions, oldest first (Yuno's create response lists transactions here, not status changes). */
+            transactions_history: components["schemas"]["Transaction"][];
+            /** @description The marketplace split as given in the request (`split_marketplace`), stored and not settled by the sandbox; empty when none. */
+            split_marketplace: {
+                [key: string]: unknown;
+            }[];
+            /** @description Where the customer is sent back after an asynchronous step, as given at creation. */
+            callback_url: string | null;
+            /**
+             * @description Integration workflow of the payment.
+             * @enum {string}
+             */
+            workflow: "DIRECT" | "SDK_CHECKOUT";
+            metadata: components["schemas"]["Metadata"];
+            /** @description Result of fraud screening, any JSON value; null when no screening ran. */
+            fraud_screening: unknown;
+            /** @description Payment link the payment was made from; an empty string when none. */
+            payment_link_id: string;
+            /** @description Subscription the payment belongs to; null when none. */
+            subscription_code: string | null;
+            routing_rules: components["schemas"]["PaymentRoutingRules"];
+            /** @description Whether the payment was processed in simplified mode. */
+            simplified_mode: boolean;
         };
         /** @description A payment as returned on creation (POST /payments) and retrieval (GET /payments/{payment_id}), interface spec 2.1 and 4.5: `transactions` is an array, newest last. Every field is present (unknown values are null) except `amount.currency_conversion`, which may be absent. */
         Payment: {
@@ -2631,12 +2689,44 @@ export interface components {
             /** @description Card brand (for example VISA, MASTERCARD). Optional; when given it must match the brand detected from the IIN (else 422 INVALID_CARD). */
             brand?: string;
         };
+        /** @description Browser data of the payer (request form; used for 3-D Secure and fraud screening). */
+        PayerBrowserInfo: {
+            user_agent?: string;
+            accept_header?: string;
+            accept_content?: string;
+            accept_browser?: string;
+            color_depth?: string;
+            screen_height?: string;
+            screen_width?: string;
+            javascript_enabled?: boolean;
+            java_enabled?: boolean;
+            browser_time_difference?: string;
+            language?: string;
+            platform?: string;
+        };
         /** @description Payer references attached to an enrollment request. */
         EnrollCustomerPayer: {
             /** @description Merchant's code for the payer. */
             code?: string;
             /** @description The organization's external identifier of the customer. */
             organization_customer_external_id?: string;
+            /** Format: email */
+            email?: string;
+            /** @description IPv4 or IPv6 address of the payer's device. */
+            ip_address?: string;
+            browser_info?: components["schemas"]["PayerBrowserInfo"];
+        };
+        /** @description The debit mandate the account holder gave the merchant; stored sealed with the bank details. */
+        EnrollMandate: {
+            id?: string;
+            /** @description Free text about the mandate. */
+            info?: string;
+            received_status?: string;
+            existing_status?: string;
+            /** Format: date-time */
+            created_at?: string;
+            /** Format: date-time */
+            updated_at?: string;
         };
         /** @description Vaulting options and details of a non-card payment method (for example a bank account) being enrolled. */
         EnrollPaymentMethodOptions: {
@@ -2656,20 +2746,27 @@ export interface components {
                     beneficiary_document_type?: string;
                     /** @description Number of the beneficiary's identity document. */
                     beneficiary_document?: string;
+                    /** @description The bank's routing number (ABA for ACH). */
+                    routing_number?: string;
+                    /** @description The account number as the merchant shows it, masked (for example ****6789). */
+                    bank_account_mask_number?: string;
+                    mandate?: components["schemas"]["EnrollMandate"];
                 };
             };
         };
-        /** @description Provider token to enroll (token migration or provider-token enrollment); use must be agreed with the service's commercial contact. */
+        /** @description A provider's token to enroll (token migration or provider-token enrollment), with Yuno's names: `id` the provider, `payment_method_token` its token, `connection_id` the connection it belongs to. Use must be agreed with the service's commercial contact. The token is stored sealed and never returned. */
         EnrollProviderData: {
             /**
              * @description Where the provider token comes from.
              * @enum {string}
              */
             token_source: "PROVIDER_API" | "MIGRATION_FILE" | "PROVIDER_TOKEN";
-            /** @description Identifier of the provider that issued the token. */
-            provider_id: string;
+            /** @description Identifier of the provider that issued the token, for example DLOCAL. */
+            id: string;
             /** @description The provider's token for the payment method. */
-            token: string;
+            payment_method_token: string;
+            /** @description The merchant's connection with that provider. */
+            connection_id?: string;
         };
         /** @description Request a zero-amount verify transaction through the provider of the CARD route before vaulting. */
         EnrollVerify: {
@@ -2680,6 +2777,7 @@ export interface components {
             vault_on_success?: boolean;
             /** @description ISO 4217 currency of the verify transaction; the enrollment country's currency when omitted. */
             currency?: string;
+            metadata?: components["schemas"]["Metadata"];
         };
         /** @description Recurring or subscription billing metadata for the enrolled method. */
         EnrollRecurringPayment: {
@@ -2703,16 +2801,53 @@ export interface components {
             /** @description Amount to charge, greater than zero (at most 99,999,999,999 so that every amount stays exact). */
             value: number;
         };
-        /** @description The paying customer, by the id returned by POST /customers (404 CUSTOMER_NOT_FOUND when unknown). */
+        /** @description What the merchant has verified about the payer; stored with the payment. */
+        PayerValidations: {
+            account_is_verified?: boolean;
+            email_is_verified?: boolean;
+            phone_is_verified?: boolean;
+        };
+        /** @description A device fingerprint collected for one fraud-screening provider (request form). */
+        PayerDeviceFingerprint: {
+            /** @description The fraud-screening provider, for example CLEARSALE. */
+            provider_id: string;
+            id: string;
+        };
+        /** @description The payer. With `id`, an enrolled customer of the organization (404 CUSTOMER_NOT_FOUND when unknown); the payment records the customer and the inline fields given here override the customer's own for this payment. Without `id`, the payment has no enrolled customer and records the inline fields alone (paying with `vaulted_token` or `vault_on_success` needs an `id`). Stored with the payment and returned. */
         CreatePaymentCustomerPayer: {
             /**
              * Format: uuid
-             * @description Identifier of the customer.
+             * @description Identifier of the customer (POST /customers).
              */
-            id: string;
+            id?: string;
+            /** @description The merchant's own identifier of the customer. */
+            merchant_customer_id?: string;
+            /**
+             * Format: date-time
+             * @description When the customer was created in the merchant's system (RFC 3339).
+             */
+            merchant_customer_created_at?: string;
+            merchant_customer_validations?: components["schemas"]["PayerValidations"];
+            first_name?: string;
+            last_name?: string;
+            /** @description Commonly M, F, NB, NA, NK or U. */
+            gender?: string;
+            /** Format: date */
+            date_of_birth?: string;
+            /** Format: email */
+            email?: string;
+            nationality?: components["schemas"]["CountryCode"];
+            /** @description IPv4 or IPv6 address of the payer's device. */
+            ip_address?: string;
+            device_fingerprints?: components["schemas"]["PayerDeviceFingerprint"][];
+            browser_info?: components["schemas"]["PayerBrowserInfo"];
+            document?: components["schemas"]["Document"];
+            phone?: components["schemas"]["Phone"];
+            billing_address?: components["schemas"]["Address"];
+            shipping_address?: components["schemas"]["Address"];
         };
-        /** @description Raw card data for a payment (PCI certified merchants only). The PAN and the security code are never returned or logged; the security code is never stored. */
-        CreatePaymentCard: {
+        /** @description Raw card data of a payment (PCI certified merchants only), under `payment_method.detail.card.card_data` as Yuno nests it (the same place an enrollment takes it). The PAN and the security code are never returned or logged; the security code is never stored. */
+        CreatePaymentCardData: {
             /** @description Card number (PAN), digits only without spaces. The server also checks Luhn, the brand detected from the IIN and expiry (422 INVALID_CARD). Never returned or logged. */
             number: string;
             /** @description Cardholder name as printed on the card. */
@@ -2725,17 +2860,71 @@ export interface components {
             security_code: string;
             /** @description Card brand (for example VISA, MASTERCARD). Optional; when given it must match the brand detected from the IIN (else 422 INVALID_CARD). */
             brand?: string;
-            /** @description `false` authorizes only (payment `PENDING` / `AUTHORIZED`, transaction `AUTHORIZE`); capture it later with the capture operation or void it with cancel. `true` (the default) authorizes and captures at once. */
+            /**
+             * @description Card type as the merchant knows it (CREDIT or DEBIT); the issuer's answer, when known, wins on the payment.
+             * @enum {string}
+             */
+            type?: "CREDIT" | "DEBIT";
+        };
+        /** @description 3-D Secure data of a card payment: a setup id from an earlier 3DS step, or the result of an authentication made elsewhere. Accepted and stored; the sandbox acquirer does not run 3-D Secure. */
+        CreatePaymentThreeDSecure: {
+            three_d_secure_setup_id?: string;
+            /** @description 3-D Secure protocol version, for example 2.2.0. */
+            version?: string;
+            electronic_commerce_indicator?: string;
+            cryptogram?: string;
+            transaction_id?: string;
+            directory_server_transaction_id?: string;
+        };
+        /** @description Credential-on-file data of a card payment (a card the merchant keeps for later payments); passed to the acquirer, stored and returned. */
+        CreatePaymentStoredCredentials: {
+            /** @enum {string} */
+            reason?: "CARD_ON_FILE" | "SUBSCRIPTION" | "UNSCHEDULED_CARD_ON_FILE";
+            /**
+             * @description FIRST for the first use of the stored card, USED afterwards.
+             * @enum {string}
+             */
+            usage?: "FIRST" | "USED";
+            subscription_agreement_id?: string;
+            network_transaction_id?: string;
+        };
+        /** @description When an authorization is captured or canceled automatically (an ISO 8601 duration such as P7D); stored, not acted on by the sandbox. */
+        CreatePaymentDelaySettings: {
+            delay?: string;
+            simplified_mode?: boolean;
+        };
+        /** @description Card options and raw card data of a payment. `card_data` holds the card itself; the other fields say how to process it. Stored with the payment and returned under `payment_method.payment_method_detail.card`. */
+        CreatePaymentCard: {
+            card_data: components["schemas"]["CreatePaymentCardData"];
+            /**
+             * @description `false` authorizes only (payment `PENDING` / `AUTHORIZED`, transaction `AUTHORIZE`); capture it later with the capture operation or void it with cancel. `true` (the default) authorizes and captures at once.
+             * @default true
+             */
             capture?: boolean;
+            /**
+             * @description Whether the payment only verifies the card (a zero-amount check); stored and returned.
+             * @default false
+             */
+            verify?: boolean;
+            /** @description Number of installments (1 when not given); stored and returned, the sandbox acquirer charges the whole amount. */
+            installments?: number;
+            /** @description Months before the first installment is charged; stored and returned. */
+            first_installment_deferral?: number;
+            /** @description Text on the cardholder's statement, passed to the acquirer and returned. */
+            soft_descriptor?: string;
+            three_d_secure?: components["schemas"]["CreatePaymentThreeDSecure"];
+            stored_credentials?: components["schemas"]["CreatePaymentStoredCredentials"];
+            delayed_capture_settings?: components["schemas"]["CreatePaymentDelaySettings"];
+            delayed_cancel_settings?: components["schemas"]["CreatePaymentDelaySettings"];
         };
         /** @description Raw payment method data for POST /payments (PCI certified merchants only). */
         CreatePaymentMethodDetail: {
             card: components["schemas"]["CreatePaymentCard"];
         };
-        /** @description How the customer pays: a card, either by `vaulted_token` (a card enrolled for this customer) or by raw card data in `detail.card` (PCI certified merchants only, else 403 PCI_CERTIFICATION_REQUIRED). Exactly one of `vaulted_token` and `detail` must be given; the server checks this (400 INVALID_REQUEST). */
+        /** @description How the customer pays: a card, either by `vaulted_token` (a card enrolled for this customer) or by raw card data in `detail.card.card_data` (PCI certified merchants only, else 403 PCI_CERTIFICATION_REQUIRED). Exactly one of `vaulted_token` and `detail` must be given; the server checks this (400 INVALID_REQUEST). */
         CreatePaymentMethod: {
             /**
-             * @description Payment method type; only CARD is supported.
+             * @description Payment method type. Only CARD is processed; any other type (PIX, wallets, cash, ...) is refused with 400 naming this field.
              * @enum {string}
              */
             type: "CARD";
@@ -2745,6 +2934,35 @@ export interface components {
              */
             vaulted_token?: string;
             detail?: components["schemas"]["CreatePaymentMethodDetail"];
+            /**
+             * @description With raw card data and an enrolled payer (`customer_payer.id`): when the payment succeeds, the card is enrolled for the customer and the payment returns its `vaulted_token`.
+             * @default false
+             */
+            vault_on_success?: boolean;
+        };
+        /** @description Checkout session the payment belongs to, when the merchant uses one; stored and returned in `checkout.session`. */
+        CreatePaymentCheckout: {
+            session?: string;
+        };
+        /** @description Fraud-screening options; stored. The sandbox runs no fraud screening. */
+        CreatePaymentFraudScreening: {
+            stand_alone?: boolean;
+        };
+        /** @description One share of a marketplace payment (split_marketplace); stored with the payment, not settled by the sandbox. */
+        CreatePaymentSplit: {
+            recipient_id?: string;
+            provider_recipient_id?: string;
+            description?: string;
+            /** @enum {string} */
+            type: "PURCHASE" | "PAYMENTFEE" | "VAT" | "COMMISSION" | "MARKETPLACE";
+            merchant_reference?: string;
+            recipient_type?: string;
+            amount?: components["schemas"]["CreatePaymentAmount"];
+            liability?: {
+                /** @enum {string} */
+                processing_fee?: "MERCHANT" | "RECIPIENT" | "SHARED";
+                chargebacks?: boolean;
+            };
         };
         /** @description Where and by whom an airline ticket was issued. */
         AirlineTicketIssue: {
@@ -2752,11 +2970,8 @@ export interface components {
             carrier_prefix_code?: string | null;
             travel_agent_code?: string | null;
             travel_agent_name?: string | null;
-            /**
-             * Format: date
-             * @description Issue date, YYYY-MM-DD.
-             */
-            date?: string | null;
+            /** @description Issue date, a date (YYYY-MM-DD) or a date-time (RFC 3339, as Yuno sends it); returned as given. */
+            date?: ((string | unknown | unknown) | null) | unknown | unknown;
             /** @description Street address of the issuing office. */
             address?: string | null;
             city?: string | null;
@@ -3189,9 +3404,9 @@ export interface components {
         CustomerPayer: {
             /**
              * Format: uuid
-             * @description Identifier of the customer (created with POST /customers).
+             * @description Identifier of the customer (created with POST /customers); null when the payer was given inline without one.
              */
-            id: string;
+            id: string | null;
             /** @description The merchant's own identifier of the customer. */
             merchant_customer_id: string | null;
             first_name: string | null;
@@ -3293,6 +3508,21 @@ export interface components {
             /** @description Connection name, when known. */
             name: string | null;
         };
+        /** @description The routing condition that matched the payment. */
+        PaymentRoutingCondition: {
+            /** @description Identifier of the routing condition. */
+            id: number;
+            name: string | null;
+            description: string | null;
+        };
+        /** @description Routing applied to the payment (dispute response only). */
+        PaymentRoutingRules: {
+            /** @description Whether smart routing chose the provider. */
+            smart_routing: boolean;
+            /** @description Whether routing monitors were applied. */
+            monitors: boolean;
+            condition: components["schemas"]["PaymentRoutingCondition"];
+        };
         /** @description One recorded status change of a payment (returned with `transactions_history=true`). */
         PaymentHistoryEntry: {
             /**
@@ -3334,21 +3564,6 @@ export interface components {
             content_category: components["schemas"]["DisputeEvidenceCategory"];
             /** @description The PDF file, base64-encoded (RFC 4648 standard alphabet, with padding). The schema only bounds the length (1,398,104 characters encode 1,048,576 bytes); the server then checks that it is strict base64, that it decodes to at most 1,048,576 bytes and that the bytes are a PDF (`%PDF-` header, `%%EOF` trailer), else 422 INVALID_EVIDENCE. */
             content: string;
-        };
-        /** @description The routing condition that matched the payment. */
-        PaymentRoutingCondition: {
-            /** @description Identifier of the routing condition. */
-            id: number;
-            name: string | null;
-            description: string | null;
-        };
-        /** @description Routing applied to the payment (dispute response only). */
-        PaymentRoutingRules: {
-            /** @description Whether smart routing chose the provider. */
-            smart_routing: boolean;
-            /** @description Whether routing monitors were applied. */
-            monitors: boolean;
-            condition: components["schemas"]["PaymentRoutingCondition"];
         };
         /** @description The amount of a capture or a refund, in major units of the payment's currency (`30.5` means 30.50). The currency must be the payment's, and the value at most what is left to capture or refund, with at most the currency's ISO 4217 minor-unit decimals (else 422 `INVALID_AMOUNT`). */
         TransactionAmountRequest: {
@@ -3886,7 +4101,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The processed payment (retrieval shape). */
+            /** @description The processed payment in Yuno's create shape (`transactions` is the transaction just made). */
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -3897,7 +4112,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Payment"];
+                    "application/json": components["schemas"]["CreatedPayment"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -47,7 +47,7 @@ export const TEST_CARDS: Readonly<Record<string, TestCardBehaviour>> = {
   },
   '4000000000000002': declined('DECLINED', 'Transaction declined', ['05', 'Do not honor'], null),
   '4000000000000259': { ...approved, chargebackFollows: true },
-  '4507990000000085': { ...approved, failsOn: 'CAPTURE' },
+  '4507990000000101': { ...approved, failsOn: 'CAPTURE' },
   '4507990000000093': { ...approved, failsOn: 'REFUND' },
 };
 

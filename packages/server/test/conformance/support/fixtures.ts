@@ -84,16 +84,14 @@ export class Fixtures {
         customer_payer: { id: customerId },
         payment_method: {
           type: 'CARD',
-          detail: { card: { number: card, holder_name: 'JOAO SILVA', expiration_month: 12, expiration_year: EXPIRY_YEAR, security_code: '123', ...(capture ? {} : { capture }) } },
+          detail: { card: { card_data: { number: card, holder_name: 'JOAO SILVA', expiration_month: 12, expiration_year: EXPIRY_YEAR, security_code: '123' }, ...(capture ? {} : { capture }) } },
         },
         workflow: 'DIRECT',
       },
     });
-    const payment = ex.body as { id: string };
-    // The card transaction as getPayment lists it (the create answer's shape is not relied on).
-    const read = await this.call('getPayment', { params: { payment_id: payment.id } });
-    const first = (read.body as { transactions: { id: string; provider_data?: { transaction_id?: string | null } | null }[] }).transactions[0]!;
-    return { id: payment.id, customerId, providerTransactionId: first.provider_data?.transaction_id ?? null, transactionId: first.id };
+    // The create response carries the card transaction itself under `transactions`.
+    const payment = ex.body as { id: string; transactions?: { id: string; provider_data?: { transaction_id?: string | null } | null } };
+    return { id: payment.id, customerId, providerTransactionId: payment.transactions?.provider_data?.transaction_id ?? null, transactionId: payment.transactions!.id };
   }
 
   /** A payment IN_DISPUTE / RECEIVED and its CHARGEBACK transaction. */

@@ -39,6 +39,12 @@ export interface GenRequest {
 export const FIXUPS: Record<string, (arb: fc.Arbitrary<unknown>) => fc.Arbitrary<unknown>> = {
   // CreatePaymentMethod: "Exactly one of vaulted_token and detail must be given; the server checks this (400)."
   CreatePaymentMethod: (arb) => arb.filter((v) => ('vaulted_token' in (v as object)) !== ('detail' in (v as object))),
+  // CreatePaymentCustomerPayer: "paying with `vaulted_token` or `vault_on_success` needs an `id`".
+  CreatePaymentRequest: (arb) =>
+    arb.filter((v) => {
+      const { customer_payer: payer, payment_method: pm } = v as { customer_payer: object; payment_method: { vault_on_success?: boolean } };
+      return 'id' in payer || (!('vaulted_token' in pm) && pm.vault_on_success !== true);
+    }),
   // CreatePaymentAmount: "The server also rejects more decimals than the currency's ISO 4217 minor units
   // allow (400)", and currency is "ISO 4217 currency code" (the pattern alone admits any three letters).
   CreatePaymentAmount: (arb) =>
