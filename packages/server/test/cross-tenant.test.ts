@@ -126,16 +126,16 @@ const table: Record<string, (a: A, b: B) => Probe[]> = {
     { what: "A's disputed payment", params: { payment_id: a.disputed.payment.id }, body: { outcome: 'LOST' }, expect: { status: 404, code: 'PAYMENT_NOT_FOUND' } },
   ],
   capturePayment: (a, b) => [
-    { what: "A's authorization", params: { payment_id: a.authorized.id, transaction_id: a.authorized.transactions[0]!.id }, body: {}, expect: { status: 404, code: 'PAYMENT_NOT_FOUND' } },
-    { what: "B's payment, A's authorization", params: { payment_id: b.payment.id, transaction_id: a.authorized.transactions[0]!.id }, body: {}, expect: { status: 404, code: 'TRANSACTION_NOT_FOUND' } },
+    { what: "A's authorization", params: { payment_id: a.authorized.id, transaction_id: a.authorized.transactions.id }, body: {}, expect: { status: 404, code: 'PAYMENT_NOT_FOUND' } },
+    { what: "B's payment, A's authorization", params: { payment_id: b.payment.id, transaction_id: a.authorized.transactions.id }, body: {}, expect: { status: 404, code: 'TRANSACTION_NOT_FOUND' } },
   ],
   cancelPayment: (a, b) => [
-    { what: "A's authorization", params: { payment_id: a.authorized.id, transaction_id: a.authorized.transactions[0]!.id }, body: {}, expect: { status: 404, code: 'PAYMENT_NOT_FOUND' } },
-    { what: "B's payment, A's authorization", params: { payment_id: b.payment.id, transaction_id: a.authorized.transactions[0]!.id }, body: {}, expect: { status: 404, code: 'TRANSACTION_NOT_FOUND' } },
+    { what: "A's authorization", params: { payment_id: a.authorized.id, transaction_id: a.authorized.transactions.id }, body: {}, expect: { status: 404, code: 'PAYMENT_NOT_FOUND' } },
+    { what: "B's payment, A's authorization", params: { payment_id: b.payment.id, transaction_id: a.authorized.transactions.id }, body: {}, expect: { status: 404, code: 'TRANSACTION_NOT_FOUND' } },
   ],
   refundPayment: (a, b) => [
-    { what: "A's succeeded payment", params: { payment_id: a.paid.id, transaction_id: a.paid.transactions[0]!.id }, body: {}, expect: { status: 404, code: 'PAYMENT_NOT_FOUND' } },
-    { what: "B's payment, A's purchase", params: { payment_id: b.payment.id, transaction_id: a.paid.transactions[0]!.id }, body: {}, expect: { status: 404, code: 'TRANSACTION_NOT_FOUND' } },
+    { what: "A's succeeded payment", params: { payment_id: a.paid.id, transaction_id: a.paid.transactions.id }, body: {}, expect: { status: 404, code: 'PAYMENT_NOT_FOUND' } },
+    { what: "B's payment, A's purchase", params: { payment_id: b.payment.id, transaction_id: a.paid.transactions.id }, body: {}, expect: { status: 404, code: 'TRANSACTION_NOT_FOUND' } },
   ],
   cancelOrRefundPayment: (a) => [
     { what: "A's succeeded payment", params: { payment_id: a.paid.id }, body: {}, expect: { status: 404, code: 'PAYMENT_NOT_FOUND' } },
@@ -294,7 +294,7 @@ for (const backend of backends()) {
 
     for (const [operationId, row] of Object.entries(table)) {
       it(`${operationId}: B cannot reach A's resources`, async () => {
-        const foreign = [a.customerId, a.token, a.creds.account_id, a.paid.id, a.chargedBack.payment.id, a.chargedBack.chargeback.id, a.disputed.payment.id, a.disputed.chargeback.id, a.endpoint.id, a.delivery.id, a.delivery.event_id, a.authorized.id, a.authorized.transactions[0]!.id, a.paid.transactions[0]!.id];
+        const foreign = [a.customerId, a.token, a.creds.account_id, a.paid.id, a.chargedBack.payment.id, a.chargedBack.chargeback.id, a.disputed.payment.id, a.disputed.chargeback.id, a.endpoint.id, a.delivery.id, a.delivery.event_id, a.authorized.id, a.authorized.transactions.id, a.paid.transactions.id];
         for (const probe of row(a, b)) {
           const res = await call(operationId, probe);
           if (typeof probe.expect === 'function') {

@@ -249,13 +249,13 @@ export async function enrollCard(t: TestServer, customerId: string, number: stri
  * An authorization only (`payment_method.detail.card.capture: false`): PENDING / AUTHORIZED, nothing
  * captured. Built from paymentBody, so the card's layout is the one createPayment takes.
  */
-export async function authorizedPayment(t: TestServer, overrides: Parameters<typeof paymentBody>[2] = {}, customerId?: string): Promise<Schemas['Payment']> {
+export async function authorizedPayment(t: TestServer, overrides: Parameters<typeof paymentBody>[2] = {}, customerId?: string): Promise<Schemas['CreatedPayment']> {
   const body = paymentBody(t, customerId ?? (await createCustomer(t)), overrides);
   (body.payment_method.detail!.card as { capture?: boolean }).capture = false;
   const res = await postPayment(t, body);
   const text = await res.text();
   expect(res.status, text).toBe(201);
-  return JSON.parse(text) as Schemas['Payment'];
+  return JSON.parse(text) as Schemas['CreatedPayment'];
 }
 
 /** The id of the payment's card transaction (PURCHASE or AUTHORIZE), read back with GET /payments/{id}. */
