@@ -170,6 +170,35 @@ const table: Record<string, (a: A, b: B) => Probe[]> = {
     },
     { what: "B's endpoint, A's delivery as cursor", params: { webhook_endpoint_id: b.endpointId }, query: `starting_after=${a.delivery.id}`, expect: { status: 400, code: 'INVALID_REQUEST' } },
   ],
+  getCustomer: (a) => [{ what: "A's customer", params: { customer_id: a.customerId }, expect: { status: 404, code: 'CUSTOMER_NOT_FOUND' } }],
+  getCustomerByMerchantCustomerId: (a) => [
+    {
+      // Never A's customer: 404, or B's own customer of that merchant_customer_id (the createCustomer row makes one).
+      what: "A's merchant_customer_id",
+      query: `merchant_customer_id=${a.merchantCustomerId}`,
+      expect: async (res) => {
+        const text = await res.text();
+        expect([200, 404], text).toContain(res.status);
+        expect(text).not.toContain(a.customerId);
+      },
+    },
+  ],
+  updateCustomer: (a, b) => [
+    { what: "A's customer", params: { customer_id: a.customerId }, body: { email: 'attacker@example.com' }, expect: { status: 404, code: 'CUSTOMER_NOT_FOUND' } },
+    {
+      // Uniqueness is per organization: never a 409 naming A's customer (a 409 for B's own customer of that
+      // merchant_customer_id, which the createCustomer row makes, is B's business).
+      what: "B's customer renamed to A's merchant_customer_id",
+      params: { customer_id: b.customerId },
+      body: { merchant_customer_id: a.merchantCustomerId },
+      expect: async (res) => {
+        const text = await res.text();
+        expect([200, 409], text).toContain(res.status);
+        expect(text).not.toContain(a.customerId);
+      },
+    },
+  ],
+  deleteCustomer: (a) => [{ what: "A's customer", params: { customer_id: a.customerId }, expect: { status: 404, code: 'CUSTOMER_NOT_FOUND' } }],
   getWebhookDelivery: (a, b) => [
     { what: "A's endpoint and delivery", params: { webhook_endpoint_id: a.endpoint.id, delivery_id: a.delivery.id }, expect: { status: 404, code: 'WEBHOOK_ENDPOINT_NOT_FOUND' } },
     { what: "B's endpoint, A's delivery", params: { webhook_endpoint_id: b.endpointId, delivery_id: a.delivery.id }, expect: { status: 404, code: 'WEBHOOK_DELIVERY_NOT_FOUND' } },
@@ -189,6 +218,7 @@ async function snapshot(t: TestServer, a: A): Promise<Record<string, unknown>> {
     return JSON.parse(text) as unknown;
   };
   return {
+    customer: await get(`/customers/${a.customerId}`),
     customerMethods: await get(`/customers/${a.customerId}/payment-methods`),
     paid: await get(`/payments/${a.paid.id}?transactions_history=true`),
     chargedBack: await get(`/payments/${a.chargedBack.payment.id}?transactions_history=true`),
@@ -274,7 +304,7 @@ for (const backend of backends()) {
 
     for (const [operationId, row] of Object.entries(table)) {
       it(`${operationId}: B cannot reach A's resources`, async () => {
-        const foreign = [a.customerId, a.token, a.creds.account_id, a.paid.id, a.chargedBack.payment.id, a.chargedBack.chargeback.id, a.disputed.payment.id, a.disputed.chargeback.id, a.endpoint.id, a.delivery.id, a.delivery.event_id];
+        const foreign = [a.customerId, a.token, a.creds.account_id, a.paid.id, a.chargedBack.payment.id, a.chargedBack.chargeback.id, a.disputed.payment.id, a.disputed.chargeback.id, a.endpoint.id, a.delivery.id, a.delivery.event_id, a.merchantCustomerId];
         for (const probe of row(a, b)) {
           const res = await call(operationId, probe);
           if (typeof probe.expect === 'function') {

@@ -25,6 +25,7 @@ export const PROBLEMS = {
   INVALID_STATUS: { status: 409, title: 'Invalid status' },
   CUSTOMER_ID_DUPLICATED: { status: 409, title: 'Customer id duplicated' },
   WEBHOOK_ENDPOINT_LIMIT_REACHED: { status: 409, title: 'Webhook endpoint limit reached' },
+  PRECONDITION_FAILED: { status: 412, title: 'Precondition failed' },
   PAYLOAD_TOO_LARGE: { status: 413, title: 'Payload too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported media type' },
   IDEMPOTENCY_KEY_REUSED: { status: 422, title: 'Idempotency key reused' },

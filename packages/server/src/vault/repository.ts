@@ -156,6 +156,26 @@ export const paymentMethodsRepository = {
     return rows.length > 0;
   },
 
+  /**
+   * Unenrolls every method of the customer and destroys what was sealed for them (the PAN, the full bank
+   * or wallet details) and the card fingerprint: the columns are emptied, not flagged. The masked data stays
+   * for the payments that name the method. Returns the methods that were not UNENROLLED before.
+   */
+  async destroyForCustomer(db: Queryable, organizationId: string, customerId: string): Promise<PaymentMethodRow[]> {
+    return db.query<PaymentMethodRow>(
+      `UPDATE payment_methods m
+          SET status = 'UNENROLLED', sub_status = NULL, action = NULL, redirect_url = NULL,
+              pan_ciphertext = NULL, pan_iv = NULL, pan_tag = NULL, pan_key_id = NULL,
+              details_ciphertext = NULL, details_iv = NULL, details_tag = NULL, details_key_id = NULL,
+              fingerprint = NULL, updated_at = clock_timestamp()
+        FROM (SELECT id, status AS old_status FROM payment_methods
+               WHERE organization_id = $1 AND customer_id = $2 FOR UPDATE) old
+        WHERE m.id = old.id AND old.old_status <> 'UNENROLLED'
+        RETURNING ${columns('m')}`,
+      [organizationId, customerId],
+    );
+  },
+
   /** The organization's method with its sealed PAN (payment time and token enrollments only). */
   async findWithPan(db: Queryable, organizationId: string, vaultedToken: string): Promise<(PaymentMethodRow & SealedPanColumns) | undefined> {
     const rows = await db.query<PaymentMethodRow & SealedPanColumns>(

@@ -45,6 +45,11 @@ export const UNREACHABLE_ALLOWED: { status: number; operations: '*' | readonly (
   },
   {
     status: 409,
+    operations: ['updateCustomer'],
+    why: 'CUSTOMER_ID_DUPLICATED needs another customer holding the new merchant_customer_id; customers-manage.test.ts reaches it (also under concurrency)',
+  },
+  {
+    status: 409,
     operations: ['createWebhookEndpoint'],
     why: 'WEBHOOK_ENDPOINT_LIMIT_REACHED needs 16 endpoints of one organization; webhooks-fairness.test.ts reaches it (and checks the body against the spec)',
   },

@@ -10,7 +10,13 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Retrieve a customer by the merchant's own id
+         * @description The customer of the caller's organization whose `merchant_customer_id` is the one given (Yuno's
+         *     retrieve by external id). A deleted customer is not found. Answers a strong `ETag`, as
+         *     getCustomer does.
+         */
+        get: operations["getCustomerByMerchantCustomerId"];
         put?: never;
         /**
          * Create a customer
@@ -21,6 +27,51 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/customers/{customer_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The customer's `id` (from createCustomer).
+                 * @example 7c2f4a8e-5b1d-4f7a-9c3e-2d6b8a1f0e94
+                 */
+                customer_id: components["parameters"]["CustomerId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a customer
+         * @description The customer; a deleted customer is not found. Answers a strong `ETag`: send it back in
+         *     `If-None-Match` to get `304 Not Modified` while the customer is unchanged, or in `If-Match` on
+         *     updateCustomer so that a change made meanwhile is not overwritten.
+         */
+        get: operations["getCustomer"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a customer
+         * @description Deletes the customer (Yuno answers `202` with no body; so does this service, once the deletion is
+         *     done). The customer and every payment method enrolled for it are gone for the API (`404`); the
+         *     card numbers and bank details of those payment methods are destroyed, not only hidden, and the
+         *     customer's personal data is cleared. Payments made for the customer keep their history, with the
+         *     payer as it was when they were made. The `merchant_customer_id` is free again.
+         */
+        delete: operations["deleteCustomer"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a customer
+         * @description Changes the fields given, validated as on createCustomer; fields left out stay, `null` clears an
+         *     optional field. `merchant_customer_id` stays unique within the organization (`409
+         *     CUSTOMER_ID_DUPLICATED`, as on create). `updated_at` moves. With `If-Match` (an `ETag` of
+         *     getCustomer or of an earlier update), the change is made only while the customer is still in that
+         *     state, else `412 PRECONDITION_FAILED` and nothing changes. Payments keep the customer as it was
+         *     when they were made.
+         */
+        patch: operations["updateCustomer"];
         trace?: never;
     };
     "/customers/{customer_id}/payment-methods": {
@@ -1193,6 +1244,31 @@ export interface components {
             shipping_address?: components["schemas"]["Address"];
             metadata?: components["schemas"]["Metadata"];
         };
+        /** @description Body of updateCustomer: the fields to change, validated as on createCustomer. A field left out stays as it is; `null` clears an optional field. `merchant_customer_id` can change but not be cleared, and stays unique within the organization. */
+        UpdateCustomerRequest: {
+            /** @description The merchant's own identifier of the customer, unique within the organization. */
+            merchant_customer_id?: string;
+            /**
+             * Format: date-time
+             * @description When the customer was created in the merchant's system (RFC 3339, as on createCustomer).
+             */
+            merchant_customer_created_at?: string | null;
+            first_name?: string | null;
+            last_name?: string | null;
+            gender?: string | null;
+            /** Format: date */
+            date_of_birth?: string | null;
+            /** Format: email */
+            email?: string | null;
+            nationality?: components["schemas"]["CountryCode"] | null;
+            country?: components["schemas"]["CountryCode"] | null;
+            document?: components["schemas"]["Document"] | null;
+            phone?: components["schemas"]["Phone"] | null;
+            billing_address?: components["schemas"]["Address"] | null;
+            shipping_address?: components["schemas"]["Address"] | null;
+            /** @description Replaces the whole list; `null` empties it. */
+            metadata?: components["schemas"]["Metadata"] | null;
+        };
         /** @description Body of POST /customers/{customer_id}/payment-methods (enroll a payment method for a customer). Rules across fields, checked by the server (400 INVALID_REQUEST naming the field): a `CARD` enrollment has exactly one source — `card_data`, `token` or `provider_data`; a non-card enrollment has none of them and may carry `payment_method.detail.bank_transfer`, which a `CARD` enrollment may not; `verify` goes only with a `CARD` enrollment from `card_data` or a `token`; `callback_url` is an absolute http(s) URL. */
         EnrollPaymentMethodRequest: {
             /** @description The merchant account the enrollment belongs to (one of the caller's organization's accounts, else 403). */
@@ -1945,11 +2021,6 @@ export interface components {
             created_at: string;
             data: components["schemas"]["EventChargebackData"];
         };
-        /**
-         * @description ISO 3166-1 alpha-2 country code (the full set of assigned codes).
-         * @enum {string}
-         */
-        CountryCode: "AD" | "AE" | "AF" | "AG" | "AI" | "AL" | "AM" | "AO" | "AQ" | "AR" | "AS" | "AT" | "AU" | "AW" | "AX" | "AZ" | "BA" | "BB" | "BD" | "BE" | "BF" | "BG" | "BH" | "BI" | "BJ" | "BL" | "BM" | "BN" | "BO" | "BQ" | "BR" | "BS" | "BT" | "BV" | "BW" | "BY" | "BZ" | "CA" | "CC" | "CD" | "CF" | "CG" | "CH" | "CI" | "CK" | "CL" | "CM" | "CN" | "CO" | "CR" | "CU" | "CV" | "CW" | "CX" | "CY" | "CZ" | "DE" | "DJ" | "DK" | "DM" | "DO" | "DZ" | "EC" | "EE" | "EG" | "EH" | "ER" | "ES" | "ET" | "FI" | "FJ" | "FK" | "FM" | "FO" | "FR" | "GA" | "GB" | "GD" | "GE" | "GF" | "GG" | "GH" | "GI" | "GL" | "GM" | "GN" | "GP" | "GQ" | "GR" | "GS" | "GT" | "GU" | "GW" | "GY" | "HK" | "HM" | "HN" | "HR" | "HT" | "HU" | "ID" | "IE" | "IL" | "IM" | "IN" | "IO" | "IQ" | "IR" | "IS" | "IT" | "JE" | "JM" | "JO" | "JP" | "KE" | "KG" | "KH" | "KI" | "KM" | "KN" | "KP" | "KR" | "KW" | "KY" | "KZ" | "LA" | "LB" | "LC" | "LI" | "LK" | "LR" | "LS" | "LT" | "LU" | "LV" | "LY" | "MA" | "MC" | "MD" | "ME" | "MF" | "MG" | "MH" | "MK" | "ML" | "MM" | "MN" | "MO" | "MP" | "MQ" | "MR" | "MS" | "MT" | "MU" | "MV" | "MW" | "MX" | "MY" | "MZ" | "NA" | "NC" | "NE" | "NF" | "NG" | "NI" | "NL" | "NO" | "NP" | "NR" | "NU" | "NZ" | "OM" | "PA" | "PE" | "PF" | "PG" | "PH" | "PK" | "PL" | "PM" | "PN" | "PR" | "PS" | "PT" | "PW" | "PY" | "QA" | "RE" | "RO" | "RS" | "RU" | "RW" | "SA" | "SB" | "SC" | "SD" | "SE" | "SG" | "SH" | "SI" | "SJ" | "SK" | "SL" | "SM" | "SN" | "SO" | "SR" | "SS" | "ST" | "SV" | "SX" | "SY" | "SZ" | "TC" | "TD" | "TF" | "TG" | "TH" | "TJ" | "TK" | "TL" | "TM" | "TN" | "TO" | "TR" | "TT" | "TV" | "TW" | "TZ" | "UA" | "UG" | "UM" | "US" | "UY" | "UZ" | "VA" | "VC" | "VE" | "VG" | "VI" | "VN" | "VU" | "WF" | "WS" | "YE" | "YT" | "ZA" | "ZM" | "ZW";
         /** @description An identity document of a person or company. */
         Document: {
             /** @description Document kind, for example `CPF`, `CNPJ`, `DNI`, `PASSPORT` (the full set is not fixed by the interface spec). */
@@ -1963,6 +2034,11 @@ export interface components {
             /** @description Country calling code without `+`, for example `55`. */
             country_code?: string;
         };
+        /**
+         * @description ISO 3166-1 alpha-2 country code (the full set of assigned codes).
+         * @enum {string}
+         */
+        CountryCode: "AD" | "AE" | "AF" | "AG" | "AI" | "AL" | "AM" | "AO" | "AQ" | "AR" | "AS" | "AT" | "AU" | "AW" | "AX" | "AZ" | "BA" | "BB" | "BD" | "BE" | "BF" | "BG" | "BH" | "BI" | "BJ" | "BL" | "BM" | "BN" | "BO" | "BQ" | "BR" | "BS" | "BT" | "BV" | "BW" | "BY" | "BZ" | "CA" | "CC" | "CD" | "CF" | "CG" | "CH" | "CI" | "CK" | "CL" | "CM" | "CN" | "CO" | "CR" | "CU" | "CV" | "CW" | "CX" | "CY" | "CZ" | "DE" | "DJ" | "DK" | "DM" | "DO" | "DZ" | "EC" | "EE" | "EG" | "EH" | "ER" | "ES" | "ET" | "FI" | "FJ" | "FK" | "FM" | "FO" | "FR" | "GA" | "GB" | "GD" | "GE" | "GF" | "GG" | "GH" | "GI" | "GL" | "GM" | "GN" | "GP" | "GQ" | "GR" | "GS" | "GT" | "GU" | "GW" | "GY" | "HK" | "HM" | "HN" | "HR" | "HT" | "HU" | "ID" | "IE" | "IL" | "IM" | "IN" | "IO" | "IQ" | "IR" | "IS" | "IT" | "JE" | "JM" | "JO" | "JP" | "KE" | "KG" | "KH" | "KI" | "KM" | "KN" | "KP" | "KR" | "KW" | "KY" | "KZ" | "LA" | "LB" | "LC" | "LI" | "LK" | "LR" | "LS" | "LT" | "LU" | "LV" | "LY" | "MA" | "MC" | "MD" | "ME" | "MF" | "MG" | "MH" | "MK" | "ML" | "MM" | "MN" | "MO" | "MP" | "MQ" | "MR" | "MS" | "MT" | "MU" | "MV" | "MW" | "MX" | "MY" | "MZ" | "NA" | "NC" | "NE" | "NF" | "NG" | "NI" | "NL" | "NO" | "NP" | "NR" | "NU" | "NZ" | "OM" | "PA" | "PE" | "PF" | "PG" | "PH" | "PK" | "PL" | "PM" | "PN" | "PR" | "PS" | "PT" | "PW" | "PY" | "QA" | "RE" | "RO" | "RS" | "RU" | "RW" | "SA" | "SB" | "SC" | "SD" | "SE" | "SG" | "SH" | "SI" | "SJ" | "SK" | "SL" | "SM" | "SN" | "SO" | "SR" | "SS" | "ST" | "SV" | "SX" | "SY" | "SZ" | "TC" | "TD" | "TF" | "TG" | "TH" | "TJ" | "TK" | "TL" | "TM" | "TN" | "TO" | "TR" | "TT" | "TV" | "TW" | "TZ" | "UA" | "UG" | "UM" | "US" | "UY" | "UZ" | "VA" | "VC" | "VE" | "VG" | "VI" | "VN" | "VU" | "WF" | "WS" | "YE" | "YT" | "ZA" | "ZM" | "ZW";
         /** @description A postal address. */
         Address: {
             address_line_1?: string;
@@ -2929,6 +3005,19 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The resource changed since the `ETag` given in `If-Match` (`PRECONDITION_FAILED`); nothing was changed. */
+        PreconditionFailed: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The body is larger than this route accepts (`PAYLOAD_TOO_LARGE`). */
         PayloadTooLarge: {
             headers: {
@@ -3087,6 +3176,12 @@ export interface components {
          */
         IfNoneMatch: string;
         /**
+         * @description An `ETag` from an earlier answer (or several, comma-separated, or `*`): the change is made only
+         *     while the resource still has one of them, else `412 PRECONDITION_FAILED`.
+         * @example "LXEWQrcmsEQBYnyp-6wy9chTD7GQPMTbAiWHF5IaSIE"
+         */
+        IfMatch: string;
+        /**
          * @description Standard Webhooks message id.
          * @example 7e5c3a1b-9d2f-4e68-8a0b-4c6e8f0a2b3d
          */
@@ -3152,6 +3247,43 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    getCustomerByMerchantCustomerId: {
+        parameters: {
+            query: {
+                /**
+                 * @description The merchant's identifier of the customer, as given at creation or in the last update.
+                 * @example cus-000123
+                 */
+                merchant_customer_id: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The customer. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Customer"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     createCustomer: {
         parameters: {
             query?: never;
@@ -3181,6 +3313,147 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             409: components["responses"]["CustomerConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getCustomer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description An `ETag` from an earlier answer (or several, comma-separated, or `*`).
+                 * @example "LXEWQrcmsEQBYnyp-6wy9chTD7GQPMTbAiWHF5IaSIE"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /**
+                 * @description The customer's `id` (from createCustomer).
+                 * @example 7c2f4a8e-5b1d-4f7a-9c3e-2d6b8a1f0e94
+                 */
+                customer_id: components["parameters"]["CustomerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The customer. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Customer"];
+                };
+            };
+            /** @description Not modified since the `ETag` given in `If-None-Match`. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteCustomer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The customer's `id` (from createCustomer).
+                 * @example 7c2f4a8e-5b1d-4f7a-9c3e-2d6b8a1f0e94
+                 */
+                customer_id: components["parameters"]["CustomerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted (no body). */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateCustomer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description An `ETag` from an earlier answer (or several, comma-separated, or `*`): the change is made only
+                 *     while the resource still has one of them, else `412 PRECONDITION_FAILED`.
+                 * @example "LXEWQrcmsEQBYnyp-6wy9chTD7GQPMTbAiWHF5IaSIE"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /**
+                 * @description The customer's `id` (from createCustomer).
+                 * @example 7c2f4a8e-5b1d-4f7a-9c3e-2d6b8a1f0e94
+                 */
+                customer_id: components["parameters"]["CustomerId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateCustomerRequest"];
+            };
+        };
+        responses: {
+            /** @description The customer as changed. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Customer"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["CustomerConflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];

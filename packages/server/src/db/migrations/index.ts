@@ -6,6 +6,7 @@ import rateLimits from './0004_rate_limits.js';
 import webhooks from './0005_webhooks.js';
 import evidenceLz4 from './0006_evidence_lz4.js';
 import sealedSecrets from './0007_sealed_secrets.js';
+import customerDeletion from './0008_customer_deletion.js';
 
 /** Every migration, in order. Add a new file (next number) and list it here; never edit an applied one. */
-export const migrations: readonly Migration[] = [platform, vault, payments, rateLimits, webhooks, evidenceLz4, sealedSecrets];
+export const migrations: readonly Migration[] = [platform, vault, payments, rateLimits, webhooks, evidenceLz4, sealedSecrets, customerDeletion];

@@ -184,6 +184,10 @@ export const PREPARE: Record<string, Prepare> = {
     return { body: withAccount(fx, ex, { 'customer_payer.id': customerId, 'payment_method.vaulted_token': token }) };
   },
   getPayment: async (fx) => ({ params: { payment_id: (await fx.payment()).id } }),
+  getCustomerByMerchantCustomerId: async (fx) => {
+    const ex = await fx.call('getCustomer', { params: { customer_id: await fx.customer() } });
+    return { query: { merchant_customer_id: (ex.body as { merchant_customer_id: string }).merchant_customer_id } };
+  },
   disputeChargeback: async (fx, ex) => {
     const cb = await fx.chargeback();
     return { params: { payment_id: cb.paymentId, transaction_id: cb.transactionId }, body: withAccount(fx, ex) };
