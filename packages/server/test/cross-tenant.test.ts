@@ -198,6 +198,14 @@ const table: Record<string, (a: A, b: B) => Probe[]> = {
       },
     },
   ],
+  getPaymentMethod: (a, b) => [
+    { what: "A's customer and card", params: { customer_id: a.customerId, payment_method_id: a.token }, expect: { status: 404, code: 'CUSTOMER_NOT_FOUND' } },
+    { what: "B's customer, A's card", params: { customer_id: b.customerId, payment_method_id: a.token }, expect: { status: 404, code: 'PAYMENT_METHOD_NOT_FOUND' } },
+  ],
+  unenrollPaymentMethod: (a, b) => [
+    { what: "A's customer and card", params: { customer_id: a.customerId, payment_method_id: a.token }, expect: { status: 404, code: 'CUSTOMER_NOT_FOUND' } },
+    { what: "B's customer, A's card", params: { customer_id: b.customerId, payment_method_id: a.token }, expect: { status: 404, code: 'PAYMENT_METHOD_NOT_FOUND' } },
+  ],
   deleteCustomer: (a) => [{ what: "A's customer", params: { customer_id: a.customerId }, expect: { status: 404, code: 'CUSTOMER_NOT_FOUND' } }],
   getWebhookDelivery: (a, b) => [
     { what: "A's endpoint and delivery", params: { webhook_endpoint_id: a.endpoint.id, delivery_id: a.delivery.id }, expect: { status: 404, code: 'WEBHOOK_ENDPOINT_NOT_FOUND' } },

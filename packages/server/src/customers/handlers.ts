@@ -47,6 +47,6 @@ export const customerHandlers = {
   },
 
   async deleteCustomer({ params }, ctx) {
-    return (await deleteCustomer(ctx.db, ctx.merchant.organizationId, params.customer_id)) ? { status: 202 } : notFound(params.customer_id);
+    return (await deleteCustomer(ctx.db, ctx.merchant.organizationId, params.customer_id, ctx.baseUrl)) ? { status: 202 } : notFound(params.customer_id);
   },
 } satisfies Partial<Handlers>;

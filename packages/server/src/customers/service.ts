@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Schemas } from '@payorch/types';
 import type { Queryable } from '../db/database.js';
+import { recordUnenrolled } from '../vault/events.js';
 import { paymentMethodsRepository } from '../vault/repository.js';
 import { customerEtag, ifMatchHits } from './etag.js';
 import { toApiCustomer } from './mapper.js';
@@ -94,13 +95,14 @@ export async function updateCustomer(
 
 /**
  * Deletes a customer in one transaction: the row is marked deleted with its personal data cleared, and
- * every payment method of it is unenrolled with its sealed card or bank data destroyed. Payments keep
+ * every payment method of it is unenrolled with its sealed card or bank data destroyed (enrollment.unenrolled). Payments keep
  * their own snapshot of the payer. False when there was no live customer.
  */
-export async function deleteCustomer(db: Queryable, organizationId: string, id: string): Promise<boolean> {
+export async function deleteCustomer(db: Queryable, organizationId: string, id: string, baseUrl: string, now = new Date()): Promise<boolean> {
   return db.transaction(async (tx) => {
     if (!(await repo.markDeleted(tx, organizationId, id))) return false;
-    await paymentMethodsRepository.destroyForCustomer(tx, organizationId, id);
+    // Each method that was not unenrolled yet is announced as enrollment.unenrolled.
+    for (const method of await paymentMethodsRepository.unenroll(tx, organizationId, id)) await recordUnenrolled(tx, method, baseUrl, now);
     return true;
   });
 }

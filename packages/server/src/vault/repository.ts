@@ -157,23 +157,36 @@ export const paymentMethodsRepository = {
   },
 
   /**
-   * Unenrolls every method of the customer and destroys what was sealed for them (the PAN, the full bank
-   * or wallet details) and the card fingerprint: the columns are emptied, not flagged. The masked data stays
-   * for the payments that name the method. Returns the methods that were not UNENROLLED before.
+   * Unenrolls the customer's methods (all of them, or the one with `vaultedToken`) and destroys what was
+   * sealed for them (the PAN, the full bank or wallet details) and the card fingerprint: the columns are
+   * emptied, not flagged. The masked data stays for the payments that name the method. Returns the
+   * methods that changed (an UNENROLLED one is left as it is).
    */
-  async destroyForCustomer(db: Queryable, organizationId: string, customerId: string): Promise<PaymentMethodRow[]> {
+  async unenroll(db: Queryable, organizationId: string, customerId: string, vaultedToken?: string): Promise<PaymentMethodRow[]> {
     return db.query<PaymentMethodRow>(
       `UPDATE payment_methods m
           SET status = 'UNENROLLED', sub_status = NULL, action = NULL, redirect_url = NULL,
               pan_ciphertext = NULL, pan_iv = NULL, pan_tag = NULL, pan_key_id = NULL,
               details_ciphertext = NULL, details_iv = NULL, details_tag = NULL, details_key_id = NULL,
               fingerprint = NULL, updated_at = clock_timestamp()
-        FROM (SELECT id, status AS old_status FROM payment_methods
-               WHERE organization_id = $1 AND customer_id = $2 FOR UPDATE) old
-        WHERE m.id = old.id AND old.old_status <> 'UNENROLLED'
+        FROM (SELECT id FROM payment_methods
+               WHERE organization_id = $1 AND customer_id = $2 AND ($3::text IS NULL OR vaulted_token = $3)
+                 AND status <> 'UNENROLLED'
+               ORDER BY created_at, id
+               FOR UPDATE) old
+        WHERE m.id = old.id
         RETURNING ${columns('m')}`,
-      [organizationId, customerId],
+      [organizationId, customerId, vaultedToken ?? null],
     );
+  },
+
+  /** The customer's method by its vaulted_token, or undefined (another customer's or organization's too). */
+  async findForCustomer(db: Queryable, organizationId: string, customerId: string, vaultedToken: string): Promise<PaymentMethodRow | undefined> {
+    const rows = await db.query<PaymentMethodRow>(
+      `SELECT ${COLUMNS} FROM payment_methods WHERE organization_id = $1 AND customer_id = $2 AND vaulted_token = $3`,
+      [organizationId, customerId, vaultedToken],
+    );
+    return rows[0];
   },
 
   /** The organization's method with its sealed PAN (payment time and token enrollments only). */

@@ -40,7 +40,7 @@ export const UNREACHABLE_ALLOWED: { status: number; operations: '*' | readonly (
   },
   {
     status: 409,
-    operations: ['enrollPaymentMethod', 'createPayment'],
+    operations: ['enrollPaymentMethod', 'createPayment', 'unenrollPaymentMethod'],
     why: 'their only 409 is REQUEST_IN_PROCESS (a concurrent request holding the key); idempotency.test.ts drives it on the mechanism every keyed operation shares',
   },
   {

@@ -112,6 +112,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/customers/{customer_id}/payment-methods/{payment_method_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The customer's `id` (from createCustomer).
+                 * @example 7c2f4a8e-5b1d-4f7a-9c3e-2d6b8a1f0e94
+                 */
+                customer_id: components["parameters"]["CustomerId"];
+                /**
+                 * @description The payment method's `vaulted_token` (from enrollPaymentMethod or listPaymentMethods).
+                 * @example 9d3c6a1e-2f4b-4c8d-a7e5-1b3d5f7a9c2e
+                 */
+                payment_method_id: components["parameters"]["PaymentMethodId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve an enrolled payment method
+         * @description One payment method of the customer by its `vaulted_token` (Yuno's `payment_method_id`), never a card
+         *     number. An unenrolled method is still answered, with status `UNENROLLED`; every method of a deleted
+         *     customer is gone (`404 CUSTOMER_NOT_FOUND`).
+         */
+        get: operations["getPaymentMethod"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/customers/{customer_id}/payment-methods/{payment_method_id}/unenroll": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The customer's `id` (from createCustomer).
+                 * @example 7c2f4a8e-5b1d-4f7a-9c3e-2d6b8a1f0e94
+                 */
+                customer_id: components["parameters"]["CustomerId"];
+                /**
+                 * @description The payment method's `vaulted_token` (from enrollPaymentMethod or listPaymentMethods).
+                 * @example 9d3c6a1e-2f4b-4c8d-a7e5-1b3d5f7a9c2e
+                 */
+                payment_method_id: components["parameters"]["PaymentMethodId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unenroll a payment method
+         * @description The method becomes `UNENROLLED` (a pending `READY_TO_ENROLL` one can no longer be completed) and
+         *     what the vault sealed for it — the card number or the bank details — is destroyed, not only hidden.
+         *     A payment with its `vaulted_token` afterwards is refused with `404 PAYMENT_METHOD_NOT_FOUND`.
+         *     Announced by the `enrollment.unenrolled` webhook event. Unenrolling a method that is already
+         *     `UNENROLLED` answers it unchanged, with no new event.
+         */
+        post: operations["unenrollPaymentMethod"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/payments": {
         parameters: {
             query?: never;
@@ -729,6 +797,73 @@ export interface webhooks {
             requestBody: {
                 content: {
                     "application/json": components["schemas"]["EventEnrollmentDeclined"];
+                };
+            };
+            responses: {
+                /** @description Any 2xx answered within 10 seconds acknowledges the event; it is not sent again. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Any other answer (a 4xx for a signature the receiver rejects, a 5xx, a redirect or no answer) makes the event retried with backoff for about 24 hours. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "enrollment.unenrolled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * enrollment.unenrolled
+         * @description A payment method was unenrolled (unenrollPaymentMethod, or its customer was deleted): it is now `UNENROLLED` and its sealed data destroyed. POSTed to each enabled endpoint subscribed to `enrollment.unenrolled` or `*`, signed per Standard
+         *     Webhooks with the endpoint's secret(s): verify `webhook-signature` over the raw body (for example with
+         *     `verifyWebhook` of @payorch/client or the `standardwebhooks` library), reject a `webhook-timestamp`
+         *     more than 5 minutes off, and deduplicate on `webhook-id` (the event's `id`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description Standard Webhooks message id.
+                     * @example 7e5c3a1b-9d2f-4e68-8a0b-4c6e8f0a2b3d
+                     */
+                    "webhook-id": components["parameters"]["WebhookId"];
+                    /**
+                     * @description Standard Webhooks timestamp (Unix seconds); stale timestamps are rejected.
+                     * @example 1795412645
+                     */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                    /**
+                     * @description Standard Webhooks signature(s), `v1,<base64>` separated by spaces.
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": components["parameters"]["WebhookSignature"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["EventEnrollmentUnenrolled"];
                 };
             };
             responses: {
@@ -1823,6 +1958,39 @@ export interface components {
             created_at: string;
             data: components["schemas"]["EventEnrollmentData"];
         };
+        /** @description The `enrollment.unenrolled` event. A payment method was unenrolled (unenrollPaymentMethod, or its customer was deleted): it is now `UNENROLLED`. Sent as the body of a signed POST to every enabled webhook endpoint subscribed to it (or to `*`). */
+        EventEnrollmentUnenrolled: {
+            /**
+             * Format: uuid
+             * @description The event's id; also the `webhook-id` header. The same on every retry and redelivery, so deduplicate on it.
+             */
+            id: string;
+            /**
+             * @description The kind of resource the event is about (Yuno's `type`).
+             * @constant
+             */
+            type: "enrollment";
+            /**
+             * @description What happened (Yuno's `type_event`); the event type endpoints subscribe to.
+             * @constant
+             */
+            type_event: "enrollment.unenrolled";
+            /** @description The account the resource belongs to, when it belongs to one. */
+            account_id: string | null;
+            /** @description How many earlier delivery attempts of this event to this endpoint there were (0 on the first). */
+            retry: number;
+            /**
+             * @description Version of the envelope and data shapes.
+             * @constant
+             */
+            version: 1;
+            /**
+             * Format: date-time
+             * @description When the event happened (the state change it announces).
+             */
+            created_at: string;
+            data: components["schemas"]["EventEnrollmentData"];
+        };
         /** @description The `payment.succeeded` event. A payment succeeded (`SUCCEEDED`). Sent as the body of a signed POST to every enabled webhook endpoint subscribed to it (or to `*`). */
         EventPaymentSucceeded: {
             /**
@@ -2869,12 +3037,12 @@ export interface components {
          * @description An event type to receive, or `*` for every event type (including ones added later).
          * @enum {string}
          */
-        WebhookEventSubscription: "*" | "enrollment.enrolled" | "enrollment.declined" | "payment.succeeded" | "payment.declined" | "payment.chargeback" | "payment.dispute.submitted" | "payment.dispute.won" | "payment.dispute.lost";
+        WebhookEventSubscription: "*" | "enrollment.enrolled" | "enrollment.declined" | "enrollment.unenrolled" | "payment.succeeded" | "payment.declined" | "payment.chargeback" | "payment.dispute.submitted" | "payment.dispute.won" | "payment.dispute.lost";
         /**
          * @description An event type a webhook endpoint can receive (the envelope's `type_event`).
          * @enum {string}
          */
-        WebhookEventType: "enrollment.enrolled" | "enrollment.declined" | "payment.succeeded" | "payment.declined" | "payment.chargeback" | "payment.dispute.submitted" | "payment.dispute.won" | "payment.dispute.lost";
+        WebhookEventType: "enrollment.enrolled" | "enrollment.declined" | "enrollment.unenrolled" | "payment.succeeded" | "payment.declined" | "payment.chargeback" | "payment.dispute.submitted" | "payment.dispute.won" | "payment.dispute.lost";
         /** @description One HTTP attempt to deliver an event to an endpoint. */
         WebhookDeliveryAttempt: {
             /** @description 1 for the first attempt, then counting every retry and redelivery. */
@@ -3181,6 +3349,11 @@ export interface components {
          * @example "LXEWQrcmsEQBYnyp-6wy9chTD7GQPMTbAiWHF5IaSIE"
          */
         IfMatch: string;
+        /**
+         * @description The payment method's `vaulted_token` (from enrollPaymentMethod or listPaymentMethods).
+         * @example 9d3c6a1e-2f4b-4c8d-a7e5-1b3d5f7a9c2e
+         */
+        PaymentMethodId: string;
         /**
          * @description Standard Webhooks message id.
          * @example 7e5c3a1b-9d2f-4e68-8a0b-4c6e8f0a2b3d
@@ -3550,6 +3723,98 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["EnrollUnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPaymentMethod: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The customer's `id` (from createCustomer).
+                 * @example 7c2f4a8e-5b1d-4f7a-9c3e-2d6b8a1f0e94
+                 */
+                customer_id: components["parameters"]["CustomerId"];
+                /**
+                 * @description The payment method's `vaulted_token` (from enrollPaymentMethod or listPaymentMethods).
+                 * @example 9d3c6a1e-2f4b-4c8d-a7e5-1b3d5f7a9c2e
+                 */
+                payment_method_id: components["parameters"]["PaymentMethodId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The payment method. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnrolledPaymentMethod"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    unenrollPaymentMethod: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description A caller-generated key (1–255 printable ASCII characters, a UUID is ideal) that makes a retry safe.
+                 *     Scoped to the organization and kept 24 hours.
+                 * @example 8e0f2b1c-6d4a-4f3e-9b2a-7c5d1e3f9a0b
+                 */
+                "X-Idempotency-Key": components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The customer's `id` (from createCustomer).
+                 * @example 7c2f4a8e-5b1d-4f7a-9c3e-2d6b8a1f0e94
+                 */
+                customer_id: components["parameters"]["CustomerId"];
+                /**
+                 * @description The payment method's `vaulted_token` (from enrollPaymentMethod or listPaymentMethods).
+                 * @example 9d3c6a1e-2f4b-4c8d-a7e5-1b3d5f7a9c2e
+                 */
+                payment_method_id: components["parameters"]["PaymentMethodId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The payment method, now `UNENROLLED`. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnrolledPaymentMethod"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -184,6 +184,14 @@ export const PREPARE: Record<string, Prepare> = {
     return { body: withAccount(fx, ex, { 'customer_payer.id': customerId, 'payment_method.vaulted_token': token }) };
   },
   getPayment: async (fx) => ({ params: { payment_id: (await fx.payment()).id } }),
+  getPaymentMethod: async (fx) => {
+    const customerId = await fx.customer();
+    return { params: { customer_id: customerId, payment_method_id: await fx.card(customerId) } };
+  },
+  unenrollPaymentMethod: async (fx) => {
+    const customerId = await fx.customer();
+    return { params: { customer_id: customerId, payment_method_id: await fx.card(customerId) } };
+  },
   getCustomerByMerchantCustomerId: async (fx) => {
     const ex = await fx.call('getCustomer', { params: { customer_id: await fx.customer() } });
     return { query: { merchant_customer_id: (ex.body as { merchant_customer_id: string }).merchant_customer_id } };
