@@ -206,6 +206,19 @@ const table: Record<string, (a: A, b: B) => Probe[]> = {
     { what: "A's customer and card", params: { customer_id: a.customerId, payment_method_id: a.token }, expect: { status: 404, code: 'CUSTOMER_NOT_FOUND' } },
     { what: "B's customer, A's card", params: { customer_id: b.customerId, payment_method_id: a.token }, expect: { status: 404, code: 'PAYMENT_METHOD_NOT_FOUND' } },
   ],
+  listEvents: (a) => [
+    {
+      what: "B's event log filtered by the type of A's events",
+      query: 'type=payment.succeeded&limit=100',
+      expect: async (res) => {
+        const text = await res.text();
+        expect(res.status, text).toBe(200);
+        for (const id of [a.delivery.event_id, a.paid.id, a.customerId]) expect(text).not.toContain(id);
+      },
+    },
+    { what: "B's event log, A's event as cursor", query: `starting_after=${a.delivery.event_id}`, expect: { status: 400, code: 'INVALID_REQUEST' } },
+  ],
+  getEvent: (a) => [{ what: "A's event", params: { event_id: a.delivery.event_id }, expect: { status: 404, code: 'EVENT_NOT_FOUND' } }],
   deleteCustomer: (a) => [{ what: "A's customer", params: { customer_id: a.customerId }, expect: { status: 404, code: 'CUSTOMER_NOT_FOUND' } }],
   getWebhookDelivery: (a, b) => [
     { what: "A's endpoint and delivery", params: { webhook_endpoint_id: a.endpoint.id, delivery_id: a.delivery.id }, expect: { status: 404, code: 'WEBHOOK_ENDPOINT_NOT_FOUND' } },

@@ -18,6 +18,7 @@ export const PROBLEMS = {
   PAYMENT_METHOD_NOT_FOUND: { status: 404, title: 'Payment method not found' },
   WEBHOOK_ENDPOINT_NOT_FOUND: { status: 404, title: 'Webhook endpoint not found' },
   WEBHOOK_DELIVERY_NOT_FOUND: { status: 404, title: 'Webhook delivery not found' },
+  EVENT_NOT_FOUND: { status: 404, title: 'Event not found' },
   ORGANIZATION_NOT_FOUND: { status: 404, title: 'Organization not found' },
   API_KEY_NOT_FOUND: { status: 404, title: 'API key not found' },
   UNSUPPORTED_METHOD: { status: 405, title: 'Method not allowed' },

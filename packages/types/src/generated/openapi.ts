@@ -543,6 +543,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List events
+         * @description The organization's webhook events of the last 30 days, newest first, whether or not an endpoint
+         *     received them: a merchant who missed deliveries catches up here. Filter by `type` and by a
+         *     `created_at` range; page with `limit` and `starting_after`.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events/{event_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The event's `id` (the `webhook-id` of its deliveries).
+                 * @example 7e5c3a1b-9d2f-4e68-8a0b-4c6e8f0a2b3d
+                 */
+                event_id: components["parameters"]["EventId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve an event
+         * @description One webhook event of the last 30 days (older ones are not found).
+         */
+        get: operations["getEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/organizations": {
         parameters: {
             query?: never;
@@ -1892,6 +1940,34 @@ export interface components {
          * @enum {string}
          */
         WebhookDeliveryStatus: "PENDING" | "DELIVERED" | "FAILED" | "CANCELED";
+        /** @description A webhook event as recorded (issue 15): the envelope endpoints receive, without the per-delivery `retry`. Kept 30 days after `created_at`, so that a merchant who missed deliveries can catch up. */
+        Event: {
+            /**
+             * Format: uuid
+             * @description The event's id; the `webhook-id` header and the envelope's `id` of every delivery of it.
+             */
+            id: string;
+            /** @description The kind of resource the event is about (`payment`, `enrollment`). */
+            type: string;
+            type_event: components["schemas"]["WebhookEventType"];
+            /** @description The account the resource belongs to, when it belongs to one. */
+            account_id: string | null;
+            /**
+             * Format: date-time
+             * @description When the event happened (the state change it announces).
+             */
+            created_at: string;
+            /** @description The event's `data`, exactly as delivered (its shape per `type_event` is in the spec's `webhooks`). */
+            data: Record<string, never>;
+        };
+        /** @description The organization's events, newest first. */
+        EventList: {
+            events: components["schemas"]["Event"][];
+            /** @description Whether more events follow this page. */
+            has_more: boolean;
+            /** @description Pass as `starting_after` for the next page; null when has_more is false. */
+            next_cursor: string | null;
+        };
         /** @description The `enrollment.enrolled` event. A non-card enrollment was approved: the payment method is now `ENROLLED`. Sent as the body of a signed POST to every enabled webhook endpoint subscribed to it (or to `*`). */
         EventEnrollmentEnrolled: {
             /**
@@ -3355,6 +3431,11 @@ export interface components {
          */
         PaymentMethodId: string;
         /**
+         * @description The event's `id` (the `webhook-id` of its deliveries).
+         * @example 7e5c3a1b-9d2f-4e68-8a0b-4c6e8f0a2b3d
+         */
+        EventId: string;
+        /**
          * @description Standard Webhooks message id.
          * @example 7e5c3a1b-9d2f-4e68-8a0b-4c6e8f0a2b3d
          */
@@ -4531,6 +4612,82 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description Only events of this `type_event`. */
+                type?: components["schemas"]["WebhookEventType"];
+                /** @description Only events created at or after this instant. */
+                created_gte?: string;
+                /** @description Only events created before this instant. */
+                created_lt?: string;
+                /** @description Page size (1–100, default 20). */
+                limit?: number;
+                /** @description The `next_cursor` of the previous page. */
+                starting_after?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The event's `id` (the `webhook-id` of its deliveries).
+                 * @example 7e5c3a1b-9d2f-4e68-8a0b-4c6e8f0a2b3d
+                 */
+                event_id: components["parameters"]["EventId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
