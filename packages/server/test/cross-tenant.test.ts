@@ -206,6 +206,27 @@ const table: Record<string, (a: A, b: B) => Probe[]> = {
     { what: "A's customer and card", params: { customer_id: a.customerId, payment_method_id: a.token }, expect: { status: 404, code: 'CUSTOMER_NOT_FOUND' } },
     { what: "B's customer, A's card", params: { customer_id: b.customerId, payment_method_id: a.token }, expect: { status: 404, code: 'PAYMENT_METHOD_NOT_FOUND' } },
   ],
+  listPayments: (a, b) => [
+    {
+      what: "B's payments by A's order and customer",
+      query: `merchant_order_id=${a.paid.merchant_order_id}&customer_id=${a.customerId}`,
+      expect: async (res) => {
+        expect(res.status, await res.clone().text()).toBe(200);
+        expect(((await res.json()) as Schemas['PaymentList']).payments).toEqual([]);
+      },
+    },
+    {
+      what: "B's payments by A's order",
+      query: `merchant_order_id=${a.paid.merchant_order_id}&limit=100`,
+      expect: async (res) => {
+        const text = await res.text();
+        expect(res.status, text).toBe(200);
+        expect(text).not.toContain(a.paid.id);
+        expect(((JSON.parse(text)) as Schemas['PaymentList']).payments.every((p) => p.id !== a.paid.id && p.customer_payer.id === b.customerId)).toBe(true);
+      },
+    },
+    { what: "B's payments, A's payment as cursor", query: `starting_after=${a.paid.id}`, expect: { status: 400, code: 'INVALID_REQUEST' } },
+  ],
   listEvents: (a) => [
     {
       what: "B's event log filtered by the type of A's events",

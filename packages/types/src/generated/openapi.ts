@@ -187,7 +187,13 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List payments, or find them by merchant_order_id
+         * @description The organization's payments, newest first, each in the retrieval shape. With `merchant_order_id`
+         *     (Yuno's retrieve by merchant order id) the payments made for that order; filter also by `status`,
+         *     `customer_id` and a `created_at` range; page with `limit` and `starting_after`.
+         */
+        get: operations["listPayments"];
         put?: never;
         /**
          * Create a payment
@@ -1619,6 +1625,14 @@ export interface components {
             workflow: "DIRECT" | "SDK_CHECKOUT";
             metadata: components["schemas"]["Metadata"];
         };
+        /** @description Payments of the organization, newest first, each in the retrieval shape (as getPayment answers it). */
+        PaymentList: {
+            payments: components["schemas"]["Payment"][];
+            /** @description Whether more payments follow this page. */
+            has_more: boolean;
+            /** @description Pass as `starting_after` for the next page; null when has_more is false. */
+            next_cursor: string | null;
+        };
         /** @description A payment as returned by POST and PATCH /payments/{payment_id}/transactions/{transaction_id}/dispute (interface spec 4.1): the disputed chargeback is the single Transaction object under `transactions`, `transactions_history` is null, and the dispute-only members (split_marketplace, fraud_screening, payment_link_id, subscription_code, routing_rules, simplified_mode) are present. Every field is present; unknown values are null, except `amount.currency_conversion`, which may be absent. */
         DisputedPayment: {
             /**
@@ -2441,53 +2455,217 @@ export interface components {
              */
             start_date?: string;
         };
-        /** @description Amount to charge, in major units of the currency (150.5 means 150.50 BRL). The server also rejects more decimals than the currency's ISO 4217 minor units allow (400). */
-        CreatePaymentAmount: {
+        /**
+         * @description Status of a payment (Yuno's payment statuses).
+         * @enum {string}
+         */
+        PaymentStatus: "CREATED" | "READY_TO_PAY" | "PENDING" | "VERIFIED" | "EXPIRED" | "REJECTED" | "DECLINED" | "SUCCEEDED" | "REFUNDED" | "CANCELED" | "IN_DISPUTE" | "CHARGEBACK" | "ERROR" | "FRAUD";
+        /** @description Finer-grained status of a payment within its `status`. An open set; typical values are APPROVED, CAPTURED, RECEIVED (chargeback received), PENDING_REVIEW (dispute evidence submitted), LOST, WON, CREATED and DECLINED. Clients must tolerate values not listed here. */
+        PaymentSubStatus: string;
+        /** @description Amounts of a payment in major units of `currency` (150.5 means 150.50 BRL). `currency_conversion` may be absent (interface spec 2.1); every other field is always present. */
+        PaymentAmount: {
+            /** @description Amount captured so far. */
+            captured: number;
             /** @description ISO 4217 currency code. */
             currency: string;
-            /** @description Amount to charge, greater than zero (at most 99,999,999,999 so that every amount stays exact). */
+            /** @description Currency conversion applied by the provider, when any. May be absent; payorch does not convert currencies and sends null. */
+            currency_conversion?: {
+                [key: string]: unknown;
+            } | null;
+            /** @description Amount refunded so far. */
+            refunded: number;
+            /** @description Amount of the payment. */
             value: number;
         };
-        /** @description The paying customer, by the id returned by POST /customers (404 CUSTOMER_NOT_FOUND when unknown). */
-        CreatePaymentCustomerPayer: {
-            /**
-             * Format: uuid
-             * @description Identifier of the customer.
-             */
-            id: string;
-        };
-        /** @description Raw card data for a payment (PCI certified merchants only). The PAN and the security code are never returned or logged; the security code is never stored. */
-        CreatePaymentCard: {
-            /** @description Card number (PAN), digits only without spaces. The server also checks Luhn, the brand detected from the IIN and expiry (422 INVALID_CARD). Never returned or logged. */
-            number: string;
-            /** @description Cardholder name as printed on the card. */
-            holder_name: string;
+        /** @description Checkout session the payment was made from (SDK_CHECKOUT workflow); null for DIRECT payments. */
+        PaymentCheckout: {
+            /** @description Checkout session identifier, when any. */
+            session: string | null;
+            /** @description Whether the client SDK must perform an action (for example a 3DS challenge) to continue. */
+            sdk_action_required: boolean;
+        } | null;
+        /** @description Masked data of the card used for the payment; never the full PAN, never the security code. */
+        PaymentCardData: {
+            /** @description Cardholder name, when given. */
+            holder_name: string | null;
+            /** @description Issuer identification number, the first 8 digits of the PAN (first 6 for PANs under 16 digits). */
+            iin: string;
+            /** @description Last four digits of the PAN. */
+            lfd: string;
+            /** @description Number of digits of the PAN. */
+            number_length: number;
+            /** @description Number of digits of the card's security code for its brand (the code itself is never stored). */
+            security_code_length: number;
+            /** @description Card brand detected from the IIN, for example VISA or MASTERCARD. */
+            brand: string;
+            /** @description Name of the issuing bank, when known. */
+            issuer_name: string | null;
+            /** @description Issuer code, when known. */
+            issuer_code: string | null;
+            /** @description ISO 3166-1 alpha-2 country of the issuer, when known. */
+            country_code: string | null;
+            /** @description Card category or product level (for example CLASSIC, GOLD), when known. */
+            category: string | null;
+            /** @description Funding type, for example CREDIT, DEBIT or PREPAID, when known. */
+            type: string | null;
+            /** @description Keyed HMAC of the PAN (hex or base64url): equal for the same card within an organization, different across organizations. May be null for some providers. */
+            fingerprint: string | null;
             /** @description Expiration month, 1 to 12. */
             expiration_month: number;
-            /** @description Expiration year as TWO digits (29 for 2029); an expired card is rejected (422 INVALID_CARD). */
+            /** @description Expiration year as TWO digits (29 for 2029). */
             expiration_year: number;
-            /** @description CVV/CVC, 3 or 4 digits (length checked per brand, 422 INVALID_CARD). Never stored, logged or returned. */
-            security_code: string;
-            /** @description Card brand (for example VISA, MASTERCARD). Optional; when given it must match the brand detected from the IIN (else 422 INVALID_CARD). */
-            brand?: string;
         };
-        /** @description Raw payment method data for POST /payments (PCI certified merchants only). */
-        CreatePaymentMethodDetail: {
-            card: components["schemas"]["CreatePaymentCard"];
+        /** @description Credential-on-file information of a card payment. Unknown values are null. */
+        StoredCredentials: {
+            /** @description Why the stored card is used, for example CARD_ON_FILE, SUBSCRIPTION or UNSCHEDULED_CARD_ON_FILE. */
+            reason: string | null;
+            /** @description Whether this is the first (FIRST) or a subsequent (USED) use of the stored card. */
+            usage: string | null;
+            /** @description Merchant's identifier of the subscription agreement. */
+            subscription_agreement_id: string | null;
+            /** @description Card network's transaction identifier of the initial credential-on-file transaction. */
+            network_transaction_id: string | null;
         };
-        /** @description How the customer pays: a card, either by `vaulted_token` (a card enrolled for this customer) or by raw card data in `detail.card` (PCI certified merchants only, else 403 PCI_CERTIFICATION_REQUIRED). Exactly one of `vaulted_token` and `detail` must be given; the server checks this (400 INVALID_REQUEST). */
-        CreatePaymentMethod: {
-            /**
-             * @description Payment method type; only CARD is supported.
-             * @enum {string}
-             */
-            type: "CARD";
+        /** @description Card-specific detail of a payment method on a payment or transaction. Unknown values are null. */
+        CardDetail: {
+            /** @description Whether the operation was a zero-amount card verification. */
+            verify: boolean;
+            /** @description Whether the payment was captured immediately (true) or only authorized (false). */
+            capture: boolean;
+            /** @description Number of installments; 1 when the payment is not split into installments. */
+            installments: number;
+            /** @description Identifier of the installments plan, when any. */
+            installments_plan_id: string | null;
+            /** @description Number of months the first installment is deferred (0 for none). */
+            first_installment_deferral: number;
+            /** @description Installments type of the plan, when any. */
+            installments_type: string | null;
+            /** @description Amount of each installment, when paid in installments. */
+            installment_amount: number | null;
+            /** @description Total amount of all installments (including any interest), when paid in installments. */
+            installments_total_amount: number | null;
+            /** @description Text shown on the cardholder's statement. */
+            soft_descriptor: string | null;
+            /** @description Issuer's authorization code of an approved card operation. */
+            authorization_code: string | null;
+            /** @description Retrieval reference number (RRN) of the card operation. */
+            retrieval_reference_number: string | null;
+            /** @description Voucher of the operation, when the provider issues one. */
+            voucher: string | null;
+            card_data: components["schemas"]["PaymentCardData"];
+            stored_credentials: components["schemas"]["StoredCredentials"];
+        };
+        /** @description Bank-transfer-specific detail of a payment method on a payment or transaction. Unknown values are null. */
+        BankTransferDetail: {
+            /** @description Address of the provider's logo. */
+            provider_image: string | null;
+            /** @description Type of the beneficiary bank account, for example CHECKING or SAVINGS. */
+            account_type: string | null;
+            bank_name: string | null;
+            beneficiary_name: string | null;
+            /** @description Beneficiary bank account to transfer to. */
+            bank_account: string | null;
+            /** @description Secondary account reference (for example a CLABE or an agency number), when any. */
+            bank_account_2: string | null;
+            beneficiary_document_type: string | null;
+            beneficiary_document: string | null;
+            /** @description Instructions for the payer, when any. */
+            payment_instruction: string | null;
+            /** @description Provider page where the payer completes the transfer, when any. */
+            redirect_url: string | null;
+        };
+        /** @description Type-specific detail of a payment method: `card` for CARD, `bank_transfer` for BANK_TRANSFER; the other member is null. */
+        PaymentMethodDetail: {
+            card: components["schemas"]["CardDetail"] | null;
+            bank_transfer: components["schemas"]["BankTransferDetail"] | null;
+        };
+        /** @description The payment method of a payment (interface spec 2.2); its type-specific detail is under `payment_method_detail`. */
+        PaymentMethod: {
+            /** @description Vaulted token the payment was made with; null or an empty string when raw card data was used (no uuid format is enforced because the interface spec allows an empty string). */
+            vaulted_token: string | null;
+            /** @description Payment method type; an open set, values seen CARD and BANK_TRANSFER. */
+            type: string;
+            /** @description Whether the method is vaulted for the customer when the payment succeeds. */
+            vault_on_success: boolean;
+            /** @description One-time token of the method (SDK_CHECKOUT workflow); null or empty otherwise. */
+            token: string | null;
+            /** @description Type of the parent method of a tokenized or derived method, when any. */
+            parent_payment_method_type: string | null;
+            payment_method_detail: components["schemas"]["PaymentMethodDetail"];
+        };
+        /** @description A device fingerprint collected for one fraud-screening provider. */
+        DeviceFingerprint: {
+            /** @description The fraud-screening provider the fingerprint belongs to; DEFAULT for the merchant's own. */
+            provider_id: string;
+            /** @description The fingerprint (session) identifier. */
+            id: string;
+        };
+        /** @description Browser data of the payer (used for 3-D Secure and fraud screening). Unknown values are null. */
+        BrowserInfo: {
+            user_agent: string | null;
+            /** @description The browser's Accept header. */
+            accept_header: string | null;
+            accept_content: string | null;
+            accept_browser: string | null;
+            /** @description Screen colour depth in bits, as a string (for example "24"). */
+            color_depth: string | null;
+            /** @description Screen height in pixels, as a string. */
+            screen_height: string | null;
+            /** @description Screen width in pixels, as a string. */
+            screen_width: string | null;
+            javascript_enabled: boolean | null;
+            java_enabled: boolean | null;
+            /** @description Difference between UTC and the browser's local time, in minutes, as a string (for example "180"). */
+            browser_time_difference: string | null;
+            /** @description Browser language, an IETF BCP 47 tag (for example pt-BR). */
+            language: string | null;
+            /** @description Platform the payer used, for example WEB, IOS or ANDROID. */
+            platform: string | null;
+        };
+        /** @description Geographic position of the payer's device, as decimal-degree strings. */
+        Geolocation: {
+            /** @description Latitude in decimal degrees, for example "-23.5505". */
+            latitude: string | null;
+            /** @description Longitude in decimal degrees, for example "-46.6333". */
+            longitude: string | null;
+        };
+        /** @description The customer who pays, as recorded on the payment (interface spec 2.4): a snapshot of the customer plus device and browser data. Every field is present; unknown values are null. */
+        CustomerPayer: {
             /**
              * Format: uuid
-             * @description Vaulted token of a card enrolled for the paying customer (404 PAYMENT_METHOD_NOT_FOUND when unknown).
+             * @description Identifier of the customer (created with POST /customers).
              */
-            vaulted_token?: string;
-            detail?: components["schemas"]["CreatePaymentMethodDetail"];
+            id: string;
+            /** @description The merchant's own identifier of the customer. */
+            merchant_customer_id: string | null;
+            first_name: string | null;
+            last_name: string | null;
+            gender: string | null;
+            /**
+             * Format: date
+             * @description Date of birth, YYYY-MM-DD.
+             */
+            date_of_birth: string | null;
+            email: string | null;
+            /** @description ISO 3166-1 alpha-2 country of nationality. */
+            nationality: string | null;
+            /** @description IPv4 or IPv6 address of the payer's device. */
+            ip_address: string | null;
+            /** @description Device fingerprint of the payer's device, when given. */
+            device_fingerprint: string | null;
+            /** @description Device fingerprints per fraud-screening provider; the provider_id DEFAULT is the merchant's own. */
+            device_fingerprints: components["schemas"]["DeviceFingerprint"][];
+            browser_info: components["schemas"]["BrowserInfo"] | null;
+            document: components["schemas"]["Document"] | null;
+            phone: components["schemas"]["Phone"] | null;
+            billing_address: components["schemas"]["Address"] | null;
+            shipping_address: components["schemas"]["Address"] | null;
+            /**
+             * Format: date-time
+             * @description When the customer was created in the merchant's system.
+             */
+            merchant_customer_created_at: string | null;
+            geolocation: components["schemas"]["Geolocation"] | null;
         };
         /** @description Where and by whom an airline ticket was issued. */
         AirlineTicketIssue: {
@@ -2755,218 +2933,6 @@ export interface components {
             seller_details?: components["schemas"]["SellerDetails"] | null;
         };
         /**
-         * @description Status of a payment (Yuno's payment statuses).
-         * @enum {string}
-         */
-        PaymentStatus: "CREATED" | "READY_TO_PAY" | "PENDING" | "VERIFIED" | "EXPIRED" | "REJECTED" | "DECLINED" | "SUCCEEDED" | "REFUNDED" | "CANCELED" | "IN_DISPUTE" | "CHARGEBACK" | "ERROR" | "FRAUD";
-        /** @description Finer-grained status of a payment within its `status`. An open set; typical values are APPROVED, CAPTURED, RECEIVED (chargeback received), PENDING_REVIEW (dispute evidence submitted), LOST, WON, CREATED and DECLINED. Clients must tolerate values not listed here. */
-        PaymentSubStatus: string;
-        /** @description Amounts of a payment in major units of `currency` (150.5 means 150.50 BRL). `currency_conversion` may be absent (interface spec 2.1); every other field is always present. */
-        PaymentAmount: {
-            /** @description Amount captured so far. */
-            captured: number;
-            /** @description ISO 4217 currency code. */
-            currency: string;
-            /** @description Currency conversion applied by the provider, when any. May be absent; payorch does not convert currencies and sends null. */
-            currency_conversion?: {
-                [key: string]: unknown;
-            } | null;
-            /** @description Amount refunded so far. */
-            refunded: number;
-            /** @description Amount of the payment. */
-            value: number;
-        };
-        /** @description Checkout session the payment was made from (SDK_CHECKOUT workflow); null for DIRECT payments. */
-        PaymentCheckout: {
-            /** @description Checkout session identifier, when any. */
-            session: string | null;
-            /** @description Whether the client SDK must perform an action (for example a 3DS challenge) to continue. */
-            sdk_action_required: boolean;
-        } | null;
-        /** @description Masked data of the card used for the payment; never the full PAN, never the security code. */
-        PaymentCardData: {
-            /** @description Cardholder name, when given. */
-            holder_name: string | null;
-            /** @description Issuer identification number, the first 8 digits of the PAN (first 6 for PANs under 16 digits). */
-            iin: string;
-            /** @description Last four digits of the PAN. */
-            lfd: string;
-            /** @description Number of digits of the PAN. */
-            number_length: number;
-            /** @description Number of digits of the card's security code for its brand (the code itself is never stored). */
-            security_code_length: number;
-            /** @description Card brand detected from the IIN, for example VISA or MASTERCARD. */
-            brand: string;
-            /** @description Name of the issuing bank, when known. */
-            issuer_name: string | null;
-            /** @description Issuer code, when known. */
-            issuer_code: string | null;
-            /** @description ISO 3166-1 alpha-2 country of the issuer, when known. */
-            country_code: string | null;
-            /** @description Card category or product level (for example CLASSIC, GOLD), when known. */
-            category: string | null;
-            /** @description Funding type, for example CREDIT, DEBIT or PREPAID, when known. */
-            type: string | null;
-            /** @description Keyed HMAC of the PAN (hex or base64url): equal for the same card within an organization, different across organizations. May be null for some providers. */
-            fingerprint: string | null;
-            /** @description Expiration month, 1 to 12. */
-            expiration_month: number;
-            /** @description Expiration year as TWO digits (29 for 2029). */
-            expiration_year: number;
-        };
-        /** @description Credential-on-file information of a card payment. Unknown values are null. */
-        StoredCredentials: {
-            /** @description Why the stored card is used, for example CARD_ON_FILE, SUBSCRIPTION or UNSCHEDULED_CARD_ON_FILE. */
-            reason: string | null;
-            /** @description Whether this is the first (FIRST) or a subsequent (USED) use of the stored card. */
-            usage: string | null;
-            /** @description Merchant's identifier of the subscription agreement. */
-            subscription_agreement_id: string | null;
-            /** @description Card network's transaction identifier of the initial credential-on-file transaction. */
-            network_transaction_id: string | null;
-        };
-        /** @description Card-specific detail of a payment method on a payment or transaction. Unknown values are null. */
-        CardDetail: {
-            /** @description Whether the operation was a zero-amount card verification. */
-            verify: boolean;
-            /** @description Whether the payment was captured immediately (true) or only authorized (false). */
-            capture: boolean;
-            /** @description Number of installments; 1 when the payment is not split into installments. */
-            installments: number;
-            /** @description Identifier of the installments plan, when any. */
-            installments_plan_id: string | null;
-            /** @description Number of months the first installment is deferred (0 for none). */
-            first_installment_deferral: number;
-            /** @description Installments type of the plan, when any. */
-            installments_type: string | null;
-            /** @description Amount of each installment, when paid in installments. */
-            installment_amount: number | null;
-            /** @description Total amount of all installments (including any interest), when paid in installments. */
-            installments_total_amount: number | null;
-            /** @description Text shown on the cardholder's statement. */
-            soft_descriptor: string | null;
-            /** @description Issuer's authorization code of an approved card operation. */
-            authorization_code: string | null;
-            /** @description Retrieval reference number (RRN) of the card operation. */
-            retrieval_reference_number: string | null;
-            /** @description Voucher of the operation, when the provider issues one. */
-            voucher: string | null;
-            card_data: components["schemas"]["PaymentCardData"];
-            stored_credentials: components["schemas"]["StoredCredentials"];
-        };
-        /** @description Bank-transfer-specific detail of a payment method on a payment or transaction. Unknown values are null. */
-        BankTransferDetail: {
-            /** @description Address of the provider's logo. */
-            provider_image: string | null;
-            /** @description Type of the beneficiary bank account, for example CHECKING or SAVINGS. */
-            account_type: string | null;
-            bank_name: string | null;
-            beneficiary_name: string | null;
-            /** @description Beneficiary bank account to transfer to. */
-            bank_account: string | null;
-            /** @description Secondary account reference (for example a CLABE or an agency number), when any. */
-            bank_account_2: string | null;
-            beneficiary_document_type: string | null;
-            beneficiary_document: string | null;
-            /** @description Instructions for the payer, when any. */
-            payment_instruction: string | null;
-            /** @description Provider page where the payer completes the transfer, when any. */
-            redirect_url: string | null;
-        };
-        /** @description Type-specific detail of a payment method: `card` for CARD, `bank_transfer` for BANK_TRANSFER; the other member is null. */
-        PaymentMethodDetail: {
-            card: components["schemas"]["CardDetail"] | null;
-            bank_transfer: components["schemas"]["BankTransferDetail"] | null;
-        };
-        /** @description The payment method of a payment (interface spec 2.2); its type-specific detail is under `payment_method_detail`. */
-        PaymentMethod: {
-            /** @description Vaulted token the payment was made with; null or an empty string when raw card data was used (no uuid format is enforced because the interface spec allows an empty string). */
-            vaulted_token: string | null;
-            /** @description Payment method type; an open set, values seen CARD and BANK_TRANSFER. */
-            type: string;
-            /** @description Whether the method is vaulted for the customer when the payment succeeds. */
-            vault_on_success: boolean;
-            /** @description One-time token of the method (SDK_CHECKOUT workflow); null or empty otherwise. */
-            token: string | null;
-            /** @description Type of the parent method of a tokenized or derived method, when any. */
-            parent_payment_method_type: string | null;
-            payment_method_detail: components["schemas"]["PaymentMethodDetail"];
-        };
-        /** @description A device fingerprint collected for one fraud-screening provider. */
-        DeviceFingerprint: {
-            /** @description The fraud-screening provider the fingerprint belongs to; DEFAULT for the merchant's own. */
-            provider_id: string;
-            /** @description The fingerprint (session) identifier. */
-            id: string;
-        };
-        /** @description Browser data of the payer (used for 3-D Secure and fraud screening). Unknown values are null. */
-        BrowserInfo: {
-            user_agent: string | null;
-            /** @description The browser's Accept header. */
-            accept_header: string | null;
-            accept_content: string | null;
-            accept_browser: string | null;
-            /** @description Screen colour depth in bits, as a string (for example "24"). */
-            color_depth: string | null;
-            /** @description Screen height in pixels, as a string. */
-            screen_height: string | null;
-            /** @description Screen width in pixels, as a string. */
-            screen_width: string | null;
-            javascript_enabled: boolean | null;
-            java_enabled: boolean | null;
-            /** @description Difference between UTC and the browser's local time, in minutes, as a string (for example "180"). */
-            browser_time_difference: string | null;
-            /** @description Browser language, an IETF BCP 47 tag (for example pt-BR). */
-            language: string | null;
-            /** @description Platform the payer used, for example WEB, IOS or ANDROID. */
-            platform: string | null;
-        };
-        /** @description Geographic position of the payer's device, as decimal-degree strings. */
-        Geolocation: {
-            /** @description Latitude in decimal degrees, for example "-23.5505". */
-            latitude: string | null;
-            /** @description Longitude in decimal degrees, for example "-46.6333". */
-            longitude: string | null;
-        };
-        /** @description The customer who pays, as recorded on the payment (interface spec 2.4): a snapshot of the customer plus device and browser data. Every field is present; unknown values are null. */
-        CustomerPayer: {
-            /**
-             * Format: uuid
-             * @description Identifier of the customer (created with POST /customers).
-             */
-            id: string;
-            /** @description The merchant's own identifier of the customer. */
-            merchant_customer_id: string | null;
-            first_name: string | null;
-            last_name: string | null;
-            gender: string | null;
-            /**
-             * Format: date
-             * @description Date of birth, YYYY-MM-DD.
-             */
-            date_of_birth: string | null;
-            email: string | null;
-            /** @description ISO 3166-1 alpha-2 country of nationality. */
-            nationality: string | null;
-            /** @description IPv4 or IPv6 address of the payer's device. */
-            ip_address: string | null;
-            /** @description Device fingerprint of the payer's device, when given. */
-            device_fingerprint: string | null;
-            /** @description Device fingerprints per fraud-screening provider; the provider_id DEFAULT is the merchant's own. */
-            device_fingerprints: components["schemas"]["DeviceFingerprint"][];
-            browser_info: components["schemas"]["BrowserInfo"] | null;
-            document: components["schemas"]["Document"] | null;
-            phone: components["schemas"]["Phone"] | null;
-            billing_address: components["schemas"]["Address"] | null;
-            shipping_address: components["schemas"]["Address"] | null;
-            /**
-             * Format: date-time
-             * @description When the customer was created in the merchant's system.
-             */
-            merchant_customer_created_at: string | null;
-            geolocation: components["schemas"]["Geolocation"] | null;
-        };
-        /**
          * @description Kind of a transaction on a payment; a chargeback is a transaction of type CHARGEBACK.
          * @enum {string}
          */
@@ -3059,6 +3025,54 @@ export interface components {
             transaction_status: components["schemas"]["TransactionStatus"] | null;
             /** @description Why the status changed, for example a chargeback reason or a decline code, when known. */
             reason: string | null;
+        };
+        /** @description Amount to charge, in major units of the currency (150.5 means 150.50 BRL). The server also rejects more decimals than the currency's ISO 4217 minor units allow (400). */
+        CreatePaymentAmount: {
+            /** @description ISO 4217 currency code. */
+            currency: string;
+            /** @description Amount to charge, greater than zero (at most 99,999,999,999 so that every amount stays exact). */
+            value: number;
+        };
+        /** @description The paying customer, by the id returned by POST /customers (404 CUSTOMER_NOT_FOUND when unknown). */
+        CreatePaymentCustomerPayer: {
+            /**
+             * Format: uuid
+             * @description Identifier of the customer.
+             */
+            id: string;
+        };
+        /** @description Raw card data for a payment (PCI certified merchants only). The PAN and the security code are never returned or logged; the security code is never stored. */
+        CreatePaymentCard: {
+            /** @description Card number (PAN), digits only without spaces. The server also checks Luhn, the brand detected from the IIN and expiry (422 INVALID_CARD). Never returned or logged. */
+            number: string;
+            /** @description Cardholder name as printed on the card. */
+            holder_name: string;
+            /** @description Expiration month, 1 to 12. */
+            expiration_month: number;
+            /** @description Expiration year as TWO digits (29 for 2029); an expired card is rejected (422 INVALID_CARD). */
+            expiration_year: number;
+            /** @description CVV/CVC, 3 or 4 digits (length checked per brand, 422 INVALID_CARD). Never stored, logged or returned. */
+            security_code: string;
+            /** @description Card brand (for example VISA, MASTERCARD). Optional; when given it must match the brand detected from the IIN (else 422 INVALID_CARD). */
+            brand?: string;
+        };
+        /** @description Raw payment method data for POST /payments (PCI certified merchants only). */
+        CreatePaymentMethodDetail: {
+            card: components["schemas"]["CreatePaymentCard"];
+        };
+        /** @description How the customer pays: a card, either by `vaulted_token` (a card enrolled for this customer) or by raw card data in `detail.card` (PCI certified merchants only, else 403 PCI_CERTIFICATION_REQUIRED). Exactly one of `vaulted_token` and `detail` must be given; the server checks this (400 INVALID_REQUEST). */
+        CreatePaymentMethod: {
+            /**
+             * @description Payment method type; only CARD is supported.
+             * @enum {string}
+             */
+            type: "CARD";
+            /**
+             * Format: uuid
+             * @description Vaulted token of a card enrolled for the paying customer (404 PAYMENT_METHOD_NOT_FOUND when unknown).
+             */
+            vaulted_token?: string;
+            detail?: components["schemas"]["CreatePaymentMethodDetail"];
         };
         /**
          * @description What a dispute evidence document shows (Yuno's evidence categories).
@@ -3896,6 +3910,50 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listPayments: {
+        parameters: {
+            query?: {
+                /** @description Only payments made with this `merchant_order_id`. */
+                merchant_order_id?: string;
+                /** @description Only payments in this status. */
+                status?: components["schemas"]["PaymentStatus"];
+                /** @description Only payments of this customer (`customer_payer.id`). */
+                customer_id?: string;
+                /** @description Only payments created at or after this instant. */
+                created_gte?: string;
+                /** @description Only payments created before this instant. */
+                created_lt?: string;
+                /** @description Page size (1–100, default 20). */
+                limit?: number;
+                /** @description The `next_cursor` of the previous page. */
+                starting_after?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of payments. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
