@@ -10,6 +10,7 @@ import { expectProblem, expectSchema } from './support/assertions.js';
 import { backends, useServer, type TestServer } from './support/harness.js';
 import { createCustomer, enrollCard, paymentBody, postPayment } from './support/payments.js';
 import { startReceiver } from './support/receiver.js';
+import { enrollOk } from './support/vault-fixtures.js';
 
 type Event = { type_event: string; data: { customer_id: string; payment_method: Schemas['EnrolledPaymentMethod'] } };
 
@@ -104,6 +105,27 @@ for (const backend of backends()) {
       await expectProblem(await unenroll(t, customerId, randomUUID()), 404, 'PAYMENT_METHOD_NOT_FOUND');
       await expectProblem(await unenroll(t, randomUUID(), token), 404, 'CUSTOMER_NOT_FOUND');
       await expectProblem(await t.fetch(`/customers/${customerId}/payment-methods/${token}/unenroll`, { method: 'POST' }), 400, 'INVALID_REQUEST');
+    });
+
+    it('READY_TO_ENROLL expires 24 hours after created_at: shown EXPIRED, the provider page can no longer complete it', async () => {
+      const customerId = await createCustomer(t);
+      const fresh = await enrollOk(t, customerId, { account_id: t.sandbox.account_id, country: 'US', type: 'ACH_ENROLLMENT', callback_url: 'https://merchant.example/back' });
+      const stale = await enrollOk(t, customerId, { account_id: t.sandbox.account_id, country: 'US', type: 'ACH_ENROLLMENT', callback_url: 'https://merchant.example/back' });
+      expect([fresh.status, stale.status]).toEqual(['READY_TO_ENROLL', 'READY_TO_ENROLL']);
+      await t.db.query("UPDATE payment_methods SET created_at = clock_timestamp() - interval '24 hours 1 minute' WHERE vaulted_token = $1", [stale.vaulted_token]);
+
+      const read = async (token: string) => ((await (await t.fetch(`/customers/${customerId}/payment-methods/${token}`)).json()) as Schemas['EnrolledPaymentMethod']).status;
+      expect(await read(stale.vaulted_token!)).toBe('EXPIRED');
+      expect(await read(fresh.vaulted_token!)).toBe('READY_TO_ENROLL');
+      const page = await fetch(stale.redirect_url!);
+      expect(await page.text()).toContain('already EXPIRED');
+      const approve = await fetch(stale.redirect_url!, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'decision=approve' });
+      expect(approve.status).not.toBe(303);
+      expect(await read(stale.vaulted_token!)).toBe('EXPIRED');
+      // The fresh one still completes.
+      const ok = await fetch(fresh.redirect_url!, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'decision=approve' });
+      expect(ok.status).toBe(303);
+      expect(await read(fresh.vaulted_token!)).toBe('ENROLLED');
     });
 
     it('deleting the customer announces enrollment.unenrolled for each method it unenrolls', async () => {

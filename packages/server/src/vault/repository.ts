@@ -2,6 +2,7 @@
  * SQL of the card vault (the only vault code that speaks SQL). Reads that feed API responses never
  * select the ciphertext columns; only the payment-time lookup does.
  */
+import { READY_TO_ENROLL_HOURS } from './mapper.js';
 import type { Queryable } from '../db/database.js';
 import type { Sealed } from './crypto/cipher.js';
 
@@ -209,11 +210,12 @@ export const paymentMethodsRepository = {
     return rows[0];
   },
 
-  /** READY_TO_ENROLL → ENROLLED or DECLINED, once; undefined when it was not READY_TO_ENROLL any more. */
+  /** READY_TO_ENROLL → ENROLLED or DECLINED, once; undefined when it was not READY_TO_ENROLL any more, or expired (mapper.ts). */
   async completeRedirectEnrollment(db: Queryable, vaultedToken: string, status: 'ENROLLED' | 'DECLINED', subStatus: string | null): Promise<PaymentMethodRow | undefined> {
     const rows = await db.query<PaymentMethodRow>(
       `UPDATE payment_methods SET status = $2, sub_status = $3, action = NULL, updated_at = clock_timestamp()
         WHERE vaulted_token = $1 AND status = 'READY_TO_ENROLL'
+          AND created_at > clock_timestamp() - interval '${READY_TO_ENROLL_HOURS} hours'
         RETURNING ${COLUMNS}`,
       [vaultedToken, status, subStatus],
     );

@@ -2320,7 +2320,7 @@ export interface components {
             message: string;
         };
         /**
-         * @description Status of an enrolled payment method (Yuno's set). A card enrolls straight to ENROLLED, or, when a verify was requested, to DECLINED (declined by the issuer; sub_status names the reason) or ERROR (the provider failed); a card that is not ENROLLED is not kept in the vault and cannot pay. An ENROLLED card past its expiry month is shown as EXPIRED. A non-card enrollment starts as READY_TO_ENROLL with action REDIRECT_URL and becomes ENROLLED or DECLINED once the customer acts on the provider's page.
+         * @description Status of an enrolled payment method (Yuno's set). A card enrolls straight to ENROLLED, or, when a verify was requested, to DECLINED (declined by the issuer; sub_status names the reason) or ERROR (the provider failed); a card that is not ENROLLED is not kept in the vault and cannot pay. An ENROLLED card past its expiry month is shown as EXPIRED. A non-card enrollment starts as READY_TO_ENROLL with action REDIRECT_URL and becomes ENROLLED or DECLINED once the customer acts on the provider's page; if nobody completes it within 24 hours of `created_at` it is EXPIRED and can no longer be completed. UNENROLLED: unenrolled (or its customer deleted), its sealed card or bank data destroyed.
          * @enum {string}
          */
         EnrolledPaymentMethodStatus: "CREATED" | "EXPIRED" | "REJECTED" | "READY_TO_ENROLL" | "DECLINED" | "CANCELED" | "ENROLL_IN_PROCESS" | "ENROLLED" | "UNENROLL_IN_PROCESS" | "UNENROLLED" | "ERROR";
