@@ -9,6 +9,7 @@ import sealedSecrets from './0007_sealed_secrets.js';
 import customerDeletion from './0008_customer_deletion.js';
 import eventLog from './0009_event_log.js';
 import paymentSearch from './0010_payment_search.js';
+import retention from './0011_retention.js';
 
 /** Every migration, in order. Add a new file (next number) and list it here; never edit an applied one. */
-export const migrations: readonly Migration[] = [platform, vault, payments, rateLimits, webhooks, evidenceLz4, sealedSecrets, customerDeletion, eventLog, paymentSearch];
+export const migrations: readonly Migration[] = [platform, vault, payments, rateLimits, webhooks, evidenceLz4, sealedSecrets, customerDeletion, eventLog, paymentSearch, retention];
