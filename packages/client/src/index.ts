@@ -24,7 +24,13 @@ export {
   type IdempotentCallOptions,
   type ListPaymentMethodsQuery,
   type GetPaymentQuery,
+  type ListPaymentsQuery,
+  type ListEventsQuery,
+  type ListWebhookEndpointsQuery,
+  type ListWebhookDeliveriesQuery,
+  type UpdateCallOptions,
 } from './resources.js';
+export { type Paged } from './pagination.js';
 export { PayorchError, PayorchConnectionError, type PayorchErrorCode, type ProblemFieldError } from './errors.js';
 export { credentialsMiddleware, headersMiddleware, idempotencyKeyMiddleware, newIdempotencyKey } from './middleware.js';
 export { IDEMPOTENCY_HEADER, IDEMPOTENT_ROUTES, type PayorchPaths, type AdminPaths, type IdempotentRoute, type WithOptionalIdempotencyKey } from './paths.js';

@@ -6,6 +6,7 @@
 import type { Client } from 'openapi-fetch';
 import type { operations, Schemas } from '@payorch/types';
 import { PayorchError } from './errors.js';
+import { paged, type Paged } from './pagination.js';
 import type { AdminPaths, PayorchPaths } from './paths.js';
 
 export interface CallOptions {
@@ -20,6 +21,15 @@ export interface IdempotentCallOptions extends CallOptions {
 
 export type ListPaymentMethodsQuery = NonNullable<operations['listPaymentMethods']['parameters']['query']>;
 export type GetPaymentQuery = NonNullable<operations['getPayment']['parameters']['query']>;
+export type ListPaymentsQuery = NonNullable<operations['listPayments']['parameters']['query']>;
+export type ListEventsQuery = NonNullable<operations['listEvents']['parameters']['query']>;
+export type ListWebhookEndpointsQuery = NonNullable<operations['listWebhookEndpoints']['parameters']['query']>;
+export type ListWebhookDeliveriesQuery = NonNullable<operations['listWebhookDeliveries']['parameters']['query']>;
+
+export interface UpdateCallOptions extends CallOptions {
+  /** An `ETag` of the customer (`customers.retrieveWithEtag`): the change fails with 412 if it changed meanwhile. */
+  ifMatch?: string;
+}
 
 /** The answer of an openapi-fetch call, loosely typed: the resource methods state their own result types. */
 type Answer = { data?: unknown; error?: unknown; response: Response };
@@ -38,12 +48,25 @@ export interface PayorchResources {
   customers: {
     /** Creates a customer. 409 `CUSTOMER_ID_DUPLICATED` carries `problem.existing_customer_id`. */
     create(body: Schemas['CreateCustomerRequest'], options?: CallOptions): Promise<Schemas['Customer']>;
+    retrieve(customerId: string, options?: CallOptions): Promise<Schemas['Customer']>;
+    /** The customer and its `ETag`, to pass as `ifMatch` to `update`. */
+    retrieveWithEtag(customerId: string, options?: CallOptions): Promise<{ customer: Schemas['Customer']; etag: string }>;
+    /** Yuno's retrieve by external id: 404 `CUSTOMER_NOT_FOUND` when no customer has it. */
+    retrieveByMerchantCustomerId(merchantCustomerId: string, options?: CallOptions): Promise<Schemas['Customer']>;
+    /** Changes the fields given; `null` clears one. With `ifMatch`, 412 `PRECONDITION_FAILED` when the customer changed. */
+    update(customerId: string, body: Schemas['UpdateCustomerRequest'], options?: UpdateCallOptions): Promise<Schemas['Customer']>;
+    /** Deletes the customer and destroys the card data of its payment methods. */
+    delete(customerId: string, options?: CallOptions): Promise<void>;
   };
   paymentMethods: {
     /** Vaults a card (PCI-certified merchants) or starts a non-card enrollment. Idempotent. */
     enroll(customerId: string, body: Schemas['EnrollPaymentMethodRequest'], options?: IdempotentCallOptions): Promise<Schemas['EnrolledPaymentMethod']>;
-    /** A customer's enrolled methods, newest first; pass `limit`/`starting_after` to page. */
-    list(customerId: string, query?: ListPaymentMethodsQuery, options?: CallOptions): Promise<Schemas['PaymentMethodList']>;
+    /** A customer's enrolled methods, newest first; await for one page, or `for await` every method. */
+    list(customerId: string, query?: ListPaymentMethodsQuery, options?: CallOptions): Paged<Schemas['PaymentMethodList'], Schemas['EnrolledPaymentMethod']>;
+    /** One method by its `vaulted_token`. */
+    retrieve(customerId: string, vaultedToken: string, options?: CallOptions): Promise<Schemas['EnrolledPaymentMethod']>;
+    /** `UNENROLLED`, its sealed card data destroyed. Idempotent. */
+    unenroll(customerId: string, vaultedToken: string, options?: IdempotentCallOptions): Promise<Schemas['EnrolledPaymentMethod']>;
   };
   payments: {
     /** Creates and processes a payment synchronously (a decline is a payment with status `DECLINED`). Idempotent. */
@@ -58,6 +81,32 @@ export interface PayorchResources {
     refund(paymentId: string, transactionId: string, body?: Schemas['RefundRequest'], options?: IdempotentCallOptions): Promise<Schemas['Payment']>;
     /** Voids the payment if it is only authorized, refunds it if captured. Idempotent. */
     cancelOrRefund(paymentId: string, body?: Schemas['RefundRequest'], options?: IdempotentCallOptions): Promise<Schemas['Payment']>;
+    /** Payments newest first (by `merchant_order_id`, status, customer, created range); await a page or `for await` all. */
+    list(query?: ListPaymentsQuery, options?: CallOptions): Paged<Schemas['PaymentList'], Schemas['Payment']>;
+  };
+  events: {
+    /** Webhook events of the last 30 days, newest first; await a page or `for await` all. */
+    list(query?: ListEventsQuery, options?: CallOptions): Paged<Schemas['EventList'], Schemas['Event']>;
+    retrieve(eventId: string, options?: CallOptions): Promise<Schemas['Event']>;
+  };
+  webhookEndpoints: {
+    /** The answer carries the signing `secret`, shown only here. */
+    create(body: Schemas['WebhookEndpointCreateRequest'], options?: CallOptions): Promise<Schemas['WebhookEndpointCreated']>;
+    list(query?: ListWebhookEndpointsQuery, options?: CallOptions): Paged<Schemas['WebhookEndpointList'], Schemas['WebhookEndpoint']>;
+    retrieve(endpointId: string, options?: CallOptions): Promise<Schemas['WebhookEndpoint']>;
+    update(endpointId: string, body: Schemas['WebhookEndpointUpdateRequest'], options?: CallOptions): Promise<Schemas['WebhookEndpoint']>;
+    delete(endpointId: string, options?: CallOptions): Promise<void>;
+    rotateSecret(endpointId: string, body?: Schemas['WebhookSecretRotateRequest'], options?: CallOptions): Promise<Schemas['WebhookSecretRotated']>;
+  };
+  webhookDeliveries: {
+    list(endpointId: string, query?: ListWebhookDeliveriesQuery, options?: CallOptions): Paged<Schemas['WebhookDeliveryList'], Schemas['WebhookDelivery']>;
+    retrieve(endpointId: string, deliveryId: string, options?: CallOptions): Promise<Schemas['WebhookDelivery']>;
+    redeliver(endpointId: string, deliveryId: string, options?: CallOptions): Promise<Schemas['WebhookDelivery']>;
+  };
+  /** Test helpers; the server answers 404 outside sandbox mode. */
+  sandbox: {
+    createChargeback(paymentId: string, body?: Schemas['SandboxChargebackRequest'], options?: CallOptions): Promise<Schemas['Transaction']>;
+    resolveDispute(paymentId: string, body: Schemas['SandboxDisputeResolveRequest'], options?: CallOptions): Promise<Schemas['Payment']>;
   };
   disputes: {
     /** Disputes a chargeback with 1–10 PDF evidence files (see `evidenceFromBytes`). Idempotent. */
@@ -76,12 +125,43 @@ export function createResources(client: Client<PayorchPaths>): PayorchResources 
   return {
     customers: {
       create: (body, options) => unwrap(client.POST('/customers', { body, signal: options?.signal })),
+      retrieve: (customer_id, options) => unwrap(client.GET('/customers/{customer_id}', { params: { path: { customer_id } }, signal: options?.signal })),
+      retrieveWithEtag: async (customer_id, options) => {
+        const answer = await client.GET('/customers/{customer_id}', { params: { path: { customer_id } }, signal: options?.signal });
+        const customer = await unwrap<Schemas['Customer']>(Promise.resolve(answer));
+        return { customer, etag: answer.response.headers.get('etag') ?? '' };
+      },
+      retrieveByMerchantCustomerId: (merchant_customer_id, options) =>
+        unwrap(client.GET('/customers', { params: { query: { merchant_customer_id } }, signal: options?.signal })),
+      update: (customer_id, body, options) =>
+        unwrap(
+          client.PATCH('/customers/{customer_id}', {
+            params: { path: { customer_id }, header: options?.ifMatch === undefined ? undefined : { 'If-Match': options.ifMatch } },
+            body: body as never,
+            signal: options?.signal,
+          }),
+        ),
+      delete: async (customer_id, options) => {
+        await unwrap(client.DELETE('/customers/{customer_id}', { params: { path: { customer_id } }, signal: options?.signal }));
+      },
     },
     paymentMethods: {
       enroll: (customer_id, body, options) =>
         unwrap(client.POST('/customers/{customer_id}/payment-methods', { params: { path: { customer_id }, header: keyHeader(options) }, body, signal: options?.signal })),
-      list: (customer_id, query, options) =>
-        unwrap(client.GET('/customers/{customer_id}/payment-methods', { params: { path: { customer_id }, query }, signal: options?.signal })),
+      list: (customer_id, query, options) => {
+        const get = (q: ListPaymentMethodsQuery | undefined) =>
+          unwrap<Schemas['PaymentMethodList']>(client.GET('/customers/{customer_id}/payment-methods', { params: { path: { customer_id }, query: q }, signal: options?.signal }));
+        return paged(get(query), (starting_after) => get({ ...query, limit: query?.limit ?? 100, starting_after }), (p) => p.payment_methods);
+      },
+      retrieve: (customer_id, payment_method_id, options) =>
+        unwrap(client.GET('/customers/{customer_id}/payment-methods/{payment_method_id}', { params: { path: { customer_id, payment_method_id } }, signal: options?.signal })),
+      unenroll: (customer_id, payment_method_id, options) =>
+        unwrap(
+          client.POST('/customers/{customer_id}/payment-methods/{payment_method_id}/unenroll', {
+            params: { path: { customer_id, payment_method_id }, header: keyHeader(options) },
+            signal: options?.signal,
+          }),
+        ),
     },
     payments: {
       // `as never`: openapi-fetch's Writable<> turns a property typed `null` (additional_data.order.fulfillment)
@@ -98,6 +178,60 @@ export function createResources(client: Client<PayorchPaths>): PayorchResources 
         unwrap(
           client.POST('/payments/{payment_id}/cancel-or-refund', { params: { path: { payment_id }, header: keyHeader(options) }, body, signal: options?.signal }),
         ),
+      list: (query, options) => {
+        const get = (q: ListPaymentsQuery | undefined) => unwrap<Schemas['PaymentList']>(client.GET('/payments', { params: { query: q }, signal: options?.signal }));
+        return paged(get(query), (starting_after) => get({ ...query, starting_after }), (p) => p.payments);
+      },
+    },
+    events: {
+      list: (query, options) => {
+        const get = (q: ListEventsQuery | undefined) => unwrap<Schemas['EventList']>(client.GET('/events', { params: { query: q }, signal: options?.signal }));
+        return paged(get(query), (starting_after) => get({ ...query, starting_after }), (p) => p.events);
+      },
+      retrieve: (event_id, options) => unwrap(client.GET('/events/{event_id}', { params: { path: { event_id } }, signal: options?.signal })),
+    },
+    webhookEndpoints: {
+      create: (body, options) => unwrap(client.POST('/webhook-endpoints', { body, signal: options?.signal })),
+      list: (query, options) => {
+        const get = (q: ListWebhookEndpointsQuery | undefined) =>
+          unwrap<Schemas['WebhookEndpointList']>(client.GET('/webhook-endpoints', { params: { query: q }, signal: options?.signal }));
+        return paged(get(query), (starting_after) => get({ ...query, starting_after }), (p) => p.webhook_endpoints);
+      },
+      retrieve: (webhook_endpoint_id, options) =>
+        unwrap(client.GET('/webhook-endpoints/{webhook_endpoint_id}', { params: { path: { webhook_endpoint_id } }, signal: options?.signal })),
+      update: (webhook_endpoint_id, body, options) =>
+        unwrap(client.PATCH('/webhook-endpoints/{webhook_endpoint_id}', { params: { path: { webhook_endpoint_id } }, body, signal: options?.signal })),
+      delete: async (webhook_endpoint_id, options) => {
+        await unwrap(client.DELETE('/webhook-endpoints/{webhook_endpoint_id}', { params: { path: { webhook_endpoint_id } }, signal: options?.signal }));
+      },
+      rotateSecret: (webhook_endpoint_id, body, options) =>
+        unwrap(client.POST('/webhook-endpoints/{webhook_endpoint_id}/rotate-secret', { params: { path: { webhook_endpoint_id } }, body: body as never, signal: options?.signal })),
+    },
+    webhookDeliveries: {
+      list: (webhook_endpoint_id, query, options) => {
+        const get = (q: ListWebhookDeliveriesQuery | undefined) =>
+          unwrap<Schemas['WebhookDeliveryList']>(
+            client.GET('/webhook-endpoints/{webhook_endpoint_id}/deliveries', { params: { path: { webhook_endpoint_id }, query: q }, signal: options?.signal }),
+          );
+        return paged(get(query), (starting_after) => get({ ...query, starting_after }), (p) => p.deliveries);
+      },
+      retrieve: (webhook_endpoint_id, delivery_id, options) =>
+        unwrap(
+          client.GET('/webhook-endpoints/{webhook_endpoint_id}/deliveries/{delivery_id}', { params: { path: { webhook_endpoint_id, delivery_id } }, signal: options?.signal }),
+        ),
+      redeliver: (webhook_endpoint_id, delivery_id, options) =>
+        unwrap(
+          client.POST('/webhook-endpoints/{webhook_endpoint_id}/deliveries/{delivery_id}/redeliver', {
+            params: { path: { webhook_endpoint_id, delivery_id } },
+            signal: options?.signal,
+          }),
+        ),
+    },
+    sandbox: {
+      createChargeback: (payment_id, body, options) =>
+        unwrap(client.POST('/sandbox/payments/{payment_id}/chargebacks', { params: { path: { payment_id } }, body: (body ?? {}) as never, signal: options?.signal })),
+      resolveDispute: (payment_id, body, options) =>
+        unwrap(client.POST('/sandbox/payments/{payment_id}/disputes/resolve', { params: { path: { payment_id } }, body, signal: options?.signal })),
     },
     disputes: {
       submit: (paymentId, transactionId, body, options) =>

@@ -35,6 +35,7 @@ import { createPayorchClient, evidenceFromBytes, PayorchError, signWebhook, veri
 import { evidenceFromFile } from '@payorch/client/node';
 
 declare const process: { env: Record<string, string | undefined> };
+declare const console: { log(...values: unknown[]): void };
 
 const payorch = createPayorchClient({
   baseUrl: process.env.PAYORCH_BASE_URL!,
@@ -96,7 +97,7 @@ declare const body: {
   account_id: string; description: string; country: 'BR'; merchant_order_id: string; amount: { currency: string; value: number };
   customer_payer: { id: string }; payment_method: { type: 'CARD'; vaulted_token: string };
 };
-declare const file: File, pdfBytes: Uint8Array, paymentId: string, chargebackTransactionId: string;
+declare const file: File, pdfBytes: Uint8Array, paymentId: string, chargebackTransactionId: string, customerId: string;
 // An Express app, as far as the webhook snippet uses one.
 interface ExpressRequest { body: Uint8Array; headers: Record<string, string | string[] | undefined> }
 interface ExpressResponse { sendStatus(status: number): ExpressResponse }

@@ -490,6 +490,38 @@ describe('webhook endpoints and verifyWebhook on real deliveries', () => {
   });
 });
 
+describe('managing what was created (issue 15), through the resource methods', () => {
+  it('getCustomer, getCustomerByMerchantCustomerId, updateCustomer, deleteCustomer', async () => {
+    const created = await client.customers.create({ merchant_customer_id: unique('mng-op') });
+    expect(await client.customers.retrieve(created.id)).toEqual(created);
+    expect(rec.last().route).toBe('GET /customers/{customer_id}');
+    expect(await client.customers.retrieveByMerchantCustomerId(created.merchant_customer_id)).toEqual(created);
+    expect(rec.last().route).toBe('GET /customers');
+    const { etag } = await client.customers.retrieveWithEtag(created.id);
+    expect(await client.customers.update(created.id, { first_name: 'Ada' }, { ifMatch: etag })).toMatchObject({ first_name: 'Ada' });
+    expect(rec.last().headers.get('if-match')).toBe(etag);
+    await client.customers.delete(created.id);
+    expect(rec.last().route).toBe('DELETE /customers/{customer_id}');
+  });
+
+  it('getPaymentMethod, unenrollPaymentMethod (a generated idempotency key), listPayments, listEvents, getEvent', async () => {
+    const customer = await client.customers.create({ merchant_customer_id: unique('mng-op-pm') });
+    const card = await client.paymentMethods.enroll(customer.id, {
+      account_id: server().sandbox.account_id,
+      country: 'BR',
+      type: 'CARD',
+      card_data: { number: '4507990000000002', holder_name: 'JOAO SILVA', security_code: '123', ...futureExpiry() },
+    });
+    expect(await client.paymentMethods.retrieve(customer.id, card.vaulted_token!)).toEqual(card);
+    expect((await client.paymentMethods.unenroll(customer.id, card.vaulted_token!)).status).toBe('UNENROLLED');
+    expect(rec.last().headers.get('x-idempotency-key')).toMatch(UUID);
+    expect((await client.payments.list({ customer_id: customer.id })).payments).toEqual([]);
+    const events = await client.events.list({ type: 'enrollment.unenrolled', limit: 1 });
+    expect(events.events).toHaveLength(1);
+    expect((await client.events.retrieve(events.events[0]!.id)).id).toBe(events.events[0]!.id);
+  });
+});
+
 describe('coverage', () => {
   it('exercised every operation of the spec', () => {
     const exercised = new Set(rec.calls.map((c) => c.route));

@@ -186,6 +186,7 @@ describe('webhook events', () => {
         break;
       case 'enrollment.enrolled':
       case 'enrollment.declined':
+      case 'enrollment.unenrolled':
         expectTypeOf(event.type).toEqualTypeOf<'enrollment'>();
         break;
       case 'payment.dispute.submitted':

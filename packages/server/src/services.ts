@@ -8,6 +8,7 @@ import type { Config } from './platform/config.js';
 import type { Logger } from './platform/logger.js';
 import { buildPaymentServices } from './payments/services.js';
 import { providerSecretBox } from './providers/sandbox/notification-secret.js';
+import { buildRetentionServices } from './retention/services.js';
 import { SandboxProvider } from './providers/sandbox/sandbox-provider.js';
 import { buildTenancyServices } from './tenancy/services.js';
 import { resolveKeyring } from './vault/crypto/keyring.js';
@@ -34,5 +35,6 @@ export async function buildServices(deps: ServiceDeps): Promise<AppServices> {
     ...vault,
     ...(await buildPaymentServices(deps, provider)),
     ...(await buildWebhookServices(deps, resolved.keyring)),
+    ...buildRetentionServices(deps),
   };
 }

@@ -48,7 +48,7 @@ interface A {
   endpoint: Schemas['WebhookEndpointCreated'];
   delivery: Schemas['WebhookDelivery'];
   /** PENDING / AUTHORIZED: a leaked capture or cancel would answer 200. */
-  authorized: Schemas['Payment'];
+  authorized: Schemas['CreatedPayment'];
 }
 /** Organization B's own resources, for probes that mix B's ids with one of A's. */
 interface B { creds: Credentials; customerId: string; payment: Schemas['Payment']; endpointId: string; paymentBody: Schemas['CreatePaymentRequest'] }
@@ -188,6 +188,77 @@ const table: Record<string, (a: A, b: B) => Probe[]> = {
     },
     { what: "B's endpoint, A's delivery as cursor", params: { webhook_endpoint_id: b.endpointId }, query: `starting_after=${a.delivery.id}`, expect: { status: 400, code: 'INVALID_REQUEST' } },
   ],
+  getCustomer: (a) => [{ what: "A's customer", params: { customer_id: a.customerId }, expect: { status: 404, code: 'CUSTOMER_NOT_FOUND' } }],
+  getCustomerByMerchantCustomerId: (a) => [
+    {
+      // Never A's customer: 404, or B's own customer of that merchant_customer_id (the createCustomer row makes one).
+      what: "A's merchant_customer_id",
+      query: `merchant_customer_id=${a.merchantCustomerId}`,
+      expect: async (res) => {
+        const text = await res.text();
+        expect([200, 404], text).toContain(res.status);
+        expect(text).not.toContain(a.customerId);
+      },
+    },
+  ],
+  updateCustomer: (a, b) => [
+    { what: "A's customer", params: { customer_id: a.customerId }, body: { email: 'attacker@example.com' }, expect: { status: 404, code: 'CUSTOMER_NOT_FOUND' } },
+    {
+      // Uniqueness is per organization: never a 409 naming A's customer (a 409 for B's own customer of that
+      // merchant_customer_id, which the createCustomer row makes, is B's business).
+      what: "B's customer renamed to A's merchant_customer_id",
+      params: { customer_id: b.customerId },
+      body: { merchant_customer_id: a.merchantCustomerId },
+      expect: async (res) => {
+        const text = await res.text();
+        expect([200, 409], text).toContain(res.status);
+        expect(text).not.toContain(a.customerId);
+      },
+    },
+  ],
+  getPaymentMethod: (a, b) => [
+    { what: "A's customer and card", params: { customer_id: a.customerId, payment_method_id: a.token }, expect: { status: 404, code: 'CUSTOMER_NOT_FOUND' } },
+    { what: "B's customer, A's card", params: { customer_id: b.customerId, payment_method_id: a.token }, expect: { status: 404, code: 'PAYMENT_METHOD_NOT_FOUND' } },
+  ],
+  unenrollPaymentMethod: (a, b) => [
+    { what: "A's customer and card", params: { customer_id: a.customerId, payment_method_id: a.token }, expect: { status: 404, code: 'CUSTOMER_NOT_FOUND' } },
+    { what: "B's customer, A's card", params: { customer_id: b.customerId, payment_method_id: a.token }, expect: { status: 404, code: 'PAYMENT_METHOD_NOT_FOUND' } },
+  ],
+  listPayments: (a, b) => [
+    {
+      what: "B's payments by A's order and customer",
+      query: `merchant_order_id=${a.paid.merchant_order_id}&customer_id=${a.customerId}`,
+      expect: async (res) => {
+        expect(res.status, await res.clone().text()).toBe(200);
+        expect(((await res.json()) as Schemas['PaymentList']).payments).toEqual([]);
+      },
+    },
+    {
+      what: "B's payments by A's order",
+      query: `merchant_order_id=${a.paid.merchant_order_id}&limit=100`,
+      expect: async (res) => {
+        const text = await res.text();
+        expect(res.status, text).toBe(200);
+        expect(text).not.toContain(a.paid.id);
+        expect(((JSON.parse(text)) as Schemas['PaymentList']).payments.every((p) => p.id !== a.paid.id && p.customer_payer.id === b.customerId)).toBe(true);
+      },
+    },
+    { what: "B's payments, A's payment as cursor", query: `starting_after=${a.paid.id}`, expect: { status: 400, code: 'INVALID_REQUEST' } },
+  ],
+  listEvents: (a) => [
+    {
+      what: "B's event log filtered by the type of A's events",
+      query: 'type=payment.succeeded&limit=100',
+      expect: async (res) => {
+        const text = await res.text();
+        expect(res.status, text).toBe(200);
+        for (const id of [a.delivery.event_id, a.paid.id, a.customerId]) expect(text).not.toContain(id);
+      },
+    },
+    { what: "B's event log, A's event as cursor", query: `starting_after=${a.delivery.event_id}`, expect: { status: 400, code: 'INVALID_REQUEST' } },
+  ],
+  getEvent: (a) => [{ what: "A's event", params: { event_id: a.delivery.event_id }, expect: { status: 404, code: 'EVENT_NOT_FOUND' } }],
+  deleteCustomer: (a) => [{ what: "A's customer", params: { customer_id: a.customerId }, expect: { status: 404, code: 'CUSTOMER_NOT_FOUND' } }],
   getWebhookDelivery: (a, b) => [
     { what: "A's endpoint and delivery", params: { webhook_endpoint_id: a.endpoint.id, delivery_id: a.delivery.id }, expect: { status: 404, code: 'WEBHOOK_ENDPOINT_NOT_FOUND' } },
     { what: "B's endpoint, A's delivery", params: { webhook_endpoint_id: b.endpointId, delivery_id: a.delivery.id }, expect: { status: 404, code: 'WEBHOOK_DELIVERY_NOT_FOUND' } },
@@ -207,6 +278,7 @@ async function snapshot(t: TestServer, a: A): Promise<Record<string, unknown>> {
     return JSON.parse(text) as unknown;
   };
   return {
+    customer: await get(`/customers/${a.customerId}`),
     customerMethods: await get(`/customers/${a.customerId}/payment-methods`),
     paid: await get(`/payments/${a.paid.id}?transactions_history=true`),
     chargedBack: await get(`/payments/${a.chargedBack.payment.id}?transactions_history=true`),
@@ -294,7 +366,7 @@ for (const backend of backends()) {
 
     for (const [operationId, row] of Object.entries(table)) {
       it(`${operationId}: B cannot reach A's resources`, async () => {
-        const foreign = [a.customerId, a.token, a.creds.account_id, a.paid.id, a.chargedBack.payment.id, a.chargedBack.chargeback.id, a.disputed.payment.id, a.disputed.chargeback.id, a.endpoint.id, a.delivery.id, a.delivery.event_id, a.authorized.id, a.authorized.transactions.id, a.paid.transactions.id];
+        const foreign = [a.customerId, a.token, a.creds.account_id, a.paid.id, a.chargedBack.payment.id, a.chargedBack.chargeback.id, a.disputed.payment.id, a.disputed.chargeback.id, a.endpoint.id, a.delivery.id, a.delivery.event_id, a.merchantCustomerId, a.authorized.id, a.authorized.transactions.id, a.paid.transactions.id];
         for (const probe of row(a, b)) {
           const res = await call(operationId, probe);
           if (typeof probe.expect === 'function') {

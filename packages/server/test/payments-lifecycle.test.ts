@@ -270,7 +270,7 @@ for (const backend of backends()) {
     });
 
     describe('disputes meet refunds', () => {
-      async function disputed(payment: Payment): Promise<string> {
+      async function disputed(payment: { id: string }): Promise<string> {
         const chargeback = await injectChargeback(t, payment.id, { amount: 50 });
         expect((await postDispute(t, payment.id, chargeback.id, { evidence: [evidence()] })).status).toBe(200);
         return chargeback.id;

@@ -286,7 +286,7 @@ for (const backend of backends()) {
       await createEndpoint(t, declinedOnly.url, ['payment.declined']);
       const off = await createEndpoint(t, disabled.url, ['*']);
       await t.fetch(`/webhook-endpoints/${off.id}`, { method: 'PATCH', headers: json, body: JSON.stringify({ enabled: false }) });
-      const types: EventType[] = ['enrollment.enrolled', 'enrollment.declined', 'payment.succeeded', 'payment.declined', 'payment.chargeback', 'payment.dispute.submitted', 'payment.dispute.won', 'payment.dispute.lost',
+      const types: EventType[] = ['enrollment.enrolled', 'enrollment.declined', 'enrollment.unenrolled', 'payment.succeeded', 'payment.declined', 'payment.chargeback', 'payment.dispute.submitted', 'payment.dispute.won', 'payment.dispute.lost',
         'payment.authorized', 'payment.captured', 'payment.canceled', 'payment.refunded'];
       for (const [i, type] of types.entries()) await emit(t, type, `res-sub-${i}`);
       await testWorker(t).drain();

@@ -45,10 +45,19 @@ const INSERTED: Record<keyof NewCustomerRow, (v: unknown) => unknown> = {
   date_of_birth: plain, email: plain, nationality: plain, country: plain, document: json, phone: json, billing_address: json,
   shipping_address: json, metadata: (v) => json(v ?? []), merchant_customer_created_at: plain,
 };
+/** The fields updateCustomer may change (every inserted one but the keys), each sent as on insert. */
+export type CustomerChanges = Partial<Omit<NewCustomerRow, 'id' | 'organization_id'>>;
+const UPDATABLE = new Set<string>(Object.keys(INSERTED).filter((f) => f !== 'id' && f !== 'organization_id'));
+
+/** The personal data a deletion clears (merchant_customer_id stays: payments and logs refer to it). */
+const CLEARED_ON_DELETE = `first_name = NULL, last_name = NULL, gender = NULL, date_of_birth = NULL, email = NULL, nationality = NULL,
+  country = NULL, document = NULL, phone = NULL, billing_address = NULL, shipping_address = NULL, metadata = '[]',
+  merchant_customer_created_at = NULL`;
+
 const INSERT_FIELDS = Object.keys(INSERTED) as (keyof NewCustomerRow)[];
 const INSERT_SQL = `INSERT INTO customers (${INSERT_FIELDS.join(', ')})
   VALUES (${INSERT_FIELDS.map((_, i) => `$${i + 1}`).join(', ')})
-  ON CONFLICT (organization_id, merchant_customer_id) DO NOTHING
+  ON CONFLICT (organization_id, merchant_customer_id) WHERE deleted_at IS NULL DO NOTHING
   RETURNING ${COLUMNS}`;
 
 export const customersRepository = {
@@ -59,16 +68,63 @@ export const customersRepository = {
   },
 
   async findIdByMerchantCustomerId(db: Queryable, organizationId: string, merchantCustomerId: string): Promise<string | undefined> {
-    const rows = await db.query<{ id: string }>('SELECT id FROM customers WHERE organization_id = $1 AND merchant_customer_id = $2', [
+    const rows = await db.query<{ id: string }>('SELECT id FROM customers WHERE organization_id = $1 AND merchant_customer_id = $2 AND deleted_at IS NULL', [
       organizationId,
       merchantCustomerId,
     ]);
     return rows[0]?.id;
   },
 
-  /** The organization's customer, or undefined (another organization's customer is "not found" too). */
+  /** The organization's customer, or undefined (another organization's customer, or a deleted one, is "not found" too). */
   async find(db: Queryable, organizationId: string, id: string): Promise<CustomerRow | undefined> {
-    const rows = await db.query<CustomerRow>(`SELECT ${COLUMNS} FROM customers WHERE id = $1 AND organization_id = $2`, [id, organizationId]);
+    const rows = await db.query<CustomerRow>(`SELECT ${COLUMNS} FROM customers WHERE id = $1 AND organization_id = $2 AND deleted_at IS NULL`, [
+      id,
+      organizationId,
+    ]);
     return rows[0];
+  },
+
+  /** As find, locking the row until the transaction ends (an update compares and writes one state). */
+  async findForUpdate(db: Queryable, organizationId: string, id: string): Promise<CustomerRow | undefined> {
+    const rows = await db.query<CustomerRow>(
+      `SELECT ${COLUMNS} FROM customers WHERE id = $1 AND organization_id = $2 AND deleted_at IS NULL FOR UPDATE`,
+      [id, organizationId],
+    );
+    return rows[0];
+  },
+
+  async findByMerchantCustomerId(db: Queryable, organizationId: string, merchantCustomerId: string): Promise<CustomerRow | undefined> {
+    const rows = await db.query<CustomerRow>(
+      `SELECT ${COLUMNS} FROM customers WHERE organization_id = $1 AND merchant_customer_id = $2 AND deleted_at IS NULL`,
+      [organizationId, merchantCustomerId],
+    );
+    return rows[0];
+  },
+
+  /**
+   * Writes the given fields and moves updated_at. Throws the database's unique violation when another live
+   * customer of the organization has the new merchant_customer_id (the caller maps it, inside a savepoint).
+   */
+  async update(db: Queryable, organizationId: string, id: string, changes: CustomerChanges): Promise<CustomerRow | undefined> {
+    const fields = (Object.keys(changes) as (keyof CustomerChanges)[]).filter((f) => UPDATABLE.has(f) && changes[f] !== undefined);
+    const sets = fields.map((f, i) => `${f} = $${i + 3}`);
+    const rows = await db.query<CustomerRow>(
+      `UPDATE customers SET ${[...sets, 'updated_at = clock_timestamp()'].join(', ')}
+        WHERE id = $1 AND organization_id = $2 AND deleted_at IS NULL
+        RETURNING ${COLUMNS}`,
+      [id, organizationId, ...fields.map((f) => INSERTED[f](changes[f]))],
+    );
+    return rows[0];
+  },
+
+  /** Marks the customer deleted and clears its personal data; false when there was no live customer. */
+  async markDeleted(db: Queryable, organizationId: string, id: string): Promise<boolean> {
+    const rows = await db.query(
+      `UPDATE customers SET deleted_at = clock_timestamp(), updated_at = clock_timestamp(), ${CLEARED_ON_DELETE}
+        WHERE id = $1 AND organization_id = $2 AND deleted_at IS NULL
+        RETURNING id`,
+      [id, organizationId],
+    );
+    return rows.length > 0;
   },
 };

@@ -1,8 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Schemas } from '@payorch/types';
 import type { Queryable } from '../db/database.js';
+import { recordUnenrolled } from '../vault/events.js';
+import { paymentMethodsRepository } from '../vault/repository.js';
+import { customerEtag, ifMatchHits } from './etag.js';
 import { toApiCustomer } from './mapper.js';
-import { customersRepository as repo } from './repository.js';
+import { customersRepository as repo, type CustomerChanges } from './repository.js';
 
 export type CreateCustomerResult =
   | { kind: 'created'; customer: Schemas['Customer'] }
@@ -31,4 +34,75 @@ export async function createCustomer(db: Queryable, organizationId: string, inpu
   if (row) return { kind: 'created', customer: toApiCustomer(row) };
   const existingId = await repo.findIdByMerchantCustomerId(db, organizationId, input.merchant_customer_id);
   return { kind: 'duplicate', existingId: existingId ?? '' };
+}
+
+/** A customer with its ETag, or undefined when unknown, deleted or another organization's. */
+export async function getCustomer(
+  db: Queryable,
+  organizationId: string,
+  by: { id: string } | { merchantCustomerId: string },
+): Promise<{ customer: Schemas['Customer']; etag: string } | undefined> {
+  const row = 'id' in by ? await repo.find(db, organizationId, by.id) : await repo.findByMerchantCustomerId(db, organizationId, by.merchantCustomerId);
+  if (!row) return undefined;
+  const customer = toApiCustomer(row);
+  return { customer, etag: customerEtag(customer) };
+}
+
+export type UpdateCustomerResult =
+  | { kind: 'updated'; customer: Schemas['Customer']; etag: string }
+  | { kind: 'not_found' }
+  | { kind: 'stale' }
+  | { kind: 'duplicate'; existingId: string };
+
+const UNIQUE_VIOLATION = '23505';
+const isUniqueViolation = (err: unknown) => typeof err === 'object' && err !== null && (err as { code?: unknown }).code === UNIQUE_VIOLATION;
+
+/**
+ * Partial update in one transaction: the row is locked, compared with If-Match, then written. A field
+ * absent from the body stays; `null` clears it (metadata: the empty list).
+ */
+export async function updateCustomer(
+  db: Queryable,
+  organizationId: string,
+  id: string,
+  input: Schemas['UpdateCustomerRequest'],
+  ifMatch: string | undefined,
+): Promise<UpdateCustomerResult> {
+  return db.transaction(async (tx) => {
+    const current = await repo.findForUpdate(tx, organizationId, id);
+    if (!current) return { kind: 'not_found' };
+    if (ifMatch !== undefined && !ifMatchHits(ifMatch, customerEtag(toApiCustomer(current)))) return { kind: 'stale' };
+
+    const wanted = input.merchant_customer_id;
+    if (wanted !== undefined && wanted !== current.merchant_customer_id) {
+      const holder = await repo.findIdByMerchantCustomerId(tx, organizationId, wanted);
+      if (holder) return { kind: 'duplicate', existingId: holder };
+    }
+    const changes: CustomerChanges = { ...input } as CustomerChanges;
+    try {
+      // A savepoint: a concurrent create or update that took the id first fails only this statement.
+      const row = await tx.transaction((sp) => repo.update(sp, organizationId, id, changes));
+      if (!row) return { kind: 'not_found' };
+      const customer = toApiCustomer(row);
+      return { kind: 'updated', customer, etag: customerEtag(customer) };
+    } catch (err) {
+      if (!isUniqueViolation(err) || wanted === undefined) throw err;
+      const holder = await repo.findIdByMerchantCustomerId(tx, organizationId, wanted);
+      return { kind: 'duplicate', existingId: holder ?? '' };
+    }
+  });
+}
+
+/**
+ * Deletes a customer in one transaction: the row is marked deleted with its personal data cleared, and
+ * every payment method of it is unenrolled with its sealed card or bank data destroyed (enrollment.unenrolled). Payments keep
+ * their own snapshot of the payer. False when there was no live customer.
+ */
+export async function deleteCustomer(db: Queryable, organizationId: string, id: string, baseUrl: string, now = new Date()): Promise<boolean> {
+  return db.transaction(async (tx) => {
+    if (!(await repo.markDeleted(tx, organizationId, id))) return false;
+    // Each method that was not unenrolled yet is announced as enrollment.unenrolled.
+    for (const method of await paymentMethodsRepository.unenroll(tx, organizationId, id)) await recordUnenrolled(tx, method, baseUrl, now);
+    return true;
+  });
 }

@@ -3,11 +3,12 @@
  * services (create-payment, retrieve-payment, disputes, chargebacks, sandbox).
  */
 import type { Handlers } from '../context.js';
-import { problem } from '../http/problems.js';
+import { describeFieldErrors, problem } from '../http/problems.js';
 import { receiveNotification } from './chargebacks.js';
 import { createPayment } from './create-payment.js';
 import { resolveDispute, submitEvidence } from './disputes.js';
 import { cancelOrRefundPayment, cancelPayment, capturePayment, refundPayment } from './lifecycle.js';
+import { listPayments } from './list-payments.js';
 import { toApiTransaction } from './mapper.js';
 import { etagOf, ifNoneMatchHits, retrievePayment } from './retrieve-payment.js';
 import { injectChargeback } from './sandbox.js';
@@ -42,6 +43,19 @@ export const paymentHandlers = {
     const etag = etagOf(payment, flags);
     if (ifNoneMatchHits(header(headers, 'If-None-Match'), etag)) return { status: 304, headers: { ETag: etag } };
     return { status: 200, body: payment, headers: { ETag: etag } };
+  },
+
+  async listPayments({ query }, ctx) {
+    const r = await listPayments(ctx.db, ctx.merchant.organizationId, {
+      ...(query.merchant_order_id !== undefined ? { merchantOrderId: query.merchant_order_id } : {}),
+      ...(query.status !== undefined ? { status: query.status } : {}),
+      ...(query.customer_id !== undefined ? { customerId: query.customer_id } : {}),
+      ...(query.created_gte !== undefined ? { createdGte: query.created_gte } : {}),
+      ...(query.created_lt !== undefined ? { createdLt: query.created_lt } : {}),
+      limit: Number(query.limit ?? 20),
+      ...(query.starting_after !== undefined ? { startingAfter: query.starting_after } : {}),
+    });
+    return r.kind === 'ok' ? { status: 200, body: r.value } : problem('INVALID_REQUEST', describeFieldErrors(r.errors), { errors: r.errors });
   },
 
   async disputeChargeback({ params, body }, ctx) {

@@ -165,6 +165,36 @@ export const paymentsRepository = {
     return { payment, transactions };
   },
 
+  /**
+   * The organization's payments with their transactions, newest first, filtered (each filter optional);
+   * the page starts after the payment `afterId`.
+   */
+  async listPaymentsWithTransactions(
+    db: Queryable,
+    organizationId: string,
+    filter: { merchantOrderId: string | null; status: string | null; customerId: string | null; createdGte: string | null; createdLt: string | null },
+    limit: number,
+    afterId: string | null,
+  ): Promise<{ payment: PaymentRow; transactions: TransactionRow[] }[]> {
+    const rows = await db.query<PaymentRow & { transactions: TransactionRow[] }>(
+      `SELECT ${PAYMENT_COLUMNS},
+         (SELECT COALESCE(json_agg(t ORDER BY t.seq), '[]'::json)
+            FROM (SELECT ${TRANSACTION_JSON_COLUMNS}, seq FROM payment_transactions WHERE payment_id = p.id) t) AS transactions
+         FROM payments p
+        WHERE organization_id = $1 AND ($2::text IS NULL OR merchant_order_id = $2) AND ($3::text IS NULL OR status = $3)
+          AND ($4::text IS NULL OR customer_id = $4)
+          AND ($5::timestamptz IS NULL OR created_at >= $5::timestamptz) AND ($6::timestamptz IS NULL OR created_at < $6::timestamptz)
+          AND ($7::text IS NULL OR (created_at, id) < (SELECT c.created_at, c.id FROM payments c WHERE c.id = $7 AND c.organization_id = $1))
+        ORDER BY created_at DESC, id DESC LIMIT $8`,
+      [organizationId, filter.merchantOrderId, filter.status, filter.customerId, filter.createdGte, filter.createdLt, afterId, limit],
+    );
+    return rows.map(({ transactions, ...payment }) => ({ payment, transactions }));
+  },
+
+  async paymentExists(db: Queryable, organizationId: string, id: string): Promise<boolean> {
+    return (await db.query('SELECT 1 FROM payments WHERE id = $1 AND organization_id = $2', [id, organizationId])).length > 0;
+  },
+
   /** A payment by id alone (provider notifications name our payment id), locked for the change. */
   async lockPaymentById(db: Queryable, id: string): Promise<PaymentRow | undefined> {
     const rows = await db.query<PaymentRow>(`SELECT ${PAYMENT_COLUMNS} FROM payments WHERE id = $1 FOR UPDATE`, [id]);

@@ -1,5 +1,5 @@
 /**
- * Merchant webhook events of the vault (enrollment.enrolled / enrollment.declined), recorded through the
+ * Merchant webhook events of the vault (enrollment.enrolled / declined / unenrolled), recorded through the
  * webhooks domain in the same transaction as the status they announce.
  */
 import type { Queryable } from '../db/database.js';
@@ -15,6 +15,17 @@ export async function recordEnrollmentOutcome(tx: Queryable, row: PaymentMethodR
     organizationId: row.organization_id,
     accountId: row.account_id,
     type,
+    data: { customer_id: row.customer_id, payment_method: toApiPaymentMethod(row, baseUrl, now) },
+    resourceId: row.vaulted_token,
+  });
+}
+
+/** Records enrollment.unenrolled for a method that just became UNENROLLED (unenrolled, or its customer deleted). */
+export async function recordUnenrolled(tx: Queryable, row: PaymentMethodRow, baseUrl: string, now: Date): Promise<void> {
+  await recordEvent(tx, {
+    organizationId: row.organization_id,
+    accountId: row.account_id,
+    type: 'enrollment.unenrolled',
     data: { customer_id: row.customer_id, payment_method: toApiPaymentMethod(row, baseUrl, now) },
     resourceId: row.vaulted_token,
   });

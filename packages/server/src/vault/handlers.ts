@@ -1,5 +1,6 @@
 import type { Handlers, RequestContext } from '../context.js';
 import { enrollPaymentMethod, listPaymentMethods, type VaultContext } from './service.js';
+import { getPaymentMethod, unenrollPaymentMethod } from './unenroll.js';
 
 function vaultContext(ctx: RequestContext): VaultContext {
   return {
@@ -31,5 +32,15 @@ export const vaultHandlers = {
     const result = await listPaymentMethods(ctx.db, ctx.merchant.organizationId, params.customer_id, page, ctx.baseUrl);
     if (!result.ok) return result.problem;
     return { status: 200, body: result.list };
+  },
+
+  async getPaymentMethod({ params }, ctx) {
+    const result = await getPaymentMethod(ctx.db, ctx.merchant.organizationId, params.customer_id, params.payment_method_id, ctx.baseUrl);
+    return result.ok ? { status: 200, body: result.method } : result.problem;
+  },
+
+  async unenrollPaymentMethod({ params }, ctx) {
+    const result = await unenrollPaymentMethod(ctx.db, ctx.merchant.organizationId, params.customer_id, params.payment_method_id, ctx.baseUrl);
+    return result.ok ? { status: 200, body: result.method } : result.problem;
   },
 } satisfies Partial<Handlers>;

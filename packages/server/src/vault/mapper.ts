@@ -27,11 +27,22 @@ const TYPE_LABEL: Readonly<Record<string, string>> = {
   WALLET_PAY_ENROLLMENT: 'Wallet',
 };
 
-/** The status the API shows: a stored ENROLLED card whose expiry month has passed is EXPIRED. */
-export function effectiveStatus(row: Pick<PaymentMethodRow, 'status' | 'card_expiration_month' | 'card_expiration_year'>, now: Date): Status {
+/** How long a READY_TO_ENROLL method waits for the customer before it is EXPIRED (spec: EnrolledPaymentMethodStatus). */
+export const READY_TO_ENROLL_HOURS = 24;
+
+/**
+ * The status the API shows: a stored ENROLLED card whose expiry month has passed is EXPIRED, and so is a
+ * READY_TO_ENROLL method nobody completed within READY_TO_ENROLL_HOURS. Computed at read (no job): the
+ * same answer on every instance, and the completion refuses it in SQL by the same rule.
+ */
+export function effectiveStatus(
+  row: Pick<PaymentMethodRow, 'status' | 'card_expiration_month' | 'card_expiration_year' | 'created_at'>,
+  now: Date,
+): Status {
   if (row.status === 'ENROLLED' && row.card_expiration_month !== null && row.card_expiration_year !== null) {
     if (isExpired(row.card_expiration_month, row.card_expiration_year, now)) return 'EXPIRED';
   }
+  if (row.status === 'READY_TO_ENROLL' && now.getTime() - Date.parse(String(row.created_at)) > READY_TO_ENROLL_HOURS * 3_600_000) return 'EXPIRED';
   return row.status as Status;
 }
 

@@ -2,6 +2,7 @@
  * SQL of the card vault (the only vault code that speaks SQL). Reads that feed API responses never
  * select the ciphertext columns; only the payment-time lookup does.
  */
+import { READY_TO_ENROLL_HOURS } from './mapper.js';
 import type { Queryable } from '../db/database.js';
 import type { Sealed } from './crypto/cipher.js';
 
@@ -156,6 +157,39 @@ export const paymentMethodsRepository = {
     return rows.length > 0;
   },
 
+  /**
+   * Unenrolls the customer's methods (all of them, or the one with `vaultedToken`) and destroys what was
+   * sealed for them (the PAN, the full bank or wallet details) and the card fingerprint: the columns are
+   * emptied, not flagged. The masked data stays for the payments that name the method. Returns the
+   * methods that changed (an UNENROLLED one is left as it is).
+   */
+  async unenroll(db: Queryable, organizationId: string, customerId: string, vaultedToken?: string): Promise<PaymentMethodRow[]> {
+    return db.query<PaymentMethodRow>(
+      `UPDATE payment_methods m
+          SET status = 'UNENROLLED', sub_status = NULL, action = NULL, redirect_url = NULL,
+              pan_ciphertext = NULL, pan_iv = NULL, pan_tag = NULL, pan_key_id = NULL,
+              details_ciphertext = NULL, details_iv = NULL, details_tag = NULL, details_key_id = NULL,
+              fingerprint = NULL, updated_at = clock_timestamp()
+        FROM (SELECT id FROM payment_methods
+               WHERE organization_id = $1 AND customer_id = $2 AND ($3::text IS NULL OR vaulted_token = $3)
+                 AND status <> 'UNENROLLED'
+               ORDER BY created_at, id
+               FOR UPDATE) old
+        WHERE m.id = old.id
+        RETURNING ${columns('m')}`,
+      [organizationId, customerId, vaultedToken ?? null],
+    );
+  },
+
+  /** The customer's method by its vaulted_token, or undefined (another customer's or organization's too). */
+  async findForCustomer(db: Queryable, organizationId: string, customerId: string, vaultedToken: string): Promise<PaymentMethodRow | undefined> {
+    const rows = await db.query<PaymentMethodRow>(
+      `SELECT ${COLUMNS} FROM payment_methods WHERE organization_id = $1 AND customer_id = $2 AND vaulted_token = $3`,
+      [organizationId, customerId, vaultedToken],
+    );
+    return rows[0];
+  },
+
   /** The organization's method with its sealed PAN (payment time and token enrollments only). */
   async findWithPan(db: Queryable, organizationId: string, vaultedToken: string): Promise<(PaymentMethodRow & SealedPanColumns) | undefined> {
     const rows = await db.query<PaymentMethodRow & SealedPanColumns>(
@@ -176,11 +210,12 @@ export const paymentMethodsRepository = {
     return rows[0];
   },
 
-  /** READY_TO_ENROLL → ENROLLED or DECLINED, once; undefined when it was not READY_TO_ENROLL any more. */
+  /** READY_TO_ENROLL → ENROLLED or DECLINED, once; undefined when it was not READY_TO_ENROLL any more, or expired (mapper.ts). */
   async completeRedirectEnrollment(db: Queryable, vaultedToken: string, status: 'ENROLLED' | 'DECLINED', subStatus: string | null): Promise<PaymentMethodRow | undefined> {
     const rows = await db.query<PaymentMethodRow>(
       `UPDATE payment_methods SET status = $2, sub_status = $3, action = NULL, updated_at = clock_timestamp()
         WHERE vaulted_token = $1 AND status = 'READY_TO_ENROLL'
+          AND created_at > clock_timestamp() - interval '${READY_TO_ENROLL_HOURS} hours'
         RETURNING ${COLUMNS}`,
       [vaultedToken, status, subStatus],
     );

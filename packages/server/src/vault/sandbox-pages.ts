@@ -15,7 +15,7 @@ import express, { Router, type Response } from 'express';
 import type { AppDeps } from '../context.js';
 import { linkBase } from '../platform/config.js';
 import { API_BASE_PATH, brandIconUrl, iconSlugFor } from './brand-icons.js';
-import { maskedName, type MaskedDetails } from './mapper.js';
+import { effectiveStatus, maskedName, type MaskedDetails } from './mapper.js';
 import type { PaymentMethodRow } from './repository.js';
 import { completeHostedEnrollment, findHostedEnrollment, type HostedDecision, type HostedEnrollment } from './service.js';
 
@@ -118,7 +118,8 @@ export function sandboxPagesRouter(deps: Pick<AppDeps, 'db' | 'log' | 'config'>)
   router.get(path, async (req, res) => {
     const row = await findHostedEnrollment(deps.db, req.params.vaulted_token);
     if (!row) return notFound(res);
-    if (row.status !== 'READY_TO_ENROLL') return finishedPage(res, 200, row, `This enrollment is already ${row.status}.`);
+    const status = effectiveStatus(row, new Date());
+    if (status !== 'READY_TO_ENROLL') return finishedPage(res, 200, row, `This enrollment is already ${status}.`);
     const target = row.callback_url ? callbackTarget(row) : undefined;
     sendPage(
       res,

@@ -7,6 +7,7 @@ import type { Schemas } from '@payorch/types';
 export const EVENT_TYPES = [
   'enrollment.enrolled',
   'enrollment.declined',
+  'enrollment.unenrolled',
   'payment.succeeded',
   'payment.declined',
   'payment.chargeback',
@@ -25,6 +26,7 @@ export type EventType = (typeof EVENT_TYPES)[number];
 export interface EventEnvelopes {
   'enrollment.enrolled': Schemas['EventEnrollmentEnrolled'];
   'enrollment.declined': Schemas['EventEnrollmentDeclined'];
+  'enrollment.unenrolled': Schemas['EventEnrollmentUnenrolled'];
   'payment.succeeded': Schemas['EventPaymentSucceeded'];
   'payment.declined': Schemas['EventPaymentDeclined'];
   'payment.chargeback': Schemas['EventPaymentChargeback'];

@@ -1,6 +1,7 @@
 /** HTTP shape of the webhook-endpoints API; the rules live in service.ts. */
 import type { Handlers, RequestContext } from '../context.js';
 import { describeFieldErrors, problem, type FieldError } from '../http/problems.js';
+import { getEvent, listEvents } from './event-log.js';
 import * as service from './service.js';
 
 const invalid = (errors: FieldError[]) => problem('INVALID_REQUEST', describeFieldErrors(errors), { errors });
@@ -68,5 +69,21 @@ export const webhookHandlers = {
     if (r.kind === 'ok') return { status: 202, body: r.value };
     if (r.kind === 'conflict') return problem('INVALID_STATUS', r.detail);
     return r.kind === 'no-endpoint' ? endpointNotFound(params.webhook_endpoint_id) : deliveryNotFound(params.delivery_id);
+  },
+
+  async listEvents({ query }, ctx) {
+    const r = await listEvents(ctx.db, ctx.merchant.organizationId, {
+      ...(query.type !== undefined ? { type: query.type } : {}),
+      ...(query.created_gte !== undefined ? { createdGte: query.created_gte } : {}),
+      ...(query.created_lt !== undefined ? { createdLt: query.created_lt } : {}),
+      limit: Number(query.limit ?? 20),
+      ...(query.starting_after !== undefined ? { startingAfter: query.starting_after } : {}),
+    });
+    return r.kind === 'ok' ? { status: 200, body: r.value } : invalid(r.errors);
+  },
+
+  async getEvent({ params }, ctx) {
+    const event = await getEvent(ctx.db, ctx.merchant.organizationId, params.event_id);
+    return event ? { status: 200, body: event } : problem('EVENT_NOT_FOUND', `No event ${params.event_id} (events are kept 30 days).`);
   },
 } satisfies Partial<Handlers>;

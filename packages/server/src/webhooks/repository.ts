@@ -398,4 +398,45 @@ export const webhooksRepository = {
     );
     return rows[0]!;
   },
+
+  // ---- the event log (GET /v1/events)
+
+  /**
+   * The organization's events created at or after `since`, newest first, filtered by type and a
+   * created_at range; the page starts after the event `afterId`.
+   */
+  async listEvents(
+    db: Queryable,
+    organizationId: string,
+    filter: { since: string; type: string | null; createdGte: string | null; createdLt: string | null },
+    limit: number,
+    afterId: string | null,
+  ): Promise<EventLogRow[]> {
+    return db.query<EventLogRow>(
+      `SELECT ${EVENT_LOG_COLUMNS} FROM webhook_events
+       WHERE organization_id = $1 AND created_at >= $2::timestamptz AND ($3::text IS NULL OR type = $3)
+         AND ($4::timestamptz IS NULL OR created_at >= $4::timestamptz) AND ($5::timestamptz IS NULL OR created_at < $5::timestamptz)
+         AND ($6::text IS NULL OR (created_at, id) < (SELECT created_at, id FROM webhook_events WHERE id = $6 AND organization_id = $1))
+       ORDER BY created_at DESC, id DESC LIMIT $7`,
+      [organizationId, filter.since, filter.type, filter.createdGte, filter.createdLt, afterId, limit],
+    );
+  },
+
+  async findEvent(db: Queryable, organizationId: string, id: string, since: string): Promise<EventLogRow | undefined> {
+    const rows = await db.query<EventLogRow>(
+      `SELECT ${EVENT_LOG_COLUMNS} FROM webhook_events WHERE id = $1 AND organization_id = $2 AND created_at >= $3::timestamptz`,
+      [id, organizationId, since],
+    );
+    return rows[0];
+  },
 };
+
+/** A webhook_events row as the event log reads it. */
+export interface EventLogRow {
+  id: string;
+  account_id: string | null;
+  type: string;
+  data: unknown;
+  created_at: string;
+}
+const EVENT_LOG_COLUMNS = 'id, account_id, type, data, created_at';

@@ -40,8 +40,13 @@ export const UNREACHABLE_ALLOWED: { status: number; operations: '*' | readonly (
   },
   {
     status: 409,
-    operations: ['enrollPaymentMethod', 'createPayment'],
+    operations: ['enrollPaymentMethod', 'createPayment', 'unenrollPaymentMethod'],
     why: 'their only 409 is REQUEST_IN_PROCESS (a concurrent request holding the key); idempotency.test.ts drives it on the mechanism every keyed operation shares',
+  },
+  {
+    status: 409,
+    operations: ['updateCustomer'],
+    why: 'CUSTOMER_ID_DUPLICATED needs another customer holding the new merchant_customer_id; customers-manage.test.ts reaches it (also under concurrency)',
   },
   {
     status: 409,

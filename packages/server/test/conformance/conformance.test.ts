@@ -3,7 +3,8 @@
  *
  *   example replay     every request example of the spec, with fixtures that make its ids real, gets
  *                      its documented 2xx and a body matching the response schema; keyed operations
- *                      replay with Idempotent-Replayed and refuse a reused key (422); ETag gives 304.
+ *                      replay with Idempotent-Replayed and refuse a reused key (422); ETag gives 304;
+ *                      a stale If-Match gives 412.
  *   targeted statuses  401, 403, 404, 413, 415 per operation; 429 and the admin switch on a second server;
  *                      429 for failed authentications on a third.
  *   fuzzing            fast-check, seeded and bounded (FUZZ_SEED, FUZZ_RUNS): valid requests never get
@@ -177,6 +178,11 @@ for (const backend of backends()) {
           }
 
           // A request the resource's state does not allow: 409 INVALID_STATUS.
+          if (op.responses.has(412) && op.params.some((p) => p.in === 'header' && p.name.toLowerCase() === 'if-match')) {
+            const stale = await send(target, op, { ...req, headers: { ...req.headers, 'if-match': '"an-etag-the-resource-never-had"' } });
+            expectProblemExchange(stale, 412, 'PRECONDITION_FAILED');
+          }
+
           const conflict = CONFLICT[op.operationId];
           if (conflict) expectProblemExchange(await send(target, op, await conflict(fx, structuredClone(example.value), req)), 409, 'INVALID_STATUS');
 

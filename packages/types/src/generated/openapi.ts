@@ -10,7 +10,13 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Retrieve a customer by the merchant's own id
+         * @description The customer of the caller's organization whose `merchant_customer_id` is the one given (Yuno's
+         *     retrieve by external id). A deleted customer is not found. Answers a strong `ETag`, as
+         *     getCustomer does.
+         */
+        get: operations["getCustomerByMerchantCustomerId"];
         put?: never;
         /**
          * Create a customer
@@ -21,6 +27,51 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/customers/{customer_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The customer's `id` (from createCustomer).
+                 * @example 7c2f4a8e-5b1d-4f7a-9c3e-2d6b8a1f0e94
+                 */
+                customer_id: components["parameters"]["CustomerId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a customer
+         * @description The customer; a deleted customer is not found. Answers a strong `ETag`: send it back in
+         *     `If-None-Match` to get `304 Not Modified` while the customer is unchanged, or in `If-Match` on
+         *     updateCustomer so that a change made meanwhile is not overwritten.
+         */
+        get: operations["getCustomer"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a customer
+         * @description Deletes the customer (Yuno answers `202` with no body; so does this service, once the deletion is
+         *     done). The customer and every payment method enrolled for it are gone for the API (`404`); the
+         *     card numbers and bank details of those payment methods are destroyed, not only hidden, and the
+         *     customer's personal data is cleared. Payments made for the customer keep their history, with the
+         *     payer as it was when they were made. The `merchant_customer_id` is free again.
+         */
+        delete: operations["deleteCustomer"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a customer
+         * @description Changes the fields given, validated as on createCustomer; fields left out stay, `null` clears an
+         *     optional field. `merchant_customer_id` stays unique within the organization (`409
+         *     CUSTOMER_ID_DUPLICATED`, as on create). `updated_at` moves. With `If-Match` (an `ETag` of
+         *     getCustomer or of an earlier update), the change is made only while the customer is still in that
+         *     state, else `412 PRECONDITION_FAILED` and nothing changes. Payments keep the customer as it was
+         *     when they were made.
+         */
+        patch: operations["updateCustomer"];
         trace?: never;
     };
     "/customers/{customer_id}/payment-methods": {
@@ -61,6 +112,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/customers/{customer_id}/payment-methods/{payment_method_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The customer's `id` (from createCustomer).
+                 * @example 7c2f4a8e-5b1d-4f7a-9c3e-2d6b8a1f0e94
+                 */
+                customer_id: components["parameters"]["CustomerId"];
+                /**
+                 * @description The payment method's `vaulted_token` (from enrollPaymentMethod or listPaymentMethods).
+                 * @example 9d3c6a1e-2f4b-4c8d-a7e5-1b3d5f7a9c2e
+                 */
+                payment_method_id: components["parameters"]["PaymentMethodId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve an enrolled payment method
+         * @description One payment method of the customer by its `vaulted_token` (Yuno's `payment_method_id`), never a card
+         *     number. An unenrolled method is still answered, with status `UNENROLLED`; every method of a deleted
+         *     customer is gone (`404 CUSTOMER_NOT_FOUND`).
+         */
+        get: operations["getPaymentMethod"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/customers/{customer_id}/payment-methods/{payment_method_id}/unenroll": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The customer's `id` (from createCustomer).
+                 * @example 7c2f4a8e-5b1d-4f7a-9c3e-2d6b8a1f0e94
+                 */
+                customer_id: components["parameters"]["CustomerId"];
+                /**
+                 * @description The payment method's `vaulted_token` (from enrollPaymentMethod or listPaymentMethods).
+                 * @example 9d3c6a1e-2f4b-4c8d-a7e5-1b3d5f7a9c2e
+                 */
+                payment_method_id: components["parameters"]["PaymentMethodId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unenroll a payment method
+         * @description The method becomes `UNENROLLED` (a pending `READY_TO_ENROLL` one can no longer be completed) and
+         *     what the vault sealed for it — the card number or the bank details — is destroyed, not only hidden.
+         *     A payment with its `vaulted_token` afterwards is refused with `404 PAYMENT_METHOD_NOT_FOUND`.
+         *     Announced by the `enrollment.unenrolled` webhook event. Unenrolling a method that is already
+         *     `UNENROLLED` answers it unchanged, with no new event.
+         */
+        post: operations["unenrollPaymentMethod"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/payments": {
         parameters: {
             query?: never;
@@ -68,7 +187,13 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List payments, or find them by merchant_order_id
+         * @description The organization's payments, newest first, each in the retrieval shape. With `merchant_order_id`
+         *     (Yuno's retrieve by merchant order id) the payments made for that order; filter also by `status`,
+         *     `customer_id` and a `created_at` range; page with `limit` and `starting_after`.
+         */
+        get: operations["listPayments"];
         put?: never;
         /**
          * Create a payment
@@ -564,6 +689,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List events
+         * @description The organization's webhook events of the last 30 days, newest first, whether or not an endpoint
+         *     received them: a merchant who missed deliveries catches up here. Filter by `type` and by a
+         *     `created_at` range; page with `limit` and `starting_after`.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events/{event_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The event's `id` (the `webhook-id` of its deliveries).
+                 * @example 7e5c3a1b-9d2f-4e68-8a0b-4c6e8f0a2b3d
+                 */
+                event_id: components["parameters"]["EventId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve an event
+         * @description One webhook event of the last 30 days (older ones are not found).
+         */
+        get: operations["getEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/organizations": {
         parameters: {
             query?: never;
@@ -818,6 +991,73 @@ export interface webhooks {
             requestBody: {
                 content: {
                     "application/json": components["schemas"]["EventEnrollmentDeclined"];
+                };
+            };
+            responses: {
+                /** @description Any 2xx answered within 10 seconds acknowledges the event; it is not sent again. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Any other answer (a 4xx for a signature the receiver rejects, a 5xx, a redirect or no answer) makes the event retried with backoff for about 24 hours. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "enrollment.unenrolled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * enrollment.unenrolled
+         * @description A payment method was unenrolled (unenrollPaymentMethod, or its customer was deleted): it is now `UNENROLLED` and its sealed data destroyed. POSTed to each enabled endpoint subscribed to `enrollment.unenrolled` or `*`, signed per Standard
+         *     Webhooks with the endpoint's secret(s): verify `webhook-signature` over the raw body (for example with
+         *     `verifyWebhook` of @payorch/client or the `standardwebhooks` library), reject a `webhook-timestamp`
+         *     more than 5 minutes off, and deduplicate on `webhook-id` (the event's `id`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description Standard Webhooks message id.
+                     * @example 7e5c3a1b-9d2f-4e68-8a0b-4c6e8f0a2b3d
+                     */
+                    "webhook-id": components["parameters"]["WebhookId"];
+                    /**
+                     * @description Standard Webhooks timestamp (Unix seconds); stale timestamps are rejected.
+                     * @example 1795412645
+                     */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                    /**
+                     * @description Standard Webhooks signature(s), `v1,<base64>` separated by spaces.
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": components["parameters"]["WebhookSignature"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["EventEnrollmentUnenrolled"];
                 };
             };
             responses: {
@@ -1601,6 +1841,31 @@ export interface components {
             shipping_address?: components["schemas"]["Address"];
             metadata?: components["schemas"]["Metadata"];
         };
+        /** @description Body of updateCustomer: the fields to change, validated as on createCustomer. A field left out stays as it is; `null` clears an optional field. `merchant_customer_id` can change but not be cleared, and stays unique within the organization. */
+        UpdateCustomerRequest: {
+            /** @description The merchant's own identifier of the customer, unique within the organization. */
+            merchant_customer_id?: string;
+            /**
+             * Format: date-time
+             * @description When the customer was created in the merchant's system (RFC 3339, as on createCustomer).
+             */
+            merchant_customer_created_at?: string | null;
+            first_name?: string | null;
+            last_name?: string | null;
+            gender?: string | null;
+            /** Format: date */
+            date_of_birth?: string | null;
+            /** Format: email */
+            email?: string | null;
+            nationality?: components["schemas"]["CountryCode"] | null;
+            country?: components["schemas"]["CountryCode"] | null;
+            document?: components["schemas"]["Document"] | null;
+            phone?: components["schemas"]["Phone"] | null;
+            billing_address?: components["schemas"]["Address"] | null;
+            shipping_address?: components["schemas"]["Address"] | null;
+            /** @description Replaces the whole list; `null` empties it. */
+            metadata?: components["schemas"]["Metadata"] | null;
+        };
         /** @description Body of POST /customers/{customer_id}/payment-methods (enroll a payment method for a customer). Rules across fields, checked by the server (400 INVALID_REQUEST naming the field): a `CARD` enrollment has exactly one source — `card_data`, `token` or `provider_data`; a non-card enrollment has none of them and may carry `payment_method.detail.bank_transfer`, which a `CARD` enrollment may not; `verify` goes only with a `CARD` enrollment from `card_data` or a `token`; `callback_url` is an absolute http(s) URL. */
         EnrollPaymentMethodRequest: {
             /** @description The merchant account the enrollment belongs to (one of the caller's organization's accounts, else 403). */
@@ -1825,6 +2090,14 @@ export interface components {
              */
             workflow: "DIRECT" | "SDK_CHECKOUT";
             metadata: components["schemas"]["Metadata"];
+        };
+        /** @description Payments of the organization, newest first, each in the retrieval shape (as getPayment answers it). */
+        PaymentList: {
+            payments: components["schemas"]["Payment"][];
+            /** @description Whether more payments follow this page. */
+            has_more: boolean;
+            /** @description Pass as `starting_after` for the next page; null when has_more is false. */
+            next_cursor: string | null;
         };
         /** @description A payment as returned by POST and PATCH /payments/{payment_id}/transactions/{transaction_id}/dispute (interface spec 4.1): the disputed chargeback is the single Transaction object under `transactions`, `transactions_history` is null, and the dispute-only members (split_marketplace, fraud_screening, payment_link_id, subscription_code, routing_rules, simplified_mode) are present. Every field is present; unknown values are null, except `amount.currency_conversion`, which may be absent. */
         DisputedPayment: {
@@ -2147,6 +2420,34 @@ export interface components {
          * @enum {string}
          */
         WebhookDeliveryStatus: "PENDING" | "DELIVERED" | "FAILED" | "CANCELED";
+        /** @description A webhook event as recorded (issue 15): the envelope endpoints receive, without the per-delivery `retry`. Kept 30 days after `created_at`, so that a merchant who missed deliveries can catch up. */
+        Event: {
+            /**
+             * Format: uuid
+             * @description The event's id; the `webhook-id` header and the envelope's `id` of every delivery of it.
+             */
+            id: string;
+            /** @description The kind of resource the event is about (`payment`, `enrollment`). */
+            type: string;
+            type_event: components["schemas"]["WebhookEventType"];
+            /** @description The account the resource belongs to, when it belongs to one. */
+            account_id: string | null;
+            /**
+             * Format: date-time
+             * @description When the event happened (the state change it announces).
+             */
+            created_at: string;
+            /** @description The event's `data`, exactly as delivered (its shape per `type_event` is in the spec's `webhooks`). */
+            data: Record<string, never>;
+        };
+        /** @description The organization's events, newest first. */
+        EventList: {
+            events: components["schemas"]["Event"][];
+            /** @description Whether more events follow this page. */
+            has_more: boolean;
+            /** @description Pass as `starting_after` for the next page; null when has_more is false. */
+            next_cursor: string | null;
+        };
         /** @description The `enrollment.enrolled` event. A non-card enrollment was approved: the payment method is now `ENROLLED`. Sent as the body of a signed POST to every enabled webhook endpoint subscribed to it (or to `*`). */
         EventEnrollmentEnrolled: {
             /**
@@ -2197,6 +2498,39 @@ export interface components {
              * @constant
              */
             type_event: "enrollment.declined";
+            /** @description The account the resource belongs to, when it belongs to one. */
+            account_id: string | null;
+            /** @description How many earlier delivery attempts of this event to this endpoint there were (0 on the first). */
+            retry: number;
+            /**
+             * @description Version of the envelope and data shapes.
+             * @constant
+             */
+            version: 1;
+            /**
+             * Format: date-time
+             * @description When the event happened (the state change it announces).
+             */
+            created_at: string;
+            data: components["schemas"]["EventEnrollmentData"];
+        };
+        /** @description The `enrollment.unenrolled` event. A payment method was unenrolled (unenrollPaymentMethod, or its customer was deleted): it is now `UNENROLLED`. Sent as the body of a signed POST to every enabled webhook endpoint subscribed to it (or to `*`). */
+        EventEnrollmentUnenrolled: {
+            /**
+             * Format: uuid
+             * @description The event's id; also the `webhook-id` header. The same on every retry and redelivery, so deduplicate on it.
+             */
+            id: string;
+            /**
+             * @description The kind of resource the event is about (Yuno's `type`).
+             * @constant
+             */
+            type: "enrollment";
+            /**
+             * @description What happened (Yuno's `type_event`); the event type endpoints subscribe to.
+             * @constant
+             */
+            type_event: "enrollment.unenrolled";
             /** @description The account the resource belongs to, when it belongs to one. */
             account_id: string | null;
             /** @description How many earlier delivery attempts of this event to this endpoint there were (0 on the first). */
@@ -2578,11 +2912,6 @@ export interface components {
             created_at: string;
             data: components["schemas"]["EventPaymentData"];
         };
-        /**
-         * @description ISO 3166-1 alpha-2 country code (the full set of assigned codes).
-         * @enum {string}
-         */
-        CountryCode: "AD" | "AE" | "AF" | "AG" | "AI" | "AL" | "AM" | "AO" | "AQ" | "AR" | "AS" | "AT" | "AU" | "AW" | "AX" | "AZ" | "BA" | "BB" | "BD" | "BE" | "BF" | "BG" | "BH" | "BI" | "BJ" | "BL" | "BM" | "BN" | "BO" | "BQ" | "BR" | "BS" | "BT" | "BV" | "BW" | "BY" | "BZ" | "CA" | "CC" | "CD" | "CF" | "CG" | "CH" | "CI" | "CK" | "CL" | "CM" | "CN" | "CO" | "CR" | "CU" | "CV" | "CW" | "CX" | "CY" | "CZ" | "DE" | "DJ" | "DK" | "DM" | "DO" | "DZ" | "EC" | "EE" | "EG" | "EH" | "ER" | "ES" | "ET" | "FI" | "FJ" | "FK" | "FM" | "FO" | "FR" | "GA" | "GB" | "GD" | "GE" | "GF" | "GG" | "GH" | "GI" | "GL" | "GM" | "GN" | "GP" | "GQ" | "GR" | "GS" | "GT" | "GU" | "GW" | "GY" | "HK" | "HM" | "HN" | "HR" | "HT" | "HU" | "ID" | "IE" | "IL" | "IM" | "IN" | "IO" | "IQ" | "IR" | "IS" | "IT" | "JE" | "JM" | "JO" | "JP" | "KE" | "KG" | "KH" | "KI" | "KM" | "KN" | "KP" | "KR" | "KW" | "KY" | "KZ" | "LA" | "LB" | "LC" | "LI" | "LK" | "LR" | "LS" | "LT" | "LU" | "LV" | "LY" | "MA" | "MC" | "MD" | "ME" | "MF" | "MG" | "MH" | "MK" | "ML" | "MM" | "MN" | "MO" | "MP" | "MQ" | "MR" | "MS" | "MT" | "MU" | "MV" | "MW" | "MX" | "MY" | "MZ" | "NA" | "NC" | "NE" | "NF" | "NG" | "NI" | "NL" | "NO" | "NP" | "NR" | "NU" | "NZ" | "OM" | "PA" | "PE" | "PF" | "PG" | "PH" | "PK" | "PL" | "PM" | "PN" | "PR" | "PS" | "PT" | "PW" | "PY" | "QA" | "RE" | "RO" | "RS" | "RU" | "RW" | "SA" | "SB" | "SC" | "SD" | "SE" | "SG" | "SH" | "SI" | "SJ" | "SK" | "SL" | "SM" | "SN" | "SO" | "SR" | "SS" | "ST" | "SV" | "SX" | "SY" | "SZ" | "TC" | "TD" | "TF" | "TG" | "TH" | "TJ" | "TK" | "TL" | "TM" | "TN" | "TO" | "TR" | "TT" | "TV" | "TW" | "TZ" | "UA" | "UG" | "UM" | "US" | "UY" | "UZ" | "VA" | "VC" | "VE" | "VG" | "VI" | "VN" | "VU" | "WF" | "WS" | "YE" | "YT" | "ZA" | "ZM" | "ZW";
         /** @description An identity document of a person or company. */
         Document: {
             /** @description Document kind, for example `CPF`, `CNPJ`, `DNI`, `PASSPORT` (the full set is not fixed by the interface spec). */
@@ -2596,6 +2925,11 @@ export interface components {
             /** @description Country calling code without `+`, for example `55`. */
             country_code?: string;
         };
+        /**
+         * @description ISO 3166-1 alpha-2 country code (the full set of assigned codes).
+         * @enum {string}
+         */
+        CountryCode: "AD" | "AE" | "AF" | "AG" | "AI" | "AL" | "AM" | "AO" | "AQ" | "AR" | "AS" | "AT" | "AU" | "AW" | "AX" | "AZ" | "BA" | "BB" | "BD" | "BE" | "BF" | "BG" | "BH" | "BI" | "BJ" | "BL" | "BM" | "BN" | "BO" | "BQ" | "BR" | "BS" | "BT" | "BV" | "BW" | "BY" | "BZ" | "CA" | "CC" | "CD" | "CF" | "CG" | "CH" | "CI" | "CK" | "CL" | "CM" | "CN" | "CO" | "CR" | "CU" | "CV" | "CW" | "CX" | "CY" | "CZ" | "DE" | "DJ" | "DK" | "DM" | "DO" | "DZ" | "EC" | "EE" | "EG" | "EH" | "ER" | "ES" | "ET" | "FI" | "FJ" | "FK" | "FM" | "FO" | "FR" | "GA" | "GB" | "GD" | "GE" | "GF" | "GG" | "GH" | "GI" | "GL" | "GM" | "GN" | "GP" | "GQ" | "GR" | "GS" | "GT" | "GU" | "GW" | "GY" | "HK" | "HM" | "HN" | "HR" | "HT" | "HU" | "ID" | "IE" | "IL" | "IM" | "IN" | "IO" | "IQ" | "IR" | "IS" | "IT" | "JE" | "JM" | "JO" | "JP" | "KE" | "KG" | "KH" | "KI" | "KM" | "KN" | "KP" | "KR" | "KW" | "KY" | "KZ" | "LA" | "LB" | "LC" | "LI" | "LK" | "LR" | "LS" | "LT" | "LU" | "LV" | "LY" | "MA" | "MC" | "MD" | "ME" | "MF" | "MG" | "MH" | "MK" | "ML" | "MM" | "MN" | "MO" | "MP" | "MQ" | "MR" | "MS" | "MT" | "MU" | "MV" | "MW" | "MX" | "MY" | "MZ" | "NA" | "NC" | "NE" | "NF" | "NG" | "NI" | "NL" | "NO" | "NP" | "NR" | "NU" | "NZ" | "OM" | "PA" | "PE" | "PF" | "PG" | "PH" | "PK" | "PL" | "PM" | "PN" | "PR" | "PS" | "PT" | "PW" | "PY" | "QA" | "RE" | "RO" | "RS" | "RU" | "RW" | "SA" | "SB" | "SC" | "SD" | "SE" | "SG" | "SH" | "SI" | "SJ" | "SK" | "SL" | "SM" | "SN" | "SO" | "SR" | "SS" | "ST" | "SV" | "SX" | "SY" | "SZ" | "TC" | "TD" | "TF" | "TG" | "TH" | "TJ" | "TK" | "TL" | "TM" | "TN" | "TO" | "TR" | "TT" | "TV" | "TW" | "TZ" | "UA" | "UG" | "UM" | "US" | "UY" | "UZ" | "VA" | "VC" | "VE" | "VG" | "VI" | "VN" | "VU" | "WF" | "WS" | "YE" | "YT" | "ZA" | "ZM" | "ZW";
         /** @description A postal address. */
         Address: {
             address_line_1?: string;
@@ -2619,7 +2953,7 @@ export interface components {
             message: string;
         };
         /**
-         * @description Status of an enrolled payment method (Yuno's set). A card enrolls straight to ENROLLED, or, when a verify was requested, to DECLINED (declined by the issuer; sub_status names the reason) or ERROR (the provider failed); a card that is not ENROLLED is not kept in the vault and cannot pay. An ENROLLED card past its expiry month is shown as EXPIRED. A non-card enrollment starts as READY_TO_ENROLL with action REDIRECT_URL and becomes ENROLLED or DECLINED once the customer acts on the provider's page.
+         * @description Status of an enrolled payment method (Yuno's set). A card enrolls straight to ENROLLED, or, when a verify was requested, to DECLINED (declined by the issuer; sub_status names the reason) or ERROR (the provider failed); a card that is not ENROLLED is not kept in the vault and cannot pay. An ENROLLED card past its expiry month is shown as EXPIRED. A non-card enrollment starts as READY_TO_ENROLL with action REDIRECT_URL and becomes ENROLLED or DECLINED once the customer acts on the provider's page; if nobody completes it within 24 hours of `created_at` it is EXPIRED and can no longer be completed. UNENROLLED: unenrolled (or its customer deleted), its sealed card or bank data destroyed.
          * @enum {string}
          */
         EnrolledPaymentMethodStatus: "CREATED" | "EXPIRED" | "REJECTED" | "READY_TO_ENROLL" | "DECLINED" | "CANCELED" | "ENROLL_IN_PROCESS" | "ENROLLED" | "UNENROLL_IN_PROCESS" | "UNENROLLED" | "ERROR";
@@ -2794,175 +3128,217 @@ export interface components {
              */
             start_date?: string;
         };
-        /** @description Amount to charge, in major units of the currency (150.5 means 150.50 BRL). The server also rejects more decimals than the currency's ISO 4217 minor units allow (400). */
-        CreatePaymentAmount: {
+        /**
+         * @description Status of a payment (Yuno's payment statuses).
+         * @enum {string}
+         */
+        PaymentStatus: "CREATED" | "READY_TO_PAY" | "PENDING" | "VERIFIED" | "EXPIRED" | "REJECTED" | "DECLINED" | "SUCCEEDED" | "REFUNDED" | "CANCELED" | "IN_DISPUTE" | "CHARGEBACK" | "ERROR" | "FRAUD";
+        /** @description Finer-grained status of a payment within its `status`. An open set; typical values are APPROVED, CAPTURED, RECEIVED (chargeback received), PENDING_REVIEW (dispute evidence submitted), LOST, WON, CREATED and DECLINED. Clients must tolerate values not listed here. */
+        PaymentSubStatus: string;
+        /** @description Amounts of a payment in major units of `currency` (150.5 means 150.50 BRL). `currency_conversion` may be absent (interface spec 2.1); every other field is always present. */
+        PaymentAmount: {
+            /** @description Amount captured so far. */
+            captured: number;
             /** @description ISO 4217 currency code. */
             currency: string;
-            /** @description Amount to charge, greater than zero (at most 99,999,999,999 so that every amount stays exact). */
+            /** @description Currency conversion applied by the provider, when any. May be absent; payorch does not convert currencies and sends null. */
+            currency_conversion?: {
+                [key: string]: unknown;
+            } | null;
+            /** @description Amount refunded so far. */
+            refunded: number;
+            /** @description Amount of the payment. */
             value: number;
         };
-        /** @description What the merchant has verified about the payer; stored with the payment. */
-        PayerValidations: {
-            account_is_verified?: boolean;
-            email_is_verified?: boolean;
-            phone_is_verified?: boolean;
-        };
-        /** @description A device fingerprint collected for one fraud-screening provider (request form). */
-        PayerDeviceFingerprint: {
-            /** @description The fraud-screening provider, for example CLEARSALE. */
-            provider_id: string;
-            id: string;
-        };
-        /** @description The payer. With `id`, an enrolled customer of the organization (404 CUSTOMER_NOT_FOUND when unknown); the payment records the customer and the inline fields given here override the customer's own for this payment. Without `id`, the payment has no enrolled customer and records the inline fields alone (paying with `vaulted_token` or `vault_on_success` needs an `id`). Stored with the payment and returned. */
-        CreatePaymentCustomerPayer: {
-            /**
-             * Format: uuid
-             * @description Identifier of the customer (POST /customers).
-             */
-            id?: string;
-            /** @description The merchant's own identifier of the customer. */
-            merchant_customer_id?: string;
-            /**
-             * Format: date-time
-             * @description When the customer was created in the merchant's system (RFC 3339).
-             */
-            merchant_customer_created_at?: string;
-            merchant_customer_validations?: components["schemas"]["PayerValidations"];
-            first_name?: string;
-            last_name?: string;
-            /** @description Commonly M, F, NB, NA, NK or U. */
-            gender?: string;
-            /** Format: date */
-            date_of_birth?: string;
-            /** Format: email */
-            email?: string;
-            nationality?: components["schemas"]["CountryCode"];
-            /** @description IPv4 or IPv6 address of the payer's device. */
-            ip_address?: string;
-            device_fingerprints?: components["schemas"]["PayerDeviceFingerprint"][];
-            browser_info?: components["schemas"]["PayerBrowserInfo"];
-            document?: components["schemas"]["Document"];
-            phone?: components["schemas"]["Phone"];
-            billing_address?: components["schemas"]["Address"];
-            shipping_address?: components["schemas"]["Address"];
-        };
-        /** @description Raw card data of a payment (PCI certified merchants only), under `payment_method.detail.card.card_data` as Yuno nests it (the same place an enrollment takes it). The PAN and the security code are never returned or logged; the security code is never stored. */
-        CreatePaymentCardData: {
-            /** @description Card number (PAN), digits only without spaces. The server also checks Luhn, the brand detected from the IIN and expiry (422 INVALID_CARD). Never returned or logged. */
-            number: string;
-            /** @description Cardholder name as printed on the card. */
-            holder_name: string;
+        /** @description Checkout session the payment was made from (SDK_CHECKOUT workflow); null for DIRECT payments. */
+        PaymentCheckout: {
+            /** @description Checkout session identifier, when any. */
+            session: string | null;
+            /** @description Whether the client SDK must perform an action (for example a 3DS challenge) to continue. */
+            sdk_action_required: boolean;
+        } | null;
+        /** @description Masked data of the card used for the payment; never the full PAN, never the security code. */
+        PaymentCardData: {
+            /** @description Cardholder name, when given. */
+            holder_name: string | null;
+            /** @description Issuer identification number, the first 8 digits of the PAN (first 6 for PANs under 16 digits). */
+            iin: string;
+            /** @description Last four digits of the PAN. */
+            lfd: string;
+            /** @description Number of digits of the PAN. */
+            number_length: number;
+            /** @description Number of digits of the card's security code for its brand (the code itself is never stored). */
+            security_code_length: number;
+            /** @description Card brand detected from the IIN, for example VISA or MASTERCARD. */
+            brand: string;
+            /** @description Name of the issuing bank, when known. */
+            issuer_name: string | null;
+            /** @description Issuer code, when known. */
+            issuer_code: string | null;
+            /** @description ISO 3166-1 alpha-2 country of the issuer, when known. */
+            country_code: string | null;
+            /** @description Card category or product level (for example CLASSIC, GOLD), when known. */
+            category: string | null;
+            /** @description Funding type, for example CREDIT, DEBIT or PREPAID, when known. */
+            type: string | null;
+            /** @description Keyed HMAC of the PAN (hex or base64url): equal for the same card within an organization, different across organizations. May be null for some providers. */
+            fingerprint: string | null;
             /** @description Expiration month, 1 to 12. */
             expiration_month: number;
-            /** @description Expiration year as TWO digits (29 for 2029); an expired card is rejected (422 INVALID_CARD). */
+            /** @description Expiration year as TWO digits (29 for 2029). */
             expiration_year: number;
-            /** @description CVV/CVC, 3 or 4 digits (length checked per brand, 422 INVALID_CARD). Never stored, logged or returned. */
-            security_code: string;
-            /** @description Card brand (for example VISA, MASTERCARD). Optional; when given it must match the brand detected from the IIN (else 422 INVALID_CARD). */
-            brand?: string;
-            /**
-             * @description Card type as the merchant knows it (CREDIT or DEBIT); the issuer's answer, when known, wins on the payment.
-             * @enum {string}
-             */
-            type?: "CREDIT" | "DEBIT";
         };
-        /** @description 3-D Secure data of a card payment: a setup id from an earlier 3DS step, or the result of an authentication made elsewhere. Accepted and stored; the sandbox acquirer does not run 3-D Secure. */
-        CreatePaymentThreeDSecure: {
-            three_d_secure_setup_id?: string;
-            /** @description 3-D Secure protocol version, for example 2.2.0. */
-            version?: string;
-            electronic_commerce_indicator?: string;
-            cryptogram?: string;
-            transaction_id?: string;
-            directory_server_transaction_id?: string;
+        /** @description Credential-on-file information of a card payment. Unknown values are null. */
+        StoredCredentials: {
+            /** @description Why the stored card is used, for example CARD_ON_FILE, SUBSCRIPTION or UNSCHEDULED_CARD_ON_FILE. */
+            reason: string | null;
+            /** @description Whether this is the first (FIRST) or a subsequent (USED) use of the stored card. */
+            usage: string | null;
+            /** @description Merchant's identifier of the subscription agreement. */
+            subscription_agreement_id: string | null;
+            /** @description Card network's transaction identifier of the initial credential-on-file transaction. */
+            network_transaction_id: string | null;
         };
-        /** @description Credential-on-file data of a card payment (a card the merchant keeps for later payments); passed to the acquirer, stored and returned. */
-        CreatePaymentStoredCredentials: {
-            /** @enum {string} */
-            reason?: "CARD_ON_FILE" | "SUBSCRIPTION" | "UNSCHEDULED_CARD_ON_FILE";
-            /**
-             * @description FIRST for the first use of the stored card, USED afterwards.
-             * @enum {string}
-             */
-            usage?: "FIRST" | "USED";
-            subscription_agreement_id?: string;
-            network_transaction_id?: string;
+        /** @description Card-specific detail of a payment method on a payment or transaction. Unknown values are null. */
+        CardDetail: {
+            /** @description Whether the operation was a zero-amount card verification. */
+            verify: boolean;
+            /** @description Whether the payment was captured immediately (true) or only authorized (false). */
+            capture: boolean;
+            /** @description Number of installments; 1 when the payment is not split into installments. */
+            installments: number;
+            /** @description Identifier of the installments plan, when any. */
+            installments_plan_id: string | null;
+            /** @description Number of months the first installment is deferred (0 for none). */
+            first_installment_deferral: number;
+            /** @description Installments type of the plan, when any. */
+            installments_type: string | null;
+            /** @description Amount of each installment, when paid in installments. */
+            installment_amount: number | null;
+            /** @description Total amount of all installments (including any interest), when paid in installments. */
+            installments_total_amount: number | null;
+            /** @description Text shown on the cardholder's statement. */
+            soft_descriptor: string | null;
+            /** @description Issuer's authorization code of an approved card operation. */
+            authorization_code: string | null;
+            /** @description Retrieval reference number (RRN) of the card operation. */
+            retrieval_reference_number: string | null;
+            /** @description Voucher of the operation, when the provider issues one. */
+            voucher: string | null;
+            card_data: components["schemas"]["PaymentCardData"];
+            stored_credentials: components["schemas"]["StoredCredentials"];
         };
-        /** @description When an authorization is captured or canceled automatically (an ISO 8601 duration such as P7D); stored, not acted on by the sandbox. */
-        CreatePaymentDelaySettings: {
-            delay?: string;
-            simplified_mode?: boolean;
+        /** @description Bank-transfer-specific detail of a payment method on a payment or transaction. Unknown values are null. */
+        BankTransferDetail: {
+            /** @description Address of the provider's logo. */
+            provider_image: string | null;
+            /** @description Type of the beneficiary bank account, for example CHECKING or SAVINGS. */
+            account_type: string | null;
+            bank_name: string | null;
+            beneficiary_name: string | null;
+            /** @description Beneficiary bank account to transfer to. */
+            bank_account: string | null;
+            /** @description Secondary account reference (for example a CLABE or an agency number), when any. */
+            bank_account_2: string | null;
+            beneficiary_document_type: string | null;
+            beneficiary_document: string | null;
+            /** @description Instructions for the payer, when any. */
+            payment_instruction: string | null;
+            /** @description Provider page where the payer completes the transfer, when any. */
+            redirect_url: string | null;
         };
-        /** @description Card options and raw card data of a payment. `card_data` holds the card itself; the other fields say how to process it. Stored with the payment and returned under `payment_method.payment_method_detail.card`. */
-        CreatePaymentCard: {
-            card_data: components["schemas"]["CreatePaymentCardData"];
-            /**
-             * @description `false` authorizes only (payment `PENDING` / `AUTHORIZED`, transaction `AUTHORIZE`); capture it later with the capture operation or void it with cancel. `true` (the default) authorizes and captures at once.
-             * @default true
-             */
-            capture?: boolean;
-            /**
-             * @description Whether the payment only verifies the card (a zero-amount check); stored and returned.
-             * @default false
-             */
-            verify?: boolean;
-            /** @description Number of installments (1 when not given); stored and returned, the sandbox acquirer charges the whole amount. */
-            installments?: number;
-            /** @description Months before the first installment is charged; stored and returned. */
-            first_installment_deferral?: number;
-            /** @description Text on the cardholder's statement, passed to the acquirer and returned. */
-            soft_descriptor?: string;
-            three_d_secure?: components["schemas"]["CreatePaymentThreeDSecure"];
-            stored_credentials?: components["schemas"]["CreatePaymentStoredCredentials"];
-            delayed_capture_settings?: components["schemas"]["CreatePaymentDelaySettings"];
-            delayed_cancel_settings?: components["schemas"]["CreatePaymentDelaySettings"];
+        /** @description Type-specific detail of a payment method: `card` for CARD, `bank_transfer` for BANK_TRANSFER; the other member is null. */
+        PaymentMethodDetail: {
+            card: components["schemas"]["CardDetail"] | null;
+            bank_transfer: components["schemas"]["BankTransferDetail"] | null;
         };
-        /** @description Raw payment method data for POST /payments (PCI certified merchants only). */
-        CreatePaymentMethodDetail: {
-            card: components["schemas"]["CreatePaymentCard"];
+        /** @description The payment method of a payment (interface spec 2.2); its type-specific detail is under `payment_method_detail`. */
+        PaymentMethod: {
+            /** @description Vaulted token the payment was made with; null or an empty string when raw card data was used (no uuid format is enforced because the interface spec allows an empty string). */
+            vaulted_token: string | null;
+            /** @description Payment method type; an open set, values seen CARD and BANK_TRANSFER. */
+            type: string;
+            /** @description Whether the method is vaulted for the customer when the payment succeeds. */
+            vault_on_success: boolean;
+            /** @description One-time token of the method (SDK_CHECKOUT workflow); null or empty otherwise. */
+            token: string | null;
+            /** @description Type of the parent method of a tokenized or derived method, when any. */
+            parent_payment_method_type: string | null;
+            payment_method_detail: components["schemas"]["PaymentMethodDetail"];
         };
-        /** @description How the customer pays: a card, either by `vaulted_token` (a card enrolled for this customer) or by raw card data in `detail.card.card_data` (PCI certified merchants only, else 403 PCI_CERTIFICATION_REQUIRED). Exactly one of `vaulted_token` and `detail` must be given; the server checks this (400 INVALID_REQUEST). */
-        CreatePaymentMethod: {
-            /**
-             * @description Payment method type. Only CARD is processed; any other type (PIX, wallets, cash, ...) is refused with 400 naming this field.
-             * @enum {string}
-             */
-            type: "CARD";
+        /** @description A device fingerprint collected for one fraud-screening provider. */
+        DeviceFingerprint: {
+            /** @description The fraud-screening provider the fingerprint belongs to; DEFAULT for the merchant's own. */
+            provider_id: string;
+            /** @description The fingerprint (session) identifier. */
+            id: string;
+        };
+        /** @description Browser data of the payer (used for 3-D Secure and fraud screening). Unknown values are null. */
+        BrowserInfo: {
+            user_agent: string | null;
+            /** @description The browser's Accept header. */
+            accept_header: string | null;
+            accept_content: string | null;
+            accept_browser: string | null;
+            /** @description Screen colour depth in bits, as a string (for example "24"). */
+            color_depth: string | null;
+            /** @description Screen height in pixels, as a string. */
+            screen_height: string | null;
+            /** @description Screen width in pixels, as a string. */
+            screen_width: string | null;
+            javascript_enabled: boolean | null;
+            java_enabled: boolean | null;
+            /** @description Difference between UTC and the browser's local time, in minutes, as a string (for example "180"). */
+            browser_time_difference: string | null;
+            /** @description Browser language, an IETF BCP 47 tag (for example pt-BR). */
+            language: string | null;
+            /** @description Platform the payer used, for example WEB, IOS or ANDROID. */
+            platform: string | null;
+        };
+        /** @description Geographic position of the payer's device, as decimal-degree strings. */
+        Geolocation: {
+            /** @description Latitude in decimal degrees, for example "-23.5505". */
+            latitude: string | null;
+            /** @description Longitude in decimal degrees, for example "-46.6333". */
+            longitude: string | null;
+        };
+        /** @description The customer who pays, as recorded on the payment (interface spec 2.4): a snapshot of the customer plus device and browser data. Every field is present; unknown values are null. */
+        CustomerPayer: {
             /**
              * Format: uuid
-             * @description Vaulted token of a card enrolled for the paying customer (404 PAYMENT_METHOD_NOT_FOUND when unknown).
+             * @description Identifier of the customer (created with POST /customers); null when the payer was given inline without one.
              */
-            vaulted_token?: string;
-            detail?: components["schemas"]["CreatePaymentMethodDetail"];
+            id: string | null;
+            /** @description The merchant's own identifier of the customer. */
+            merchant_customer_id: string | null;
+            first_name: string | null;
+            last_name: string | null;
+            gender: string | null;
             /**
-             * @description With raw card data and an enrolled payer (`customer_payer.id`): when the payment succeeds, the card is enrolled for the customer and the payment returns its `vaulted_token`.
-             * @default false
+             * Format: date
+             * @description Date of birth, YYYY-MM-DD.
              */
-            vault_on_success?: boolean;
-        };
-        /** @description Checkout session the payment belongs to, when the merchant uses one; stored and returned in `checkout.session`. */
-        CreatePaymentCheckout: {
-            session?: string;
-        };
-        /** @description Fraud-screening options; stored. The sandbox runs no fraud screening. */
-        CreatePaymentFraudScreening: {
-            stand_alone?: boolean;
-        };
-        /** @description One share of a marketplace payment (split_marketplace); stored with the payment, not settled by the sandbox. */
-        CreatePaymentSplit: {
-            recipient_id?: string;
-            provider_recipient_id?: string;
-            description?: string;
-            /** @enum {string} */
-            type: "PURCHASE" | "PAYMENTFEE" | "VAT" | "COMMISSION" | "MARKETPLACE";
-            merchant_reference?: string;
-            recipient_type?: string;
-            amount?: components["schemas"]["CreatePaymentAmount"];
-            liability?: {
-                /** @enum {string} */
-                processing_fee?: "MERCHANT" | "RECIPIENT" | "SHARED";
-                chargebacks?: boolean;
-            };
+            date_of_birth: string | null;
+            email: string | null;
+            /** @description ISO 3166-1 alpha-2 country of nationality. */
+            nationality: string | null;
+            /** @description IPv4 or IPv6 address of the payer's device. */
+            ip_address: string | null;
+            /** @description Device fingerprint of the payer's device, when given. */
+            device_fingerprint: string | null;
+            /** @description Device fingerprints per fraud-screening provider; the provider_id DEFAULT is the merchant's own. */
+            device_fingerprints: components["schemas"]["DeviceFingerprint"][];
+            browser_info: components["schemas"]["BrowserInfo"] | null;
+            document: components["schemas"]["Document"] | null;
+            phone: components["schemas"]["Phone"] | null;
+            billing_address: components["schemas"]["Address"] | null;
+            shipping_address: components["schemas"]["Address"] | null;
+            /**
+             * Format: date-time
+             * @description When the customer was created in the merchant's system.
+             */
+            merchant_customer_created_at: string | null;
+            geolocation: components["schemas"]["Geolocation"] | null;
         };
         /** @description Where and by whom an airline ticket was issued. */
         AirlineTicketIssue: {
@@ -3227,218 +3603,6 @@ export interface components {
             seller_details?: components["schemas"]["SellerDetails"] | null;
         };
         /**
-         * @description Status of a payment (Yuno's payment statuses).
-         * @enum {string}
-         */
-        PaymentStatus: "CREATED" | "READY_TO_PAY" | "PENDING" | "VERIFIED" | "EXPIRED" | "REJECTED" | "DECLINED" | "SUCCEEDED" | "REFUNDED" | "CANCELED" | "IN_DISPUTE" | "CHARGEBACK" | "ERROR" | "FRAUD";
-        /** @description Finer-grained status of a payment within its `status`. An open set; typical values are APPROVED, CAPTURED, RECEIVED (chargeback received), PENDING_REVIEW (dispute evidence submitted), LOST, WON, CREATED and DECLINED. Clients must tolerate values not listed here. */
-        PaymentSubStatus: string;
-        /** @description Amounts of a payment in major units of `currency` (150.5 means 150.50 BRL). `currency_conversion` may be absent (interface spec 2.1); every other field is always present. */
-        PaymentAmount: {
-            /** @description Amount captured so far. */
-            captured: number;
-            /** @description ISO 4217 currency code. */
-            currency: string;
-            /** @description Currency conversion applied by the provider, when any. May be absent; payorch does not convert currencies and sends null. */
-            currency_conversion?: {
-                [key: string]: unknown;
-            } | null;
-            /** @description Amount refunded so far. */
-            refunded: number;
-            /** @description Amount of the payment. */
-            value: number;
-        };
-        /** @description Checkout session the payment was made from (SDK_CHECKOUT workflow); null for DIRECT payments. */
-        PaymentCheckout: {
-            /** @description Checkout session identifier, when any. */
-            session: string | null;
-            /** @description Whether the client SDK must perform an action (for example a 3DS challenge) to continue. */
-            sdk_action_required: boolean;
-        } | null;
-        /** @description Masked data of the card used for the payment; never the full PAN, never the security code. */
-        PaymentCardData: {
-            /** @description Cardholder name, when given. */
-            holder_name: string | null;
-            /** @description Issuer identification number, the first 8 digits of the PAN (first 6 for PANs under 16 digits). */
-            iin: string;
-            /** @description Last four digits of the PAN. */
-            lfd: string;
-            /** @description Number of digits of the PAN. */
-            number_length: number;
-            /** @description Number of digits of the card's security code for its brand (the code itself is never stored). */
-            security_code_length: number;
-            /** @description Card brand detected from the IIN, for example VISA or MASTERCARD. */
-            brand: string;
-            /** @description Name of the issuing bank, when known. */
-            issuer_name: string | null;
-            /** @description Issuer code, when known. */
-            issuer_code: string | null;
-            /** @description ISO 3166-1 alpha-2 country of the issuer, when known. */
-            country_code: string | null;
-            /** @description Card category or product level (for example CLASSIC, GOLD), when known. */
-            category: string | null;
-            /** @description Funding type, for example CREDIT, DEBIT or PREPAID, when known. */
-            type: string | null;
-            /** @description Keyed HMAC of the PAN (hex or base64url): equal for the same card within an organization, different across organizations. May be null for some providers. */
-            fingerprint: string | null;
-            /** @description Expiration month, 1 to 12. */
-            expiration_month: number;
-            /** @description Expiration year as TWO digits (29 for 2029). */
-            expiration_year: number;
-        };
-        /** @description Credential-on-file information of a card payment. Unknown values are null. */
-        StoredCredentials: {
-            /** @description Why the stored card is used, for example CARD_ON_FILE, SUBSCRIPTION or UNSCHEDULED_CARD_ON_FILE. */
-            reason: string | null;
-            /** @description Whether this is the first (FIRST) or a subsequent (USED) use of the stored card. */
-            usage: string | null;
-            /** @description Merchant's identifier of the subscription agreement. */
-            subscription_agreement_id: string | null;
-            /** @description Card network's transaction identifier of the initial credential-on-file transaction. */
-            network_transaction_id: string | null;
-        };
-        /** @description Card-specific detail of a payment method on a payment or transaction. Unknown values are null. */
-        CardDetail: {
-            /** @description Whether the operation was a zero-amount card verification. */
-            verify: boolean;
-            /** @description Whether the payment was captured immediately (true) or only authorized (false). */
-            capture: boolean;
-            /** @description Number of installments; 1 when the payment is not split into installments. */
-            installments: number;
-            /** @description Identifier of the installments plan, when any. */
-            installments_plan_id: string | null;
-            /** @description Number of months the first installment is deferred (0 for none). */
-            first_installment_deferral: number;
-            /** @description Installments type of the plan, when any. */
-            installments_type: string | null;
-            /** @description Amount of each installment, when paid in installments. */
-            installment_amount: number | null;
-            /** @description Total amount of all installments (including any interest), when paid in installments. */
-            installments_total_amount: number | null;
-            /** @description Text shown on the cardholder's statement. */
-            soft_descriptor: string | null;
-            /** @description Issuer's authorization code of an approved card operation. */
-            authorization_code: string | null;
-            /** @description Retrieval reference number (RRN) of the card operation. */
-            retrieval_reference_number: string | null;
-            /** @description Voucher of the operation, when the provider issues one. */
-            voucher: string | null;
-            card_data: components["schemas"]["PaymentCardData"];
-            stored_credentials: components["schemas"]["StoredCredentials"];
-        };
-        /** @description Bank-transfer-specific detail of a payment method on a payment or transaction. Unknown values are null. */
-        BankTransferDetail: {
-            /** @description Address of the provider's logo. */
-            provider_image: string | null;
-            /** @description Type of the beneficiary bank account, for example CHECKING or SAVINGS. */
-            account_type: string | null;
-            bank_name: string | null;
-            beneficiary_name: string | null;
-            /** @description Beneficiary bank account to transfer to. */
-            bank_account: string | null;
-            /** @description Secondary account reference (for example a CLABE or an agency number), when any. */
-            bank_account_2: string | null;
-            beneficiary_document_type: string | null;
-            beneficiary_document: string | null;
-            /** @description Instructions for the payer, when any. */
-            payment_instruction: string | null;
-            /** @description Provider page where the payer completes the transfer, when any. */
-            redirect_url: string | null;
-        };
-        /** @description Type-specific detail of a payment method: `card` for CARD, `bank_transfer` for BANK_TRANSFER; the other member is null. */
-        PaymentMethodDetail: {
-            card: components["schemas"]["CardDetail"] | null;
-            bank_transfer: components["schemas"]["BankTransferDetail"] | null;
-        };
-        /** @description The payment method of a payment (interface spec 2.2); its type-specific detail is under `payment_method_detail`. */
-        PaymentMethod: {
-            /** @description Vaulted token the payment was made with; null or an empty string when raw card data was used (no uuid format is enforced because the interface spec allows an empty string). */
-            vaulted_token: string | null;
-            /** @description Payment method type; an open set, values seen CARD and BANK_TRANSFER. */
-            type: string;
-            /** @description Whether the method is vaulted for the customer when the payment succeeds. */
-            vault_on_success: boolean;
-            /** @description One-time token of the method (SDK_CHECKOUT workflow); null or empty otherwise. */
-            token: string | null;
-            /** @description Type of the parent method of a tokenized or derived method, when any. */
-            parent_payment_method_type: string | null;
-            payment_method_detail: components["schemas"]["PaymentMethodDetail"];
-        };
-        /** @description A device fingerprint collected for one fraud-screening provider. */
-        DeviceFingerprint: {
-            /** @description The fraud-screening provider the fingerprint belongs to; DEFAULT for the merchant's own. */
-            provider_id: string;
-            /** @description The fingerprint (session) identifier. */
-            id: string;
-        };
-        /** @description Browser data of the payer (used for 3-D Secure and fraud screening). Unknown values are null. */
-        BrowserInfo: {
-            user_agent: string | null;
-            /** @description The browser's Accept header. */
-            accept_header: string | null;
-            accept_content: string | null;
-            accept_browser: string | null;
-            /** @description Screen colour depth in bits, as a string (for example "24"). */
-            color_depth: string | null;
-            /** @description Screen height in pixels, as a string. */
-            screen_height: string | null;
-            /** @description Screen width in pixels, as a string. */
-            screen_width: string | null;
-            javascript_enabled: boolean | null;
-            java_enabled: boolean | null;
-            /** @description Difference between UTC and the browser's local time, in minutes, as a string (for example "180"). */
-            browser_time_difference: string | null;
-            /** @description Browser language, an IETF BCP 47 tag (for example pt-BR). */
-            language: string | null;
-            /** @description Platform the payer used, for example WEB, IOS or ANDROID. */
-            platform: string | null;
-        };
-        /** @description Geographic position of the payer's device, as decimal-degree strings. */
-        Geolocation: {
-            /** @description Latitude in decimal degrees, for example "-23.5505". */
-            latitude: string | null;
-            /** @description Longitude in decimal degrees, for example "-46.6333". */
-            longitude: string | null;
-        };
-        /** @description The customer who pays, as recorded on the payment (interface spec 2.4): a snapshot of the customer plus device and browser data. Every field is present; unknown values are null. */
-        CustomerPayer: {
-            /**
-             * Format: uuid
-             * @description Identifier of the customer (created with POST /customers); null when the payer was given inline without one.
-             */
-            id: string | null;
-            /** @description The merchant's own identifier of the customer. */
-            merchant_customer_id: string | null;
-            first_name: string | null;
-            last_name: string | null;
-            gender: string | null;
-            /**
-             * Format: date
-             * @description Date of birth, YYYY-MM-DD.
-             */
-            date_of_birth: string | null;
-            email: string | null;
-            /** @description ISO 3166-1 alpha-2 country of nationality. */
-            nationality: string | null;
-            /** @description IPv4 or IPv6 address of the payer's device. */
-            ip_address: string | null;
-            /** @description Device fingerprint of the payer's device, when given. */
-            device_fingerprint: string | null;
-            /** @description Device fingerprints per fraud-screening provider; the provider_id DEFAULT is the merchant's own. */
-            device_fingerprints: components["schemas"]["DeviceFingerprint"][];
-            browser_info: components["schemas"]["BrowserInfo"] | null;
-            document: components["schemas"]["Document"] | null;
-            phone: components["schemas"]["Phone"] | null;
-            billing_address: components["schemas"]["Address"] | null;
-            shipping_address: components["schemas"]["Address"] | null;
-            /**
-             * Format: date-time
-             * @description When the customer was created in the merchant's system.
-             */
-            merchant_customer_created_at: string | null;
-            geolocation: components["schemas"]["Geolocation"] | null;
-        };
-        /**
          * @description Kind of a transaction on a payment; a chargeback is a transaction of type CHARGEBACK.
          * @enum {string}
          */
@@ -3508,21 +3672,6 @@ export interface components {
             /** @description Connection name, when known. */
             name: string | null;
         };
-        /** @description The routing condition that matched the payment. */
-        PaymentRoutingCondition: {
-            /** @description Identifier of the routing condition. */
-            id: number;
-            name: string | null;
-            description: string | null;
-        };
-        /** @description Routing applied to the payment (dispute response only). */
-        PaymentRoutingRules: {
-            /** @description Whether smart routing chose the provider. */
-            smart_routing: boolean;
-            /** @description Whether routing monitors were applied. */
-            monitors: boolean;
-            condition: components["schemas"]["PaymentRoutingCondition"];
-        };
         /** @description One recorded status change of a payment (returned with `transactions_history=true`). */
         PaymentHistoryEntry: {
             /**
@@ -3546,6 +3695,191 @@ export interface components {
             transaction_status: components["schemas"]["TransactionStatus"] | null;
             /** @description Why the status changed, for example a chargeback reason or a decline code, when known. */
             reason: string | null;
+        };
+        /** @description Amount to charge, in major units of the currency (150.5 means 150.50 BRL). The server also rejects more decimals than the currency's ISO 4217 minor units allow (400). */
+        CreatePaymentAmount: {
+            /** @description ISO 4217 currency code. */
+            currency: string;
+            /** @description Amount to charge, greater than zero (at most 99,999,999,999 so that every amount stays exact). */
+            value: number;
+        };
+        /** @description What the merchant has verified about the payer; stored with the payment. */
+        PayerValidations: {
+            account_is_verified?: boolean;
+            email_is_verified?: boolean;
+            phone_is_verified?: boolean;
+        };
+        /** @description A device fingerprint collected for one fraud-screening provider (request form). */
+        PayerDeviceFingerprint: {
+            /** @description The fraud-screening provider, for example CLEARSALE. */
+            provider_id: string;
+            id: string;
+        };
+        /** @description The payer. With `id`, an enrolled customer of the organization (404 CUSTOMER_NOT_FOUND when unknown); the payment records the customer and the inline fields given here override the customer's own for this payment. Without `id`, the payment has no enrolled customer and records the inline fields alone (paying with `vaulted_token` or `vault_on_success` needs an `id`). Stored with the payment and returned. */
+        CreatePaymentCustomerPayer: {
+            /**
+             * Format: uuid
+             * @description Identifier of the customer (POST /customers).
+             */
+            id?: string;
+            /** @description The merchant's own identifier of the customer. */
+            merchant_customer_id?: string;
+            /**
+             * Format: date-time
+             * @description When the customer was created in the merchant's system (RFC 3339).
+             */
+            merchant_customer_created_at?: string;
+            merchant_customer_validations?: components["schemas"]["PayerValidations"];
+            first_name?: string;
+            last_name?: string;
+            /** @description Commonly M, F, NB, NA, NK or U. */
+            gender?: string;
+            /** Format: date */
+            date_of_birth?: string;
+            /** Format: email */
+            email?: string;
+            nationality?: components["schemas"]["CountryCode"];
+            /** @description IPv4 or IPv6 address of the payer's device. */
+            ip_address?: string;
+            device_fingerprints?: components["schemas"]["PayerDeviceFingerprint"][];
+            browser_info?: components["schemas"]["PayerBrowserInfo"];
+            document?: components["schemas"]["Document"];
+            phone?: components["schemas"]["Phone"];
+            billing_address?: components["schemas"]["Address"];
+            shipping_address?: components["schemas"]["Address"];
+        };
+        /** @description Raw card data of a payment (PCI certified merchants only), under `payment_method.detail.card.card_data` as Yuno nests it (the same place an enrollment takes it). The PAN and the security code are never returned or logged; the security code is never stored. */
+        CreatePaymentCardData: {
+            /** @description Card number (PAN), digits only without spaces. The server also checks Luhn, the brand detected from the IIN and expiry (422 INVALID_CARD). Never returned or logged. */
+            number: string;
+            /** @description Cardholder name as printed on the card. */
+            holder_name: string;
+            /** @description Expiration month, 1 to 12. */
+            expiration_month: number;
+            /** @description Expiration year as TWO digits (29 for 2029); an expired card is rejected (422 INVALID_CARD). */
+            expiration_year: number;
+            /** @description CVV/CVC, 3 or 4 digits (length checked per brand, 422 INVALID_CARD). Never stored, logged or returned. */
+            security_code: string;
+            /** @description Card brand (for example VISA, MASTERCARD). Optional; when given it must match the brand detected from the IIN (else 422 INVALID_CARD). */
+            brand?: string;
+            /**
+             * @description Card type as the merchant knows it (CREDIT or DEBIT); the issuer's answer, when known, wins on the payment.
+             * @enum {string}
+             */
+            type?: "CREDIT" | "DEBIT";
+        };
+        /** @description 3-D Secure data of a card payment: a setup id from an earlier 3DS step, or the result of an authentication made elsewhere. Accepted and stored; the sandbox acquirer does not run 3-D Secure. */
+        CreatePaymentThreeDSecure: {
+            three_d_secure_setup_id?: string;
+            /** @description 3-D Secure protocol version, for example 2.2.0. */
+            version?: string;
+            electronic_commerce_indicator?: string;
+            cryptogram?: string;
+            transaction_id?: string;
+            directory_server_transaction_id?: string;
+        };
+        /** @description Credential-on-file data of a card payment (a card the merchant keeps for later payments); passed to the acquirer, stored and returned. */
+        CreatePaymentStoredCredentials: {
+            /** @enum {string} */
+            reason?: "CARD_ON_FILE" | "SUBSCRIPTION" | "UNSCHEDULED_CARD_ON_FILE";
+            /**
+             * @description FIRST for the first use of the stored card, USED afterwards.
+             * @enum {string}
+             */
+            usage?: "FIRST" | "USED";
+            subscription_agreement_id?: string;
+            network_transaction_id?: string;
+        };
+        /** @description When an authorization is captured or canceled automatically (an ISO 8601 duration such as P7D); stored, not acted on by the sandbox. */
+        CreatePaymentDelaySettings: {
+            delay?: string;
+            simplified_mode?: boolean;
+        };
+        /** @description Card options and raw card data of a payment. `card_data` holds the card itself; the other fields say how to process it. Stored with the payment and returned under `payment_method.payment_method_detail.card`. */
+        CreatePaymentCard: {
+            card_data: components["schemas"]["CreatePaymentCardData"];
+            /**
+             * @description `false` authorizes only (payment `PENDING` / `AUTHORIZED`, transaction `AUTHORIZE`); capture it later with the capture operation or void it with cancel. `true` (the default) authorizes and captures at once.
+             * @default true
+             */
+            capture?: boolean;
+            /**
+             * @description Whether the payment only verifies the card (a zero-amount check); stored and returned.
+             * @default false
+             */
+            verify?: boolean;
+            /** @description Number of installments (1 when not given); stored and returned, the sandbox acquirer charges the whole amount. */
+            installments?: number;
+            /** @description Months before the first installment is charged; stored and returned. */
+            first_installment_deferral?: number;
+            /** @description Text on the cardholder's statement, passed to the acquirer and returned. */
+            soft_descriptor?: string;
+            three_d_secure?: components["schemas"]["CreatePaymentThreeDSecure"];
+            stored_credentials?: components["schemas"]["CreatePaymentStoredCredentials"];
+            delayed_capture_settings?: components["schemas"]["CreatePaymentDelaySettings"];
+            delayed_cancel_settings?: components["schemas"]["CreatePaymentDelaySettings"];
+        };
+        /** @description Raw payment method data for POST /payments (PCI certified merchants only). */
+        CreatePaymentMethodDetail: {
+            card: components["schemas"]["CreatePaymentCard"];
+        };
+        /** @description How the customer pays: a card, either by `vaulted_token` (a card enrolled for this customer) or by raw card data in `detail.card.card_data` (PCI certified merchants only, else 403 PCI_CERTIFICATION_REQUIRED). Exactly one of `vaulted_token` and `detail` must be given; the server checks this (400 INVALID_REQUEST). */
+        CreatePaymentMethod: {
+            /**
+             * @description Payment method type. Only CARD is processed; any other type (PIX, wallets, cash, ...) is refused with 400 naming this field.
+             * @enum {string}
+             */
+            type: "CARD";
+            /**
+             * Format: uuid
+             * @description Vaulted token of a card enrolled for the paying customer (404 PAYMENT_METHOD_NOT_FOUND when unknown).
+             */
+            vaulted_token?: string;
+            detail?: components["schemas"]["CreatePaymentMethodDetail"];
+            /**
+             * @description With raw card data and an enrolled payer (`customer_payer.id`): when the payment succeeds, the card is enrolled for the customer and the payment returns its `vaulted_token`.
+             * @default false
+             */
+            vault_on_success?: boolean;
+        };
+        /** @description Checkout session the payment belongs to, when the merchant uses one; stored and returned in `checkout.session`. */
+        CreatePaymentCheckout: {
+            session?: string;
+        };
+        /** @description Fraud-screening options; stored. The sandbox runs no fraud screening. */
+        CreatePaymentFraudScreening: {
+            stand_alone?: boolean;
+        };
+        /** @description One share of a marketplace payment (split_marketplace); stored with the payment, not settled by the sandbox. */
+        CreatePaymentSplit: {
+            recipient_id?: string;
+            provider_recipient_id?: string;
+            description?: string;
+            /** @enum {string} */
+            type: "PURCHASE" | "PAYMENTFEE" | "VAT" | "COMMISSION" | "MARKETPLACE";
+            merchant_reference?: string;
+            recipient_type?: string;
+            amount?: components["schemas"]["CreatePaymentAmount"];
+            liability?: {
+                /** @enum {string} */
+                processing_fee?: "MERCHANT" | "RECIPIENT" | "SHARED";
+                chargebacks?: boolean;
+            };
+        };
+        /** @description The routing condition that matched the payment. */
+        PaymentRoutingCondition: {
+            /** @description Identifier of the routing condition. */
+            id: number;
+            name: string | null;
+            description: string | null;
+        };
+        /** @description Routing applied to the payment (dispute response only). */
+        PaymentRoutingRules: {
+            /** @description Whether smart routing chose the provider. */
+            smart_routing: boolean;
+            /** @description Whether routing monitors were applied. */
+            monitors: boolean;
+            condition: components["schemas"]["PaymentRoutingCondition"];
         };
         /**
          * @description What a dispute evidence document shows (Yuno's evidence categories).
@@ -3592,12 +3926,12 @@ export interface components {
          * @description An event type to receive, or `*` for every event type (including ones added later).
          * @enum {string}
          */
-        WebhookEventSubscription: "*" | "enrollment.enrolled" | "enrollment.declined" | "payment.succeeded" | "payment.declined" | "payment.chargeback" | "payment.dispute.submitted" | "payment.dispute.won" | "payment.dispute.lost" | "payment.authorized" | "payment.captured" | "payment.canceled" | "payment.refunded";
+        WebhookEventSubscription: "*" | "enrollment.enrolled" | "enrollment.declined" | "enrollment.unenrolled" | "payment.succeeded" | "payment.declined" | "payment.chargeback" | "payment.dispute.submitted" | "payment.dispute.won" | "payment.dispute.lost" | "payment.authorized" | "payment.captured" | "payment.canceled" | "payment.refunded";
         /**
          * @description An event type a webhook endpoint can receive (the envelope's `type_event`).
          * @enum {string}
          */
-        WebhookEventType: "enrollment.enrolled" | "enrollment.declined" | "payment.succeeded" | "payment.declined" | "payment.chargeback" | "payment.dispute.submitted" | "payment.dispute.won" | "payment.dispute.lost" | "payment.authorized" | "payment.captured" | "payment.canceled" | "payment.refunded";
+        WebhookEventType: "enrollment.enrolled" | "enrollment.declined" | "enrollment.unenrolled" | "payment.succeeded" | "payment.declined" | "payment.chargeback" | "payment.dispute.submitted" | "payment.dispute.won" | "payment.dispute.lost" | "payment.authorized" | "payment.captured" | "payment.canceled" | "payment.refunded";
         /** @description One HTTP attempt to deliver an event to an endpoint. */
         WebhookDeliveryAttempt: {
             /** @description 1 for the first attempt, then counting every retry and redelivery. */
@@ -3717,6 +4051,19 @@ export interface components {
         };
         /** @description Another customer of the organization has this `merchant_customer_id` (`CUSTOMER_ID_DUPLICATED`, with `existing_customer_id`). */
         CustomerConflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The resource changed since the `ETag` given in `If-Match` (`PRECONDITION_FAILED`); nothing was changed. */
+        PreconditionFailed: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
                 "RateLimit-Limit": components["headers"]["RateLimitLimit"];
@@ -3886,6 +4233,22 @@ export interface components {
          */
         IfNoneMatch: string;
         /**
+         * @description An `ETag` from an earlier answer (or several, comma-separated, or `*`): the change is made only
+         *     while the resource still has one of them, else `412 PRECONDITION_FAILED`.
+         * @example "LXEWQrcmsEQBYnyp-6wy9chTD7GQPMTbAiWHF5IaSIE"
+         */
+        IfMatch: string;
+        /**
+         * @description The payment method's `vaulted_token` (from enrollPaymentMethod or listPaymentMethods).
+         * @example 9d3c6a1e-2f4b-4c8d-a7e5-1b3d5f7a9c2e
+         */
+        PaymentMethodId: string;
+        /**
+         * @description The event's `id` (the `webhook-id` of its deliveries).
+         * @example 7e5c3a1b-9d2f-4e68-8a0b-4c6e8f0a2b3d
+         */
+        EventId: string;
+        /**
          * @description Standard Webhooks message id.
          * @example 7e5c3a1b-9d2f-4e68-8a0b-4c6e8f0a2b3d
          */
@@ -3951,6 +4314,43 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    getCustomerByMerchantCustomerId: {
+        parameters: {
+            query: {
+                /**
+                 * @description The merchant's identifier of the customer, as given at creation or in the last update.
+                 * @example cus-000123
+                 */
+                merchant_customer_id: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The customer. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Customer"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     createCustomer: {
         parameters: {
             query?: never;
@@ -3980,6 +4380,147 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             409: components["responses"]["CustomerConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getCustomer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description An `ETag` from an earlier answer (or several, comma-separated, or `*`).
+                 * @example "LXEWQrcmsEQBYnyp-6wy9chTD7GQPMTbAiWHF5IaSIE"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /**
+                 * @description The customer's `id` (from createCustomer).
+                 * @example 7c2f4a8e-5b1d-4f7a-9c3e-2d6b8a1f0e94
+                 */
+                customer_id: components["parameters"]["CustomerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The customer. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Customer"];
+                };
+            };
+            /** @description Not modified since the `ETag` given in `If-None-Match`. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteCustomer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The customer's `id` (from createCustomer).
+                 * @example 7c2f4a8e-5b1d-4f7a-9c3e-2d6b8a1f0e94
+                 */
+                customer_id: components["parameters"]["CustomerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted (no body). */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateCustomer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description An `ETag` from an earlier answer (or several, comma-separated, or `*`): the change is made only
+                 *     while the resource still has one of them, else `412 PRECONDITION_FAILED`.
+                 * @example "LXEWQrcmsEQBYnyp-6wy9chTD7GQPMTbAiWHF5IaSIE"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /**
+                 * @description The customer's `id` (from createCustomer).
+                 * @example 7c2f4a8e-5b1d-4f7a-9c3e-2d6b8a1f0e94
+                 */
+                customer_id: components["parameters"]["CustomerId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateCustomerRequest"];
+            };
+        };
+        responses: {
+            /** @description The customer as changed. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Customer"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["CustomerConflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -4076,6 +4617,142 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["EnrollUnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPaymentMethod: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The customer's `id` (from createCustomer).
+                 * @example 7c2f4a8e-5b1d-4f7a-9c3e-2d6b8a1f0e94
+                 */
+                customer_id: components["parameters"]["CustomerId"];
+                /**
+                 * @description The payment method's `vaulted_token` (from enrollPaymentMethod or listPaymentMethods).
+                 * @example 9d3c6a1e-2f4b-4c8d-a7e5-1b3d5f7a9c2e
+                 */
+                payment_method_id: components["parameters"]["PaymentMethodId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The payment method. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnrolledPaymentMethod"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    unenrollPaymentMethod: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description A caller-generated key (1–255 printable ASCII characters, a UUID is ideal) that makes a retry safe.
+                 *     Scoped to the organization and kept 24 hours.
+                 * @example 8e0f2b1c-6d4a-4f3e-9b2a-7c5d1e3f9a0b
+                 */
+                "X-Idempotency-Key": components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The customer's `id` (from createCustomer).
+                 * @example 7c2f4a8e-5b1d-4f7a-9c3e-2d6b8a1f0e94
+                 */
+                customer_id: components["parameters"]["CustomerId"];
+                /**
+                 * @description The payment method's `vaulted_token` (from enrollPaymentMethod or listPaymentMethods).
+                 * @example 9d3c6a1e-2f4b-4c8d-a7e5-1b3d5f7a9c2e
+                 */
+                payment_method_id: components["parameters"]["PaymentMethodId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The payment method, now `UNENROLLED`. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnrolledPaymentMethod"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listPayments: {
+        parameters: {
+            query?: {
+                /** @description Only payments made with this `merchant_order_id`. */
+                merchant_order_id?: string;
+                /** @description Only payments in this status. */
+                status?: components["schemas"]["PaymentStatus"];
+                /** @description Only payments of this customer (`customer_payer.id`). */
+                customer_id?: string;
+                /** @description Only payments created at or after this instant. */
+                created_gte?: string;
+                /** @description Only payments created before this instant. */
+                created_lt?: string;
+                /** @description Page size (1–100, default 20). */
+                limit?: number;
+                /** @description The `next_cursor` of the previous page. */
+                starting_after?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of payments. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5015,6 +5692,82 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description Only events of this `type_event`. */
+                type?: components["schemas"]["WebhookEventType"];
+                /** @description Only events created at or after this instant. */
+                created_gte?: string;
+                /** @description Only events created before this instant. */
+                created_lt?: string;
+                /** @description Page size (1–100, default 20). */
+                limit?: number;
+                /** @description The `next_cursor` of the previous page. */
+                starting_after?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The event's `id` (the `webhook-id` of its deliveries).
+                 * @example 7e5c3a1b-9d2f-4e68-8a0b-4c6e8f0a2b3d
+                 */
+                event_id: components["parameters"]["EventId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -10,6 +10,8 @@ export interface WebhookEventMap {
     "enrollment.enrolled": components["schemas"]["EventEnrollmentEnrolled"];
     /** A non-card enrollment was declined: the payment method is now `DECLINED`. */
     "enrollment.declined": components["schemas"]["EventEnrollmentDeclined"];
+    /** A payment method was unenrolled (unenrollPaymentMethod, or its customer was deleted): it is now `UNENROLLED` and its sealed data destroyed. */
+    "enrollment.unenrolled": components["schemas"]["EventEnrollmentUnenrolled"];
     /** A payment succeeded (`SUCCEEDED`). */
     "payment.succeeded": components["schemas"]["EventPaymentSucceeded"];
     /** A payment was declined (`DECLINED`). */

@@ -7,6 +7,12 @@ import webhooks from './0005_webhooks.js';
 import evidenceLz4 from './0006_evidence_lz4.js';
 import sealedSecrets from './0007_sealed_secrets.js';
 import paymentPayer from './0008_payment_payer.js';
+import customerDeletion from './0009_customer_deletion.js';
+import eventLog from './0010_event_log.js';
+import paymentSearch from './0011_payment_search.js';
+import retention from './0012_retention.js';
 
 /** Every migration, in order. Add a new file (next number) and list it here; never edit an applied one. */
-export const migrations: readonly Migration[] = [platform, vault, payments, rateLimits, webhooks, evidenceLz4, sealedSecrets, paymentPayer];
+export const migrations: readonly Migration[] = [
+  platform, vault, payments, rateLimits, webhooks, evidenceLz4, sealedSecrets, paymentPayer, customerDeletion, eventLog, paymentSearch, retention,
+];

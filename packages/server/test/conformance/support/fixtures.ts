@@ -187,6 +187,25 @@ export const PREPARE: Record<string, Prepare> = {
     return { body: withAccount(fx, ex, { 'customer_payer.id': customerId, 'payment_method.vaulted_token': token }) };
   },
   getPayment: async (fx) => ({ params: { payment_id: (await fx.payment()).id } }),
+  getPaymentMethod: async (fx) => {
+    const customerId = await fx.customer();
+    return { params: { customer_id: customerId, payment_method_id: await fx.card(customerId) } };
+  },
+  unenrollPaymentMethod: async (fx) => {
+    const customerId = await fx.customer();
+    return { params: { customer_id: customerId, payment_method_id: await fx.card(customerId) } };
+  },
+  getEvent: async (fx) => {
+    await fx.payment();
+    const ex = await fx.call('listEvents', { query: { limit: '1' } });
+    const first = (ex.body as { events: { id: string }[] }).events[0];
+    if (!first) throw new Blocked('a payment recorded no event');
+    return { params: { event_id: first.id } };
+  },
+  getCustomerByMerchantCustomerId: async (fx) => {
+    const ex = await fx.call('getCustomer', { params: { customer_id: await fx.customer() } });
+    return { query: { merchant_customer_id: (ex.body as { merchant_customer_id: string }).merchant_customer_id } };
+  },
   disputeChargeback: async (fx, ex) => {
     const cb = await fx.chargeback();
     return { params: { payment_id: cb.paymentId, transaction_id: cb.transactionId }, body: withAccount(fx, ex) };

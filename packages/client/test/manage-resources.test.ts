@@ -1,0 +1,103 @@
+/**
+ * The resource methods of issue 15 against a real server: customers (retrieve, by merchant id, update
+ * with If-Match, delete), payment methods (retrieve, unenroll), payments and events (lists), webhook
+ * endpoints and deliveries, the sandbox helpers; and auto-pagination with `for await`.
+ */
+import { describe, expect, it } from 'vitest';
+import { PayorchError } from '../src/index.js';
+import { futureExpiry, sandboxClient, server, unique } from './support/clients.js';
+
+const payorch = sandboxClient();
+
+async function failure(call: Promise<unknown>): Promise<PayorchError> {
+  const err = await call.then(() => undefined, (e: unknown) => e);
+  expect(err).toBeInstanceOf(PayorchError);
+  return err as PayorchError;
+}
+
+async function cardFor(customerId: string, number = '4507990000000002') {
+  return payorch.paymentMethods.enroll(customerId, {
+    account_id: server().sandbox.account_id,
+    country: 'BR',
+    type: 'CARD',
+    card_data: { number, holder_name: 'JOAO SILVA', security_code: '123', ...futureExpiry() },
+  });
+}
+
+describe('customers', () => {
+  it('retrieve, retrieveByMerchantCustomerId, update with ifMatch (412 when stale), delete', async () => {
+    const created = await payorch.customers.create({ merchant_customer_id: unique('mng'), email: 'ada@example.com' });
+    expect(await payorch.customers.retrieve(created.id)).toEqual(created);
+    expect(await payorch.customers.retrieveByMerchantCustomerId(created.merchant_customer_id)).toEqual(created);
+    const { etag } = await payorch.customers.retrieveWithEtag(created.id);
+    const updated = await payorch.customers.update(created.id, { email: null, first_name: 'Ada' }, { ifMatch: etag });
+    expect(updated).toMatchObject({ email: null, first_name: 'Ada' });
+    const stale = await failure(payorch.customers.update(created.id, { first_name: 'Grace' }, { ifMatch: etag }));
+    expect(stale).toMatchObject({ status: 412, code: 'PRECONDITION_FAILED' });
+    await payorch.customers.delete(created.id);
+    expect(await failure(payorch.customers.retrieve(created.id))).toMatchObject({ status: 404, code: 'CUSTOMER_NOT_FOUND' });
+  });
+});
+
+describe('payment methods, payments and events', () => {
+  it('retrieve and unenroll a card; for await walks every page of a list', async () => {
+    const customer = await payorch.customers.create({ merchant_customer_id: unique('mng-pm') });
+    const cards = [await cardFor(customer.id), await cardFor(customer.id), await cardFor(customer.id)];
+    expect(await payorch.paymentMethods.retrieve(customer.id, cards[0]!.vaulted_token!)).toEqual(cards[0]);
+    const unenrolled = await payorch.paymentMethods.unenroll(customer.id, cards[0]!.vaulted_token!);
+    expect(unenrolled.status).toBe('UNENROLLED');
+
+    // One item a page: three pages, every method once, newest first.
+    const walked: string[] = [];
+    for await (const m of payorch.paymentMethods.list(customer.id, { limit: 1 })) walked.push(m.vaulted_token!);
+    expect(walked).toEqual(cards.map((c) => c.vaulted_token).reverse());
+    // Awaited, the same call is the first page.
+    const first = await payorch.paymentMethods.list(customer.id, { limit: 1 });
+    expect(first).toMatchObject({ has_more: true });
+
+    const events: string[] = [];
+    for await (const e of payorch.events.list({ type: 'enrollment.unenrolled', limit: 1 })) {
+      events.push(e.id);
+      if (events.length === 3) break;
+    }
+    expect(events.length).toBeGreaterThan(0);
+    expect((await payorch.events.retrieve(events[0]!)).type_event).toBe('enrollment.unenrolled');
+  });
+
+  it('payments.list by merchant_order_id; the sandbox helpers; webhook endpoints and deliveries', async () => {
+    const customer = await payorch.customers.create({ merchant_customer_id: unique('mng-pay') });
+    const card = await cardFor(customer.id);
+    const account_id = server().sandbox.account_id;
+    const endpoint = await payorch.webhookEndpoints.create({ url: 'https://merchant.example.com/hooks', events: ['payment.succeeded'] });
+    const order = unique('ORDER');
+    const payment = await payorch.payments.create({
+      account_id,
+      description: 'Manage resources',
+      country: 'BR',
+      merchant_order_id: order,
+      amount: { currency: 'BRL', value: 150.5 },
+      customer_payer: { id: customer.id },
+      payment_method: { type: 'CARD', vaulted_token: card.vaulted_token! },
+      workflow: 'DIRECT',
+    });
+    const found: string[] = [];
+    for await (const p of payorch.payments.list({ merchant_order_id: order })) found.push(p.id);
+    expect(found).toEqual([payment.id]);
+
+    const chargeback = await payorch.sandbox.createChargeback(payment.id);
+    expect(chargeback.type).toBe('CHARGEBACK');
+
+    expect(await payorch.webhookEndpoints.retrieve(endpoint.id)).toMatchObject({ id: endpoint.id });
+    const listed: string[] = [];
+    for await (const e of payorch.webhookEndpoints.list({ limit: 1 })) listed.push(e.id);
+    expect(listed).toContain(endpoint.id);
+    const deliveries = await payorch.webhookDeliveries.list(endpoint.id);
+    const delivery = deliveries.deliveries.find((d) => d.resource_id === payment.id)!;
+    expect(delivery).toBeDefined();
+    expect((await payorch.webhookDeliveries.retrieve(endpoint.id, delivery.id)).id).toBe(delivery.id);
+    expect((await payorch.webhookEndpoints.update(endpoint.id, { enabled: false })).enabled).toBe(false);
+    expect(await failure(payorch.webhookDeliveries.redeliver(endpoint.id, delivery.id))).toMatchObject({ status: 409 });
+    await payorch.webhookEndpoints.delete(endpoint.id);
+    expect(await failure(payorch.webhookEndpoints.retrieve(endpoint.id))).toMatchObject({ status: 404 });
+  });
+});

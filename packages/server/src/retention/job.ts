@@ -1,0 +1,86 @@
+/**
+ * Retention (issue 15): removes what is past its documented lifetime — webhook events (and their
+ * deliveries and attempts) 30 days after created_at (EVENT_RETENTION_DAYS), idempotency records once
+ * expired (24 hours). Every instance runs it; each batch is one short transaction of at most
+ * `batchSize` rows claimed with SKIP LOCKED, with a pause between batches, so it never holds locks a
+ * request waits for and two instances never do the same work. Reads already hide expired events
+ * (webhooks/event-log.ts), so a late or slow run changes no answer.
+ */
+import type { Database } from '../db/database.js';
+import type { Logger } from '../platform/logger.js';
+import { EVENT_RETENTION_DAYS } from '../webhooks/event-log.js';
+import { retentionRepository as repo } from './repository.js';
+
+export interface RetentionOptions {
+  db: Database;
+  log: Logger;
+  /** Rows per transaction (default 500). */
+  batchSize?: number;
+  /** At most this many batches of each kind per run (default 100), then the next run goes on. */
+  maxBatches?: number;
+  /** Between runs (default 10 minutes). */
+  intervalMs?: number;
+  /** Between batches (default 50 ms), so requests get the database in between. */
+  pauseMs?: number;
+  clock?: () => Date;
+}
+
+export interface RetentionReport {
+  events: number;
+  idempotencyKeys: number;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref?.());
+
+export class RetentionJob {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<unknown> | undefined;
+  private stopped = false;
+
+  constructor(private readonly options: RetentionOptions) {}
+
+  start(): void {
+    this.stopped = false;
+    const schedule = () => {
+      this.timer = setTimeout(() => {
+        this.running = this.runOnce()
+          .catch((err: unknown) => this.options.log.error({ err }, 'retention run failed'))
+          .finally(() => {
+            this.running = undefined;
+            if (!this.stopped) schedule();
+          });
+      }, this.options.intervalMs ?? 600_000);
+      this.timer.unref?.();
+    };
+    schedule();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.running;
+  }
+
+  /** One run: batches of each kind until one comes back short (or maxBatches), in small transactions. */
+  async runOnce(): Promise<RetentionReport> {
+    const { db, batchSize = 500, maxBatches = 100, pauseMs = 50 } = this.options;
+    const now = (this.options.clock ?? (() => new Date()))();
+    const before = new Date(now.getTime() - EVENT_RETENTION_DAYS * 86_400_000).toISOString();
+    const drain = async (batch: () => Promise<number>) => {
+      let total = 0;
+      for (let i = 0; i < maxBatches && !this.stopped; i++) {
+        const n = await batch();
+        total += n;
+        if (n < batchSize) break;
+        await sleep(pauseMs);
+      }
+      return total;
+    };
+    const report = {
+      events: await drain(() => db.transaction((tx) => repo.purgeEvents(tx, before, batchSize))),
+      idempotencyKeys: await drain(() => db.transaction((tx) => repo.purgeIdempotencyKeys(tx, batchSize))),
+    };
+    if (report.events + report.idempotencyKeys > 0) this.options.log.info(report, 'retention removed expired records');
+    return report;
+  }
+}

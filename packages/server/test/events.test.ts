@@ -1,0 +1,77 @@
+/**
+ * The event log (GET /v1/events, GET /v1/events/{event_id}): every webhook event of the organization,
+ * newest first, whether or not an endpoint got it; filtered by type and created range, paged with a
+ * cursor; events older than 30 days are not answered.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Schemas } from '@payorch/types';
+import { describe, expect, it } from 'vitest';
+import { recordEvent } from '../src/webhooks/index.js';
+import { expectProblem, expectSchema } from './support/assertions.js';
+import { backends, useServer, type TestServer } from './support/harness.js';
+import { createCustomer, enrollCard } from './support/payments.js';
+
+const list = async (t: TestServer, query: string) => {
+  const res = await t.fetch(`/events?${query}`);
+  const text = await res.text();
+  expect(res.status, text).toBe(200);
+  const body = JSON.parse(text) as Schemas['EventList'];
+  expectSchema('EventList', body);
+  return body;
+};
+
+for (const backend of backends()) {
+  describe(`event log on ${backend}`, () => {
+    const t = useServer(backend);
+
+    it('lists events newest first with no endpoint at all, pages with starting_after, filters by type and created range', async () => {
+      const start = new Date().toISOString();
+      const customerId = await createCustomer(t);
+      const tokens = [await enrollCard(t, customerId), await enrollCard(t, customerId)];
+      for (const token of tokens) {
+        const res = await t.fetch(`/customers/${customerId}/payment-methods/${token}/unenroll`, { method: 'POST', headers: { 'x-idempotency-key': randomUUID() } });
+        expect(res.status).toBe(200);
+      }
+      const unenrolled = await list(t, `type=enrollment.unenrolled&created_gte=${encodeURIComponent(start)}`);
+      expect(unenrolled.events.map((e) => (e.data as unknown as { payment_method: { vaulted_token: string } }).payment_method.vaulted_token)).toEqual([...tokens].reverse());
+      expect(unenrolled).toMatchObject({ has_more: false, next_cursor: null });
+      for (const e of unenrolled.events) expect(e).toMatchObject({ type: 'enrollment', type_event: 'enrollment.unenrolled', account_id: t.sandbox.account_id });
+
+      // Page by page: one event a page, the same events in the same order.
+      const first = await list(t, `type=enrollment.unenrolled&created_gte=${encodeURIComponent(start)}&limit=1`);
+      expect(first.has_more).toBe(true);
+      const second = await list(t, `type=enrollment.unenrolled&created_gte=${encodeURIComponent(start)}&limit=1&starting_after=${first.next_cursor}`);
+      expect([...first.events, ...second.events]).toEqual(unenrolled.events);
+      expect(second.has_more).toBe(false);
+
+      // Each one by id, exactly as listed.
+      for (const e of unenrolled.events) {
+        const { data, response } = await t.client.GET('/events/{event_id}', { params: { path: { event_id: e.id } } });
+        expect(response.status).toBe(200);
+        expectSchema('Event', data);
+        expect(data).toEqual(e);
+      }
+      // A created range that ends before them holds none of them.
+      const before = await list(t, `type=enrollment.unenrolled&created_lt=${encodeURIComponent(start)}&limit=100`);
+      expect(before.events.map((e) => e.id)).not.toContain(unenrolled.events[0]!.id);
+    });
+
+    it('an event older than 30 days is not answered; unknown ids are 404 EVENT_NOT_FOUND; a foreign cursor is 400', async () => {
+      const { eventId } = await t.db.transaction((tx) =>
+        recordEvent(tx, { organizationId: t.sandbox.organization_id, accountId: null, type: 'enrollment.unenrolled', data: { customer_id: randomUUID(), payment_method: {} } as never, resourceId: `old-${randomUUID().slice(0, 8)}` }),
+      );
+      expect((await t.fetch(`/events/${eventId}`)).status).toBe(200);
+      await t.db.query("UPDATE webhook_events SET created_at = clock_timestamp() - interval '31 days' WHERE id = $1", [eventId]);
+      await expectProblem(await t.fetch(`/events/${eventId}`), 404, 'EVENT_NOT_FOUND');
+      expect((await list(t, 'limit=100')).events.map((e) => e.id)).not.toContain(eventId);
+      await expectProblem(await t.fetch(`/events/${randomUUID()}`), 404, 'EVENT_NOT_FOUND');
+      await expectProblem(await t.fetch(`/events?starting_after=${eventId}`), 400, 'INVALID_REQUEST');
+    });
+
+    it('400 for a bad type, limit or created bound', async () => {
+      for (const q of ['type=payment.exploded', 'limit=0', 'limit=101', 'created_gte=yesterday']) {
+        await expectProblem(await t.fetch(`/events?${q}`), 400, 'INVALID_REQUEST');
+      }
+    });
+  });
+}
