@@ -8,28 +8,13 @@ import { randomUUID } from 'node:crypto';
 import type { Schemas } from '@payorch/types';
 import { describe, expect, it } from 'vitest';
 import { expectProblem, expectSchema } from './support/assertions.js';
+import { fullCustomer } from './support/customers.js';
 import { backends, useServer, type TestServer } from './support/harness.js';
 import { createPayment, enrollCard, getPayment, paymentBody, postPayment } from './support/payments.js';
 
 const json = { 'content-type': 'application/json' };
 
-const full = (merchantCustomerId: string) =>
-  ({
-    merchant_customer_id: merchantCustomerId,
-    merchant_customer_created_at: '2026-11-01T10:20:30.123456Z',
-    first_name: 'Maria',
-    last_name: 'Silva',
-    gender: 'F',
-    date_of_birth: '1990-02-28',
-    email: 'maria.silva@example.com',
-    nationality: 'BR',
-    country: 'BR',
-    document: { document_type: 'CPF', document_number: '38799922045' },
-    phone: { number: '11987654321', country_code: '55' },
-    billing_address: { address_line_1: 'Rua Augusta 1500', country: 'BR', state: 'SP', city: 'São Paulo', zip_code: '01304-001' },
-    shipping_address: { address_line_1: 'Rua Augusta 1500', country: 'BR', state: 'SP', city: 'São Paulo', zip_code: '01304-001' },
-    metadata: [{ key: 'segment', value: 'gold' }],
-  }) satisfies Schemas['CreateCustomerRequest'];
+const full = fullCustomer;
 
 async function created(t: TestServer, merchantCustomerId = `cus-${randomUUID()}`): Promise<Schemas['Customer']> {
   const { data, response } = await t.client.POST('/customers', { body: full(merchantCustomerId) });

@@ -2,7 +2,7 @@
  * Payments, disputes, sandbox helpers and provider notifications: HTTP shape only. The rules live in the
  * services (create-payment, retrieve-payment, disputes, chargebacks, sandbox).
  */
-import type { Handlers } from '../context.js';
+import type { Handlers, RequestContext } from '../context.js';
 import { describeFieldErrors, problem } from '../http/problems.js';
 import { receiveNotification } from './chargebacks.js';
 import { createPayment } from './create-payment.js';
@@ -12,6 +12,7 @@ import { listPayments } from './list-payments.js';
 import { toApiTransaction } from './mapper.js';
 import { etagOf, ifNoneMatchHits, retrievePayment } from './retrieve-payment.js';
 import { injectChargeback } from './sandbox.js';
+import { vaultContext } from '../vault/handlers.js';
 
 /** Query booleans arrive coerced by the validator, or as their text when it could not coerce in place. */
 const flag = (v: unknown): boolean => v === true || v === 'true';
@@ -19,20 +20,14 @@ const flag = (v: unknown): boolean => v === true || v === 'true';
 /** Header lookup by its lower-case wire name (Node lower-cases incoming header names). */
 const header = (headers: object, name: string): string | undefined => (headers as Record<string, string | undefined>)[name.toLowerCase()];
 
+/** The payment a lifecycle operation acts on, within the caller's organization. */
+const lifecycleScope = (ctx: RequestContext, paymentId: string) => ({ organizationId: ctx.merchant.organizationId, paymentId });
+
 const sandboxOff = (path: string) => problem('NOT_FOUND', `No route ${path}: the server does not run in sandbox mode.`);
 
 export const paymentHandlers = {
   async createPayment({ body }, ctx) {
-    const vaultCtx = {
-      db: ctx.db,
-      vault: ctx.deps.services.vault,
-      provider: ctx.deps.services.provider,
-      organizationId: ctx.merchant.organizationId,
-      pciCertified: ctx.merchant.pciCertified,
-      baseUrl: ctx.baseUrl,
-      log: ctx.log,
-    };
-    const outcome = await createPayment(ctx.db, ctx.deps, ctx.merchant, body, vaultCtx);
+    const outcome = await createPayment(ctx.db, ctx.deps, ctx.merchant, body, vaultContext(ctx));
     return outcome.ok ? { status: 201, body: outcome.payment } : outcome.problem;
   },
 
@@ -81,25 +76,25 @@ export const paymentHandlers = {
   },
 
   async capturePayment({ params, body }, ctx) {
-    const scope = { organizationId: ctx.merchant.organizationId, paymentId: params.payment_id };
+    const scope = lifecycleScope(ctx, params.payment_id);
     const outcome = await capturePayment(ctx.db, ctx.deps.services.provider, scope, params.transaction_id, body);
     return outcome.ok ? { status: 200, body: outcome.payment } : outcome.problem;
   },
 
   async cancelPayment({ params, body }, ctx) {
-    const scope = { organizationId: ctx.merchant.organizationId, paymentId: params.payment_id };
+    const scope = lifecycleScope(ctx, params.payment_id);
     const outcome = await cancelPayment(ctx.db, ctx.deps.services.provider, scope, params.transaction_id, body);
     return outcome.ok ? { status: 200, body: outcome.payment } : outcome.problem;
   },
 
   async refundPayment({ params, body }, ctx) {
-    const scope = { organizationId: ctx.merchant.organizationId, paymentId: params.payment_id };
+    const scope = lifecycleScope(ctx, params.payment_id);
     const outcome = await refundPayment(ctx.db, ctx.deps.services.provider, scope, params.transaction_id, body);
     return outcome.ok ? { status: 200, body: outcome.payment } : outcome.problem;
   },
 
   async cancelOrRefundPayment({ params, body }, ctx) {
-    const scope = { organizationId: ctx.merchant.organizationId, paymentId: params.payment_id };
+    const scope = lifecycleScope(ctx, params.payment_id);
     const outcome = await cancelOrRefundPayment(ctx.db, ctx.deps.services.provider, scope, body);
     return outcome.ok ? { status: 201, body: outcome.payment } : outcome.problem;
   },

@@ -2,7 +2,8 @@ import type { Handlers, RequestContext } from '../context.js';
 import { enrollPaymentMethod, listPaymentMethods, type VaultContext } from './service.js';
 import { getPaymentMethod, unenrollPaymentMethod } from './unenroll.js';
 
-function vaultContext(ctx: RequestContext): VaultContext {
+/** What the vault's services need of a request (also createPayment's vault_on_success). */
+export function vaultContext(ctx: RequestContext): VaultContext {
   return {
     db: ctx.db,
     vault: ctx.deps.services.vault,
