@@ -112,11 +112,18 @@ export type OperationMatch =
   | { kind: 'method-not-allowed'; allow: string[] }
   | { kind: 'not-found' };
 
-/** Which operation answers `method path` (path relative to the base path). */
+/**
+ * Which operation answers `method path` (path relative to the base path). When several templates match,
+ * the one with fewer parameters wins (`/customers/list` before `/customers/{customer_id}`), whatever their
+ * order in the spec, as express-openapi-validator orders them too; its methods alone decide a 405.
+ */
 export function matchOperation(ops: readonly OperationInfo[], method: string, path: string): OperationMatch {
   const m = method.toLowerCase() === 'head' ? 'get' : method.toLowerCase();
-  const onPath = ops.filter((o) => o.pattern.test(path));
-  if (onPath.length === 0) return { kind: 'not-found' };
+  const matching = ops.filter((o) => o.pattern.test(path));
+  if (matching.length === 0) return { kind: 'not-found' };
+  const fewest = Math.min(...matching.map((o) => o.paramNames.length));
+  const template = matching.find((o) => o.paramNames.length === fewest)!.template;
+  const onPath = matching.filter((o) => o.template === template);
   const hit = onPath.find((o) => o.method === m);
   if (hit) return { kind: 'operation', operation: hit };
   return { kind: 'method-not-allowed', allow: onPath.map((o) => o.method.toUpperCase()) };
