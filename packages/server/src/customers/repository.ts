@@ -138,6 +138,11 @@ export const customersRepository = {
     );
   },
 
+  /** Whether the id is a customer of the organization, deleted ones included (a list cursor may be one). */
+  async existsInOrganization(db: Queryable, organizationId: string, id: string): Promise<boolean> {
+    return (await db.query('SELECT 1 FROM customers WHERE id = $1 AND organization_id = $2', [id, organizationId])).length > 0;
+  },
+
   /** Marks the customer deleted and clears its personal data; false when there was no live customer. */
   async markDeleted(db: Queryable, organizationId: string, id: string): Promise<boolean> {
     const rows = await db.query(

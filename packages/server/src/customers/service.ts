@@ -53,15 +53,16 @@ export type ListCustomersResult = { kind: 'ok'; value: Schemas['CustomerList'] }
 
 /**
  * listCustomers (issue 15): the organization's live customers newest first, created range, with the same
- * cursor paging as the other lists. A cursor must be a live customer of the organization: a deleted one
- * (deleted between two pages) is refused rather than silently restarting the walk.
+ * cursor paging as the other lists. A cursor must be a customer of the organization, but may have been
+ * deleted since its page was read: its row keeps created_at and id, so a walk that deletes as it goes
+ * (or races another deletion) continues where it was instead of failing.
  */
 export async function listCustomers(
   db: Queryable,
   organizationId: string,
   q: { createdGte?: string; createdLt?: string; limit: number; startingAfter?: string },
 ): Promise<ListCustomersResult> {
-  if (q.startingAfter !== undefined && !(await repo.find(db, organizationId, q.startingAfter))) {
+  if (q.startingAfter !== undefined && !(await repo.existsInOrganization(db, organizationId, q.startingAfter))) {
     return { kind: 'invalid', errors: [{ path: '/query/starting_after', message: 'is not a cursor of this list' }] };
   }
   const filter = { createdGte: q.createdGte ?? null, createdLt: q.createdLt ?? null };

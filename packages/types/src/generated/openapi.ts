@@ -4429,7 +4429,7 @@ export interface operations {
                 created_lt?: string;
                 /** @description Page size (1–100, default 20). */
                 limit?: number;
-                /** @description The `next_cursor` of the previous page. */
+                /** @description The `next_cursor` of the previous page; it stays valid if that customer was deleted since. */
                 starting_after?: string;
             };
             header?: never;
