@@ -24,6 +24,7 @@ export {
   type IdempotentCallOptions,
   type ListPaymentMethodsQuery,
   type GetPaymentQuery,
+  type ListCustomersQuery,
   type ListPaymentsQuery,
   type ListEventsQuery,
   type ListWebhookEndpointsQuery,

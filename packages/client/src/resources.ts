@@ -21,6 +21,7 @@ export interface IdempotentCallOptions extends CallOptions {
 
 export type ListPaymentMethodsQuery = NonNullable<operations['listPaymentMethods']['parameters']['query']>;
 export type GetPaymentQuery = NonNullable<operations['getPayment']['parameters']['query']>;
+export type ListCustomersQuery = NonNullable<operations['listCustomers']['parameters']['query']>;
 export type ListPaymentsQuery = NonNullable<operations['listPayments']['parameters']['query']>;
 export type ListEventsQuery = NonNullable<operations['listEvents']['parameters']['query']>;
 export type ListWebhookEndpointsQuery = NonNullable<operations['listWebhookEndpoints']['parameters']['query']>;
@@ -57,6 +58,8 @@ export interface PayorchResources {
     update(customerId: string, body: Schemas['UpdateCustomerRequest'], options?: UpdateCallOptions): Promise<Schemas['Customer']>;
     /** Deletes the customer and destroys the card data of its payment methods. */
     delete(customerId: string, options?: CallOptions): Promise<void>;
+    /** Live customers newest first (created range), `GET /customers/list`; await a page or `for await` all. */
+    list(query?: ListCustomersQuery, options?: CallOptions): Paged<Schemas['CustomerList'], Schemas['Customer']>;
   };
   paymentMethods: {
     /** Vaults a card (PCI-certified merchants) or starts a non-card enrollment. Idempotent. */
@@ -143,6 +146,10 @@ export function createResources(client: Client<PayorchPaths>): PayorchResources 
         ),
       delete: async (customer_id, options) => {
         await unwrap(client.DELETE('/customers/{customer_id}', { params: { path: { customer_id } }, signal: options?.signal }));
+      },
+      list: (query, options) => {
+        const get = (q: ListCustomersQuery | undefined) => unwrap<Schemas['CustomerList']>(client.GET('/customers/list', { params: { query: q }, signal: options?.signal }));
+        return paged(get(query), (starting_after) => get({ ...query, starting_after }), (p) => p.customers);
       },
     },
     paymentMethods: {

@@ -4,8 +4,8 @@
  * endpoints and deliveries, the sandbox helpers; and auto-pagination with `for await`.
  */
 import { describe, expect, it } from 'vitest';
-import { PayorchError } from '../src/index.js';
-import { futureExpiry, sandboxClient, server, unique } from './support/clients.js';
+import { createPayorchClient, PayorchError } from '../src/index.js';
+import { adminClient, futureExpiry, sandboxClient, server, unique } from './support/clients.js';
 
 const payorch = sandboxClient();
 
@@ -25,6 +25,40 @@ async function cardFor(customerId: string, number = '4507990000000002') {
 }
 
 describe('customers', () => {
+  it('list: newest first, for await walks every page, deleted customers left out, another organization sees none', async () => {
+    // A fresh organization: the list is exactly the customers made here.
+    const org = await adminClient().organizations.create({ name: 'List test merchant', pci_certified: false });
+    const own = createPayorchClient({ baseUrl: server().baseUrl, publicApiKey: org.public_api_key, privateSecretKey: org.private_secret_key });
+    const made: string[] = [];
+    for (let i = 0; i < 5; i++) made.push((await own.customers.create({ merchant_customer_id: unique('mng-list') })).id);
+    await own.customers.delete(made[2]!);
+    const live = [made[4], made[3], made[1], made[0]];
+
+    // Two a page: two pages walked by for await, every live customer once, newest first.
+    const walked: string[] = [];
+    for await (const c of own.customers.list({ limit: 2 })) walked.push(c.id);
+    expect(walked).toEqual(live);
+    // Awaited, the same call is the first page; its cursor gives the next one.
+    const first = await own.customers.list({ limit: 2 });
+    expect(first).toMatchObject({ has_more: true, next_cursor: made[3] });
+    const second = await own.customers.list({ limit: 2, starting_after: first.next_cursor! });
+    expect(second).toMatchObject({ has_more: false, next_cursor: null });
+    expect(second.customers.map((c) => c.id)).toEqual([made[1], made[0]]);
+    expect((await own.customers.list({ created_gte: new Date(Date.now() + 60_000).toISOString() })).customers).toEqual([]);
+
+    for await (const c of payorch.customers.list({ limit: 100 })) expect(made).not.toContain(c.id);
+    expect(await failure(own.customers.list({ limit: 101 }))).toMatchObject({ status: 400, code: 'INVALID_REQUEST' });
+
+    // Deleting while walking: each page's cursor is deleted by then, and the walk still reaches every one.
+    const deleted: string[] = [];
+    for await (const c of own.customers.list({ limit: 1 })) {
+      await own.customers.delete(c.id);
+      deleted.push(c.id);
+    }
+    expect(deleted).toEqual(live);
+    expect(await own.customers.list()).toEqual({ customers: [], has_more: false, next_cursor: null });
+  });
+
   it('retrieve, retrieveByMerchantCustomerId, update with ifMatch (412 when stale), delete', async () => {
     const created = await payorch.customers.create({ merchant_customer_id: unique('mng'), email: 'ada@example.com' });
     expect(await payorch.customers.retrieve(created.id)).toEqual(created);

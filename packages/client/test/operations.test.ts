@@ -504,7 +504,7 @@ describe('managing what was created (issue 15), through the resource methods', (
     expect(rec.last().route).toBe('DELETE /customers/{customer_id}');
   });
 
-  it('getPaymentMethod, unenrollPaymentMethod (a generated idempotency key), listPayments, listEvents, getEvent', async () => {
+  it('getPaymentMethod, unenrollPaymentMethod (a generated idempotency key), listPayments, listCustomers, listEvents, getEvent', async () => {
     const customer = await client.customers.create({ merchant_customer_id: unique('mng-op-pm') });
     const card = await client.paymentMethods.enroll(customer.id, {
       account_id: server().sandbox.account_id,
@@ -516,6 +516,9 @@ describe('managing what was created (issue 15), through the resource methods', (
     expect((await client.paymentMethods.unenroll(customer.id, card.vaulted_token!)).status).toBe('UNENROLLED');
     expect(rec.last().headers.get('x-idempotency-key')).toMatch(UUID);
     expect((await client.payments.list({ customer_id: customer.id })).payments).toEqual([]);
+    const customers = await client.customers.list({ limit: 1 });
+    expect(customers.customers).toHaveLength(1);
+    expect(customers.has_more).toBe(true);
     const events = await client.events.list({ type: 'enrollment.unenrolled', limit: 1 });
     expect(events.events).toHaveLength(1);
     expect((await client.events.retrieve(events.events[0]!.id)).id).toBe(events.events[0]!.id);

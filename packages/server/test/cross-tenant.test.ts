@@ -201,6 +201,18 @@ const table: Record<string, (a: A, b: B) => Probe[]> = {
       },
     },
   ],
+  listCustomers: (a) => [
+    {
+      what: "B's customers",
+      query: 'limit=100',
+      expect: async (res) => {
+        const text = await res.text();
+        expect(res.status, text).toBe(200);
+        expect(text).not.toContain(a.customerId);
+      },
+    },
+    { what: "B's customers, A's customer as cursor", query: `starting_after=${a.customerId}`, expect: { status: 400, code: 'INVALID_REQUEST' } },
+  ],
   updateCustomer: (a, b) => [
     { what: "A's customer", params: { customer_id: a.customerId }, body: { email: 'attacker@example.com' }, expect: { status: 404, code: 'CUSTOMER_NOT_FOUND' } },
     {

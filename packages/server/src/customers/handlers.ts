@@ -1,7 +1,7 @@
 import type { Handlers } from '../context.js';
-import { problem } from '../http/problems.js';
+import { describeFieldErrors, problem } from '../http/problems.js';
 import { ifNoneMatchHits } from '../payments/retrieve-payment.js';
-import { createCustomer, deleteCustomer, getCustomer, updateCustomer } from './service.js';
+import { createCustomer, deleteCustomer, getCustomer, listCustomers, updateCustomer } from './service.js';
 
 /** Header lookup by its lower-case wire name (Node lower-cases incoming header names). */
 const header = (headers: object, name: string): string | undefined => (headers as Record<string, string | undefined>)[name.toLowerCase()];
@@ -30,6 +30,16 @@ export const customerHandlers = {
     const found = await getCustomer(ctx.db, ctx.merchant.organizationId, { merchantCustomerId: query.merchant_customer_id });
     if (!found) return problem('CUSTOMER_NOT_FOUND', `No customer with merchant_customer_id "${query.merchant_customer_id}".`);
     return { status: 200, body: found.customer, headers: { ETag: found.etag } };
+  },
+
+  async listCustomers({ query }, ctx) {
+    const r = await listCustomers(ctx.db, ctx.merchant.organizationId, {
+      ...(query.created_gte !== undefined ? { createdGte: query.created_gte } : {}),
+      ...(query.created_lt !== undefined ? { createdLt: query.created_lt } : {}),
+      limit: Number(query.limit ?? 20),
+      ...(query.starting_after !== undefined ? { startingAfter: query.starting_after } : {}),
+    });
+    return r.kind === 'ok' ? { status: 200, body: r.value } : problem('INVALID_REQUEST', describeFieldErrors(r.errors), { errors: r.errors });
   },
 
   async updateCustomer({ params, body, headers }, ctx) {

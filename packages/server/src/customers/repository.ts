@@ -117,6 +117,32 @@ export const customersRepository = {
     return rows[0];
   },
 
+  /**
+   * A page of the organization's live customers, newest first; `afterId` is the last id of the previous
+   * page: ties in created_at are broken by id, so paging neither skips nor repeats a customer.
+   */
+  async list(
+    db: Queryable,
+    organizationId: string,
+    filter: { createdGte: string | null; createdLt: string | null },
+    limit: number,
+    afterId: string | null,
+  ): Promise<CustomerRow[]> {
+    return db.query<CustomerRow>(
+      `SELECT ${COLUMNS} FROM customers
+        WHERE organization_id = $1 AND deleted_at IS NULL
+          AND ($2::timestamptz IS NULL OR created_at >= $2::timestamptz) AND ($3::timestamptz IS NULL OR created_at < $3::timestamptz)
+          AND ($4::text IS NULL OR (created_at, id) < (SELECT c.created_at, c.id FROM customers c WHERE c.id = $4 AND c.organization_id = $1))
+        ORDER BY created_at DESC, id DESC LIMIT $5`,
+      [organizationId, filter.createdGte, filter.createdLt, afterId, limit],
+    );
+  },
+
+  /** Whether the id is a customer of the organization, deleted ones included (a list cursor may be one). */
+  async existsInOrganization(db: Queryable, organizationId: string, id: string): Promise<boolean> {
+    return (await db.query('SELECT 1 FROM customers WHERE id = $1 AND organization_id = $2', [id, organizationId])).length > 0;
+  },
+
   /** Marks the customer deleted and clears its personal data; false when there was no live customer. */
   async markDeleted(db: Queryable, organizationId: string, id: string): Promise<boolean> {
     const rows = await db.query(

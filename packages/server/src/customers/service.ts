@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Schemas } from '@payorch/types';
 import type { Queryable } from '../db/database.js';
+import type { FieldError } from '../http/problems.js';
 import { recordUnenrolled } from '../vault/events.js';
 import { paymentMethodsRepository } from '../vault/repository.js';
 import { customerEtag, ifMatchHits } from './etag.js';
@@ -46,6 +47,32 @@ export async function getCustomer(
   if (!row) return undefined;
   const customer = toApiCustomer(row);
   return { customer, etag: customerEtag(customer) };
+}
+
+export type ListCustomersResult = { kind: 'ok'; value: Schemas['CustomerList'] } | { kind: 'invalid'; errors: FieldError[] };
+
+/**
+ * listCustomers (issue 15): the organization's live customers newest first, created range, with the same
+ * cursor paging as the other lists. A cursor must be a customer of the organization, but may have been
+ * deleted since its page was read: its row keeps created_at and id, so a walk that deletes as it goes
+ * (or races another deletion) continues where it was instead of failing.
+ */
+export async function listCustomers(
+  db: Queryable,
+  organizationId: string,
+  q: { createdGte?: string; createdLt?: string; limit: number; startingAfter?: string },
+): Promise<ListCustomersResult> {
+  if (q.startingAfter !== undefined && !(await repo.existsInOrganization(db, organizationId, q.startingAfter))) {
+    return { kind: 'invalid', errors: [{ path: '/query/starting_after', message: 'is not a cursor of this list' }] };
+  }
+  const filter = { createdGte: q.createdGte ?? null, createdLt: q.createdLt ?? null };
+  const rows = await repo.list(db, organizationId, filter, q.limit + 1, q.startingAfter ?? null);
+  const page = rows.slice(0, q.limit);
+  const hasMore = rows.length > q.limit;
+  return {
+    kind: 'ok',
+    value: { customers: page.map(toApiCustomer), has_more: hasMore, next_cursor: hasMore ? page[page.length - 1]!.id : null },
+  };
 }
 
 export type UpdateCustomerResult =

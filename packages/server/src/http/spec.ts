@@ -112,11 +112,19 @@ export type OperationMatch =
   | { kind: 'method-not-allowed'; allow: string[] }
   | { kind: 'not-found' };
 
-/** Which operation answers `method path` (path relative to the base path). */
+/**
+ * Which operation answers `method path` (path relative to the base path). When several templates match,
+ * a literal segment beats a parameter at the first place they differ (`/customers/list` before
+ * `/customers/{customer_id}`), whatever their order in the spec: the order express-openapi-validator
+ * validates by (its sortRoutes ranks a parameter as `~`, after every literal). Its methods alone decide a 405.
+ */
 export function matchOperation(ops: readonly OperationInfo[], method: string, path: string): OperationMatch {
   const m = method.toLowerCase() === 'head' ? 'get' : method.toLowerCase();
-  const onPath = ops.filter((o) => o.pattern.test(path));
-  if (onPath.length === 0) return { kind: 'not-found' };
+  const matching = ops.filter((o) => o.pattern.test(path));
+  if (matching.length === 0) return { kind: 'not-found' };
+  const rank = (o: OperationInfo) => o.template.replace(/\{[^}]+\}/g, '~');
+  const template = matching.reduce((best, o) => (rank(o) < rank(best) ? o : best)).template;
+  const onPath = matching.filter((o) => o.template === template);
   const hit = onPath.find((o) => o.method === m);
   if (hit) return { kind: 'operation', operation: hit };
   return { kind: 'method-not-allowed', allow: onPath.map((o) => o.method.toUpperCase()) };

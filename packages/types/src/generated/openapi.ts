@@ -29,6 +29,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/customers/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List customers
+         * @description The organization's customers, newest first (`created_at`, then `id`, descending); deleted
+         *     customers are never listed. Filter by a `created_at` range; page with `limit` and `starting_after`.
+         *     This list has its own static path because `GET /v1/customers` is Yuno's retrieve by
+         *     `merchant_customer_id` and answers one customer: each operation keeps one response schema. `list`
+         *     cannot be a customer id (those are 36–64 characters), and a static segment takes precedence over
+         *     `/customers/{customer_id}`.
+         */
+        get: operations["listCustomers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/customers/{customer_id}": {
         parameters: {
             query?: never;
@@ -2095,6 +2120,14 @@ export interface components {
         PaymentList: {
             payments: components["schemas"]["Payment"][];
             /** @description Whether more payments follow this page. */
+            has_more: boolean;
+            /** @description Pass as `starting_after` for the next page; null when has_more is false. */
+            next_cursor: string | null;
+        };
+        /** @description The organization's live customers, newest first (deleted customers are never listed). */
+        CustomerList: {
+            customers: components["schemas"]["Customer"][];
+            /** @description Whether more customers follow this page. */
             has_more: boolean;
             /** @description Pass as `starting_after` for the next page; null when has_more is false. */
             next_cursor: string | null;
@@ -4382,6 +4415,44 @@ export interface operations {
             409: components["responses"]["CustomerConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listCustomers: {
+        parameters: {
+            query?: {
+                /** @description Only customers created at or after this instant. */
+                created_gte?: string;
+                /** @description Only customers created before this instant. */
+                created_lt?: string;
+                /** @description Page size (1–100, default 20). */
+                limit?: number;
+                /** @description The `next_cursor` of the previous page; it stays valid if that customer was deleted since. */
+                starting_after?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of customers. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomerList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
