@@ -309,6 +309,26 @@ for (const backend of backends()) {
       expect(captured.transactions.map((x) => [x.type, x.status])).toEqual([['AUTHORIZE', 'SUCCEEDED'], ['CAPTURE', 'SUCCEEDED']]);
     });
 
+    it('vault_on_success: the card vaulted from a payment shows the issuer data the payment\'s provider reported', async () => {
+      const customerId = await createCustomer(t);
+      const p = await createPayment(t, { payment_method: { type: 'CARD', vault_on_success: true, detail: { card: { card_data: rawCard(CARDS.approved) } } } }, customerId);
+      const token = p.payment_method.vaulted_token!;
+      expect(token).toMatch(/^[0-9a-f-]{36}$/);
+      const res = await t.fetch(`/customers/${customerId}/payment-methods/${token}`);
+      expect(res.status).toBe(200);
+      const m = (await res.json()) as Schemas['EnrolledPaymentMethod'];
+      const paid = p.payment_method.payment_method_detail.card!.card_data;
+      expect(m.card_data).toMatchObject({
+        holder_name: paid.holder_name,
+        issuer_name: paid.issuer_name,
+        country_code: paid.country_code,
+        category: paid.category,
+        type: paid.type,
+      });
+      expect(m.card_data!.country_code).not.toBeNull();
+      expect(m.verify).toBeNull();
+    });
+
     it('400 with a vaulted_token and card_data changes nothing: no payment is recorded', async () => {
       const customerId = await createCustomer(t);
       const token = await enrollCard(t, customerId);

@@ -140,7 +140,7 @@ export async function createPayment(
   const result = capture ? await provider.purchase(call) : await provider.authorize(call);
   const states = result.outcome === 'SUCCEEDED' && !capture ? AUTHORIZED_STATES : OUTCOME_STATES[result.outcome];
   // vault_on_success: the card just charged (or authorized) successfully is enrolled for the customer.
-  const vaulted = result.outcome === 'SUCCEEDED' && method.vault_on_success === true && customer ? await vaultOnSuccess(request, customer.id, input) : null;
+  const vaulted = result.outcome === 'SUCCEEDED' && method.vault_on_success === true && customer ? await vaultOnSuccess(request, customer.id, input, result.cardInfo) : null;
   const paymentMethod = paymentMethodOf(vaulted ? { ...source, vaultedToken: vaulted } : source, result, method);
 
   const purchase = await repo.insertTransaction(db, {

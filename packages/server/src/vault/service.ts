@@ -13,7 +13,7 @@ import { customersRepository } from '../customers/repository.js';
 import type { Queryable } from '../db/database.js';
 import { describeFieldErrors, problem, type FieldError, type ProblemReply } from '../http/problems.js';
 import type { Logger } from '../platform/logger.js';
-import type { PaymentProvider, ProviderCard, ProviderResult } from '../providers/provider.js';
+import type { PaymentProvider, ProviderCard, ProviderCardInfo, ProviderResult } from '../providers/provider.js';
 import { tenancyRepository } from '../tenancy/repository.js';
 import { isExpired, validateCard, type ValidatedCard } from './card-validation.js';
 import { recordEnrollmentOutcome } from './events.js';
@@ -185,6 +185,8 @@ export async function enrollPaymentMethod(
   customerId: string,
   idempotencyKey: string | null,
   body: EnrollRequest,
+  /** BIN data a provider already reported for this card (vault_on_success passes the payment's). */
+  knownCardInfo?: ProviderCardInfo,
 ): Promise<{ ok: true; method: EnrolledPaymentMethod } | { ok: false; problem: EnrollProblem }> {
   const fail = (p: EnrollProblem) => ({ ok: false as const, problem: p });
   const errors = requestErrors(body);
@@ -332,7 +334,7 @@ export async function enrollPaymentMethod(
   }
   const { status, subStatus } = statusAfterVerify(verification);
   const card = toVault.card;
-  const info = verification?.cardInfo;
+  const info = verification?.cardInfo ?? knownCardInfo;
   // Data minimization: only a usable (ENROLLED) method keeps its PAN.
   const sealed = status === 'ENROLLED' ? ctx.vault.sealPan(ctx.organizationId, vaultedToken, card.pan) : undefined;
   const row = await repo.insert(ctx.db, {
