@@ -11,7 +11,7 @@ import customerDeletion from './0009_customer_deletion.js';
 import eventLog from './0010_event_log.js';
 import paymentSearch from './0011_payment_search.js';
 import retention from './0012_retention.js';
-import enrolledCardCountry from './0013_enrolled_card_country.js';
+import enrolledCardCountry from './0014_enrolled_card_country.js';
 
 /** Every migration, in order. Add a new file (next number) and list it here; never edit an applied one. */
 export const migrations: readonly Migration[] = [
