@@ -8,7 +8,7 @@ import type { Schemas } from '@payorch/types';
 import { describe, expect, it } from 'vitest';
 import { expectProblem, expectSchema } from './support/assertions.js';
 import { backends, useServer } from './support/harness.js';
-import { CARDS, createCustomer, createPayment, enrollCard, getPayment, injectChargeback, paymentBody, postPayment, rawCard } from './support/payments.js';
+import { CARDS, createCustomer, createPayment, enrollCard, getPayment, injectChargeback, paymentBody, postLifecycle, postPayment, rawCard } from './support/payments.js';
 
 const ISO_MICROS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
@@ -195,11 +195,13 @@ for (const backend of backends()) {
       { name: 'workflow SDK_CHECKOUT', mutate: (b) => ({ ...b, workflow: 'SDK_CHECKOUT' }), field: '/body/workflow' },
       { name: 'customer_payer.id not a uuid', mutate: (b) => ({ ...b, customer_payer: { id: 'abc' } }), field: '/body/customer_payer/id' },
       { name: 'payment_method.type BANK_TRANSFER', mutate: (b) => ({ ...b, payment_method: { type: 'BANK_TRANSFER', vaulted_token: randomUUID() } }), field: '/body/payment_method/type' },
-      { name: 'neither vaulted_token nor detail', mutate: (b) => ({ ...b, payment_method: { type: 'CARD' } }), field: '/body/payment_method' },
+      // Without vaulted_token the card must be in detail.card.card_data; with it, card_data is refused.
+      { name: 'neither vaulted_token nor detail', mutate: (b) => ({ ...b, payment_method: { type: 'CARD' } }), field: '/body/payment_method/detail/card/card_data' },
+      { name: 'detail.card options without card_data or vaulted_token', mutate: (b) => ({ ...b, payment_method: { type: 'CARD', detail: { card: { capture: false } } } }), field: '/body/payment_method/detail/card/card_data' },
       {
-        name: 'both vaulted_token and detail',
-        mutate: (b) => ({ ...b, payment_method: { type: 'CARD', vaulted_token: randomUUID(), detail: { card: { card_data: rawCard(CARDS.approved) } } } }),
-        field: '/body/payment_method',
+        name: 'vaulted_token with detail.card.card_data',
+        mutate: (b) => ({ ...b, payment_method: { type: 'CARD', vaulted_token: randomUUID(), detail: { card: { capture: false, card_data: rawCard(CARDS.approved) } } } }),
+        field: '/body/payment_method/detail/card/card_data',
       },
       { name: 'card number with spaces', mutate: (b) => ({ ...b, payment_method: { type: 'CARD', detail: { card: { card_data: rawCard('4507 9900 0000 0002') } } } }), field: '/body/payment_method/detail/card/card_data/number' },
       { name: 'expiration_month 13', mutate: (b) => ({ ...b, payment_method: { type: 'CARD', detail: { card: { card_data: rawCard(CARDS.approved, { expiration_month: 13 }) } } } }), field: '/body/payment_method/detail/card/card_data/expiration_month' },
@@ -285,6 +287,56 @@ for (const backend of backends()) {
       const methods = ((await list.json()) as { payment_methods: { vaulted_token: string; last_successfully_used: boolean | null }[] }).payment_methods;
       expect(methods.find((m) => m.vaulted_token === token)?.last_successfully_used).toBe(true);
       expect(JSON.stringify([first, second])).not.toContain(CARDS.approvedMastercard);
+    });
+
+    it('201: a vaulted card with detail.card options (Yuno\'s {vaulted_token, detail: {card: {capture: false}}}): authorized, then captured', async () => {
+      const customerId = await createCustomer(t);
+      const token = await enrollCard(t, customerId, CARDS.approvedMastercard);
+      const options = { capture: false, installments: 3, soft_descriptor: 'PAYORCH SHOP', stored_credentials: { reason: 'SUBSCRIPTION', usage: 'USED' } } as const;
+      const authorized = await createPayment(t, { payment_method: { type: 'CARD', vaulted_token: token, detail: { card: options } } }, customerId);
+      expectSchema('CreatedPayment', authorized);
+      expect(authorized).toMatchObject({ status: 'PENDING', sub_status: 'AUTHORIZED', amount: { captured: 0 }, payment_method: { vaulted_token: token } });
+      expect(authorized.transactions).toMatchObject({ type: 'AUTHORIZE', status: 'SUCCEEDED' });
+      const card = authorized.payment_method.payment_method_detail.card!;
+      expect(card).toMatchObject({ capture: false, installments: 3, soft_descriptor: 'PAYORCH SHOP', stored_credentials: { reason: 'SUBSCRIPTION', usage: 'USED' } });
+      // The card is the vaulted one.
+      expect(card.card_data).toMatchObject({ iin: '52524400', lfd: '0002', brand: 'MASTERCARD' });
+      const res = await postLifecycle(t, authorized.id, 'capture', {}, { transactionId: authorized.transactions.id });
+      const text = await res.text();
+      expect(res.status, text).toBe(200);
+      const captured = JSON.parse(text) as Schemas['Payment'];
+      expect(captured).toMatchObject({ status: 'SUCCEEDED', sub_status: 'CAPTURED', amount: { captured: captured.amount.value } });
+      expect(captured.transactions.map((x) => [x.type, x.status])).toEqual([['AUTHORIZE', 'SUCCEEDED'], ['CAPTURE', 'SUCCEEDED']]);
+    });
+
+    it('vault_on_success: the card vaulted from a payment shows the issuer data the payment\'s provider reported', async () => {
+      const customerId = await createCustomer(t);
+      const p = await createPayment(t, { payment_method: { type: 'CARD', vault_on_success: true, detail: { card: { card_data: rawCard(CARDS.approved) } } } }, customerId);
+      const token = p.payment_method.vaulted_token!;
+      expect(token).toMatch(/^[0-9a-f-]{36}$/);
+      const res = await t.fetch(`/customers/${customerId}/payment-methods/${token}`);
+      expect(res.status).toBe(200);
+      const m = (await res.json()) as Schemas['EnrolledPaymentMethod'];
+      const paid = p.payment_method.payment_method_detail.card!.card_data;
+      expect(m.card_data).toMatchObject({
+        holder_name: paid.holder_name,
+        issuer_name: paid.issuer_name,
+        country_code: paid.country_code,
+        category: paid.category,
+        type: paid.type,
+      });
+      expect(m.card_data!.country_code).not.toBeNull();
+      expect(m.verify).toBeNull();
+    });
+
+    it('400 with a vaulted_token and card_data changes nothing: no payment is recorded', async () => {
+      const customerId = await createCustomer(t);
+      const token = await enrollCard(t, customerId);
+      const before = await t.db.query('SELECT id FROM payments');
+      const res = await postPayment(t, paymentBody(t, customerId, { payment_method: { type: 'CARD', vaulted_token: token, detail: { card: { card_data: rawCard(CARDS.approved) } } } }));
+      const problem = await expectProblem(res, 400, 'INVALID_REQUEST');
+      expect(JSON.stringify(problem)).toContain('/body/payment_method/detail/card/card_data');
+      expect(await t.db.query('SELECT id FROM payments')).toHaveLength(before.length);
     });
 
     it('201 DECLINED with a vaulted card that declines', async () => {

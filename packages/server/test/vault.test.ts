@@ -140,21 +140,44 @@ for (const backend of backends()) {
           last_successfully_used: null,
           last_successfully_used_at: null,
           preferred: null,
-          verify: { vault_on_success: true, currency: 'BRL', status: 'SUCCEEDED', response_code: 'SUCCEEDED' },
+          verify: {
+            vault_on_success: true,
+            currency: 'BRL',
+            payment: {
+              status: 'SUCCEEDED',
+              sub_status: 'VERIFIED',
+              amount: { currency: 'BRL', value: 0 },
+              response_code: 'SUCCEEDED',
+              provider_data: { id: 'sandbox' },
+            },
+          },
           card_data: {
             iin: '45079900',
             lfd: '0002',
+            holder_name: 'JOAO SILVA',
             expiration_month: 12,
             expiration_year: FUTURE_YY,
             number_length: 16,
             security_code_length: 3,
             brand: 'VISA',
+            // Issuer facts from the BIN data the verifying provider reported, as payments record them.
             issuer: null,
-            issuer_name: null,
+            issuer_name: 'Sandbox Bank',
             issuer_code: null,
-            category: null,
+            country_code: 'BR',
+            category: 'CLASSIC',
+            type: 'CREDIT',
           },
         });
+        expect(m.verify!.payment!.id).toMatch(UUID);
+        expect(m.verify!.payment!.provider_data!.transaction_id).toMatch(/^sbx_txn_/);
+        expect(m.verify!.payment!.created_at).not.toBeNull();
+        // The verification is recorded on the method, not as a payment: no payment has its id.
+        await expectProblem(await t.fetch(`/payments/${m.verify!.payment!.id}`), 404, 'PAYMENT_NOT_FOUND');
+        // GET answers the same shape.
+        const got = (await (await t.fetch(`/customers/${customerId}/payment-methods/${m.vaulted_token}`)).json()) as Schemas['EnrolledPaymentMethod'];
+        expect(got.verify).toEqual(m.verify);
+        expect(got.card_data).toEqual(m.card_data);
         expect(m.description).toMatch(/^Visa card ending in 0002, expires 12\/20\d\d$/);
         expect(m.vaulted_token).toMatch(UUID);
         expect(m.card_data!.fingerprint).toMatch(/^[0-9a-f]{64}$/);
@@ -188,12 +211,14 @@ for (const backend of backends()) {
         const m = await enrollOk(t, customerId, body);
         expect(m.status).toBe('ENROLLED');
         expect(m.verify).toBeNull();
+        // No provider answered, so nothing is known about the issuer.
+        expect(m.card_data).toMatchObject({ holder_name: 'JOAO SILVA', issuer_name: null, country_code: null, category: null, type: null });
       });
 
       it('201: verify without a currency uses the country currency', async () => {
         const customerId = await createCustomer(t);
         const m = await enrollOk(t, customerId, { ...cardBody(account()), country: 'MX', verify: {} });
-        expect(m.verify).toMatchObject({ vault_on_success: false, currency: 'MXN', status: 'SUCCEEDED' });
+        expect(m.verify).toMatchObject({ vault_on_success: false, currency: 'MXN', payment: { status: 'SUCCEEDED', amount: { currency: 'MXN', value: 0 } } });
       });
 
       it('201: the same card again is a new record with a new vaulted_token and the same fingerprint', async () => {
@@ -226,7 +251,7 @@ for (const backend of backends()) {
         expect(m).toMatchObject({
           status: 'DECLINED',
           sub_status: 'INSUFFICIENT_FUNDS',
-          verify: { vault_on_success: true, currency: 'BRL', status: 'DECLINED', response_code: 'INSUFFICIENT_FUNDS' },
+          verify: { vault_on_success: true, currency: 'BRL', payment: { status: 'DECLINED', sub_status: 'DECLINED', response_code: 'INSUFFICIENT_FUNDS' } },
           card_data: { lfd: '0010', brand: 'VISA' },
         });
         const rows = await t.db.query<{ pan_ciphertext: unknown; fingerprint: string }>('SELECT pan_ciphertext, fingerprint FROM payment_methods WHERE vaulted_token = $1', [m.vaulted_token]);
@@ -234,10 +259,33 @@ for (const backend of backends()) {
         expect(rows[0]!.fingerprint).toBe(m.card_data!.fingerprint);
       });
 
+      it('a verify recorded before 2.0.0 (flat status and codes) is answered in the new shape', async () => {
+        const customerId = await createCustomer(t);
+        const m = await enrollOk(t, customerId, cardBody(account(), {}, { verify: { vault_on_success: true, currency: 'BRL' } }));
+        const legacy = { vault_on_success: true, currency: 'BRL', status: 'SUCCEEDED', response_code: 'SUCCEEDED', response_message: 'Transaction successful' };
+        await t.db.query('UPDATE payment_methods SET verify = $1::jsonb WHERE vaulted_token = $2', [JSON.stringify(legacy), m.vaulted_token]);
+        const got = (await (await t.fetch(`/customers/${customerId}/payment-methods/${m.vaulted_token}`)).json()) as Schemas['EnrolledPaymentMethod'];
+        expectSchema('EnrolledPaymentMethod', got);
+        expect(got.verify).toEqual({
+          vault_on_success: true,
+          currency: 'BRL',
+          payment: {
+            id: null,
+            status: 'SUCCEEDED',
+            sub_status: 'VERIFIED',
+            amount: { currency: 'BRL', value: 0 },
+            response_code: 'SUCCEEDED',
+            response_message: 'Transaction successful',
+            provider_data: m.verify!.payment!.provider_data,
+            created_at: null,
+          },
+        });
+      });
+
       it('201 ERROR when the provider fails the verify', async () => {
         const customerId = await createCustomer(t);
         const m = await enrollOk(t, customerId, cardBody(account(), { number: VISA_PROVIDER_ERROR }, { verify: { currency: 'BRL' } }));
-        expect(m).toMatchObject({ status: 'ERROR', sub_status: 'PROVIDER_ERROR', verify: { status: 'ERROR', response_code: 'PROVIDER_ERROR' } });
+        expect(m).toMatchObject({ status: 'ERROR', sub_status: 'PROVIDER_ERROR', verify: { payment: { status: 'ERROR', response_code: 'PROVIDER_ERROR' } } });
       });
 
       it('201: an ACH enrollment is READY_TO_ENROLL with REDIRECT_URL to a page that exists', async () => {
@@ -282,7 +330,7 @@ for (const backend of backends()) {
         const first = await enrollOk(t, await createCustomer(t), cardBody(account()));
         const customerId = await createCustomer(t);
         const m = await enrollOk(t, customerId, { account_id: account(), country: 'BR', type: 'CARD', token: first.vaulted_token, parent_type: 'CARD', verify: { currency: 'BRL' } });
-        expect(m).toMatchObject({ status: 'ENROLLED', parent_type: 'CARD', card_data: { lfd: '0002', iin: '45079900', fingerprint: first.card_data!.fingerprint }, verify: { status: 'SUCCEEDED' } });
+        expect(m).toMatchObject({ status: 'ENROLLED', parent_type: 'CARD', card_data: { lfd: '0002', iin: '45079900', fingerprint: first.card_data!.fingerprint }, verify: { payment: { status: 'SUCCEEDED' } } });
         expect(m.vaulted_token).not.toBe(first.vaulted_token);
         const opened = await loadCardForPayment(t.db, t.running.deps, t.sandbox.organization_id, m.vaulted_token!);
         expect(opened?.card.number).toBe(VISA_OK);

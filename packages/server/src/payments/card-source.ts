@@ -25,7 +25,7 @@ export type CardSourceProblem = ReturnType<
   typeof problem<'PCI_CERTIFICATION_REQUIRED'> | typeof problem<'INVALID_CARD'> | typeof problem<'PAYMENT_METHOD_NOT_FOUND'>
 >;
 
-const RAW_CARD_PATH = '/body/payment_method/detail/card/card_data';
+export const RAW_CARD_PATH = '/body/payment_method/detail/card/card_data';
 
 export async function resolveCard(
   db: Queryable,
@@ -34,14 +34,15 @@ export async function resolveCard(
   customerId: string | null,
   method: Schemas['CreatePaymentMethod'],
 ): Promise<{ ok: true; value: ResolvedCard } | { ok: false; problem: CardSourceProblem }> {
-  if (method.detail) {
+  const raw = method.detail?.card.card_data;
+  // createPayment has checked that exactly one of vaulted_token and card_data is given.
+  if (raw !== undefined) {
     if (!merchant.pciCertified) {
       return {
         ok: false,
         problem: problem('PCI_CERTIFICATION_REQUIRED', 'Raw card data needs a PCI-certified organization; pay with a vaulted_token instead.'),
       };
     }
-    const raw = method.detail.card.card_data;
     const checked = validateCard({
       number: raw.number,
       holder_name: raw.holder_name,

@@ -13,7 +13,7 @@ import { customersRepository } from '../customers/repository.js';
 import { problem } from '../http/problems.js';
 import type { ProviderResult } from '../providers/provider.js';
 import { tenancyRepository } from '../tenancy/repository.js';
-import { resolveCard, type CardSourceProblem, type ResolvedCard } from './card-source.js';
+import { RAW_CARD_PATH, resolveCard, type CardSourceProblem, type ResolvedCard } from './card-source.js';
 import { toCreatedPayment, transactionMethodOf } from './mapper.js';
 import { toDecimal } from './money.js';
 import { recordPaymentOutcome } from './events.js';
@@ -53,11 +53,22 @@ export async function createPayment(
   request: VaultOnSuccessContext,
 ): Promise<CreatePaymentOutcome> {
   const method = input.payment_method;
-  if ((method.vaulted_token === undefined) === (method.detail === undefined)) {
+  // One card source: the vaulted card, or raw card data. With a vaulted_token, detail.card carries only the
+  // processing options (Yuno sends `{vaulted_token, detail: {card: {capture: false}}}`).
+  const rawCard = method.detail?.card.card_data;
+  if (method.vaulted_token !== undefined && rawCard !== undefined) {
     return {
       ok: false,
-      problem: problem('INVALID_REQUEST', 'Give exactly one of payment_method.vaulted_token and payment_method.detail.', {
-        errors: [{ path: '/body/payment_method', message: 'must have exactly one of vaulted_token and detail' }],
+      problem: problem('INVALID_REQUEST', 'Give either payment_method.vaulted_token or payment_method.detail.card.card_data, not both.', {
+        errors: [{ path: RAW_CARD_PATH, message: 'cannot be combined with vaulted_token; the vaulted card is the card' }],
+      }),
+    };
+  }
+  if (method.vaulted_token === undefined && rawCard === undefined) {
+    return {
+      ok: false,
+      problem: problem('INVALID_REQUEST', 'Give payment_method.vaulted_token or the card in payment_method.detail.card.card_data.', {
+        errors: [{ path: RAW_CARD_PATH, message: 'is required without vaulted_token' }],
       }),
     };
   }
@@ -129,7 +140,7 @@ export async function createPayment(
   const result = capture ? await provider.purchase(call) : await provider.authorize(call);
   const states = result.outcome === 'SUCCEEDED' && !capture ? AUTHORIZED_STATES : OUTCOME_STATES[result.outcome];
   // vault_on_success: the card just charged (or authorized) successfully is enrolled for the customer.
-  const vaulted = result.outcome === 'SUCCEEDED' && method.vault_on_success === true && customer ? await vaultOnSuccess(request, customer.id, input) : null;
+  const vaulted = result.outcome === 'SUCCEEDED' && method.vault_on_success === true && customer ? await vaultOnSuccess(request, customer.id, input, result.cardInfo) : null;
   const paymentMethod = paymentMethodOf(vaulted ? { ...source, vaultedToken: vaulted } : source, result, method);
 
   const purchase = await repo.insertTransaction(db, {

@@ -7,12 +7,19 @@
  */
 import type { Schemas } from '@payorch/types';
 import type { Logger } from '../platform/logger.js';
+import type { ProviderCardInfo } from '../providers/provider.js';
 import { enrollPaymentMethod, type VaultContext } from '../vault/service.js';
 
 /** What the enrollment needs besides the payment's transaction: who asks, and the public base address. */
 export type VaultOnSuccessContext = VaultContext & { log: Logger };
 
-export async function vaultOnSuccess(ctx: VaultOnSuccessContext, customerId: string, input: Schemas['CreatePaymentRequest']): Promise<string | null> {
+/** `cardInfo`: the BIN data the payment's provider reported, so the vaulted card shows its issuer as the payment does. */
+export async function vaultOnSuccess(
+  ctx: VaultOnSuccessContext,
+  customerId: string,
+  input: Schemas['CreatePaymentRequest'],
+  cardInfo?: ProviderCardInfo,
+): Promise<string | null> {
   const raw = input.payment_method.detail?.card.card_data;
   if (!raw) return null;
   const enrolled = await enrollPaymentMethod(ctx, customerId, null, {
@@ -26,7 +33,7 @@ export async function vaultOnSuccess(ctx: VaultOnSuccessContext, customerId: str
       expiration_year: raw.expiration_year,
       security_code: raw.security_code,
     },
-  } as Schemas['EnrollPaymentMethodRequest']);
+  } as Schemas['EnrollPaymentMethodRequest'], cardInfo);
   if (!enrolled.ok) {
     ctx.log.warn({ code: enrolled.problem.body.code }, 'vault_on_success: the card could not be enrolled');
     return null;

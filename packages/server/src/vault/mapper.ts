@@ -97,6 +97,7 @@ function cardData(row: PaymentMethodRow): Schemas['EnrolledCardData'] | null {
   return {
     iin: row.card_iin,
     lfd: row.card_lfd,
+    holder_name: row.card_holder_name,
     expiration_month: row.card_expiration_month,
     expiration_year: row.card_expiration_year,
     number_length: row.card_number_length,
@@ -105,9 +106,46 @@ function cardData(row: PaymentMethodRow): Schemas['EnrolledCardData'] | null {
     issuer: row.card_issuer,
     issuer_name: row.card_issuer_name,
     issuer_code: row.card_issuer_code,
+    country_code: row.card_country_code,
     category: row.card_category,
     type: row.card_funding_type,
     fingerprint: row.fingerprint,
+  };
+}
+
+/** The verify column before 2.0.0: the outcome flat, with no verification id or time. */
+interface LegacyVerify {
+  vault_on_success: boolean;
+  currency: string | null;
+  status: 'SUCCEEDED' | 'DECLINED' | 'ERROR' | null;
+  response_code: string | null;
+  response_message: string | null;
+}
+
+type Verify = NonNullable<EnrolledPaymentMethod['verify']>;
+
+/** Stored verify → Yuno's `{vault_on_success, currency, payment}`; rows written before 2.0.0 are converted. */
+function verifyOf(row: PaymentMethodRow): Verify | null {
+  const stored = row.verify as Verify | LegacyVerify | null;
+  if (!stored) return null;
+  if ('payment' in stored) return stored;
+  const legacy = stored;
+  return {
+    vault_on_success: legacy.vault_on_success,
+    currency: legacy.currency,
+    payment:
+      legacy.status === null
+        ? null
+        : {
+            id: null,
+            status: legacy.status,
+            sub_status: legacy.status === 'SUCCEEDED' ? 'VERIFIED' : legacy.status,
+            amount: { currency: legacy.currency, value: 0 },
+            response_code: legacy.response_code,
+            response_message: legacy.response_message,
+            provider_data: row.verify_provider_id ? { id: row.verify_provider_id, transaction_id: row.verify_provider_transaction_id } : null,
+            created_at: null,
+          },
   };
 }
 
@@ -134,6 +172,6 @@ export function toApiPaymentMethod(row: PaymentMethodRow, baseUrl: string, now: 
     last_successfully_used: row.last_successfully_used,
     last_successfully_used_at: toIsoMicros(row.last_successfully_used_at),
     preferred: row.preferred,
-    verify: (row.verify ?? null) as EnrolledPaymentMethod['verify'],
+    verify: verifyOf(row),
   };
 }

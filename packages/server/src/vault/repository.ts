@@ -40,6 +40,7 @@ export interface PaymentMethodRow {
   card_issuer: string | null;
   card_issuer_name: string | null;
   card_issuer_code: string | null;
+  card_country_code: string | null;
   card_category: string | null;
   card_funding_type: string | null;
   fingerprint: string | null;
@@ -80,8 +81,8 @@ const COLUMN_LIST = [
   'status', 'sub_status', 'workflow', 'callback_url', 'action', 'redirect_url', 'parent_type', 'token', 'customer_payer',
   'recurring_payment', 'provider_data', 'details', 'card_brand', 'card_iin', 'card_lfd', 'card_number_length',
   'card_security_code_length', 'card_expiration_month', 'card_expiration_year', 'card_holder_name', 'card_issuer',
-  'card_issuer_name', 'card_issuer_code', 'card_category', 'card_funding_type', 'fingerprint', 'verify', 'verify_provider_id',
-  'verify_provider_transaction_id', 'preferred', 'last_successfully_used', 'last_successfully_used_at', 'created_at', 'updated_at',
+  'card_issuer_name', 'card_issuer_code', 'card_country_code', 'card_category', 'card_funding_type', 'fingerprint', 'verify',
+  'verify_provider_id', 'verify_provider_transaction_id', 'preferred', 'last_successfully_used', 'last_successfully_used_at', 'created_at', 'updated_at',
 ] as const satisfies readonly (keyof PaymentMethodRow)[];
 
 /** The public columns, optionally qualified by a table alias. */
@@ -93,7 +94,7 @@ const INSERT_COLUMNS = [
   'status', 'sub_status', 'workflow', 'callback_url', 'action', 'redirect_url', 'parent_type', 'token', 'customer_payer',
   'recurring_payment', 'provider_data', 'details', 'details_ciphertext', 'details_iv', 'details_tag', 'details_key_id',
   'card_brand', 'card_iin', 'card_lfd', 'card_number_length', 'card_security_code_length', 'card_expiration_month',
-  'card_expiration_year', 'card_holder_name', 'card_issuer', 'card_issuer_name', 'card_issuer_code', 'card_category',
+  'card_expiration_year', 'card_holder_name', 'card_issuer', 'card_issuer_name', 'card_issuer_code', 'card_country_code', 'card_category',
   'card_funding_type', 'pan_ciphertext', 'pan_iv', 'pan_tag', 'pan_key_id', 'fingerprint', 'verify', 'verify_provider_id',
   'verify_provider_transaction_id',
 ] as const satisfies readonly (keyof NewPaymentMethodRow)[];

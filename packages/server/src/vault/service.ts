@@ -13,7 +13,7 @@ import { customersRepository } from '../customers/repository.js';
 import type { Queryable } from '../db/database.js';
 import { describeFieldErrors, problem, type FieldError, type ProblemReply } from '../http/problems.js';
 import type { Logger } from '../platform/logger.js';
-import type { PaymentProvider, ProviderCard, ProviderResult } from '../providers/provider.js';
+import type { PaymentProvider, ProviderCard, ProviderCardInfo, ProviderResult } from '../providers/provider.js';
 import { tenancyRepository } from '../tenancy/repository.js';
 import { isExpired, validateCard, type ValidatedCard } from './card-validation.js';
 import { recordEnrollmentOutcome } from './events.js';
@@ -97,7 +97,7 @@ interface CardToVault {
   card: ValidatedCard;
   securityCode: string | null;
   /** Carried over from the source record of a token enrollment (issuer facts are per card). */
-  issuer?: Pick<PaymentMethodRow, 'card_issuer' | 'card_issuer_name' | 'card_issuer_code' | 'card_category' | 'card_funding_type'>;
+  issuer?: Pick<PaymentMethodRow, 'card_issuer' | 'card_issuer_name' | 'card_issuer_code' | 'card_country_code' | 'card_category' | 'card_funding_type'>;
 }
 
 async function cardFromToken(ctx: VaultContext, token: string, type: string): Promise<CardToVault | EnrollProblem> {
@@ -153,6 +153,23 @@ function statusAfterVerify(result: ProviderResult | undefined): { status: 'ENROL
   return { status: result.outcome === 'DECLINED' ? 'DECLINED' : 'ERROR', subStatus: result.responseCode };
 }
 
+/**
+ * The verification as EnrolledVerify.payment shows it. Recorded in the method's `verify` column, not as a
+ * payment row: it moves no money, so GET /v1/payments/{id} does not know its id (docs: yuno-compatibility).
+ */
+function verificationPayment(result: ProviderResult, providerId: string, currency: string | null, now: Date): Schemas['EnrolledVerifyPayment'] {
+  return {
+    id: randomUUID(),
+    status: result.outcome,
+    sub_status: result.outcome === 'SUCCEEDED' ? 'VERIFIED' : result.outcome,
+    amount: { currency, value: 0 },
+    response_code: result.responseCode,
+    response_message: result.responseMessage,
+    provider_data: { id: providerId, transaction_id: result.providerTransactionId },
+    created_at: now.toISOString(),
+  };
+}
+
 function maskBankTransfer(detail: NonNullable<NonNullable<EnrollRequest['payment_method']>['detail']>['bank_transfer']): MaskedDetails | null {
   if (!detail) return null;
   return {
@@ -168,6 +185,8 @@ export async function enrollPaymentMethod(
   customerId: string,
   idempotencyKey: string | null,
   body: EnrollRequest,
+  /** BIN data a provider already reported for this card (vault_on_success passes the payment's). */
+  knownCardInfo?: ProviderCardInfo,
 ): Promise<{ ok: true; method: EnrolledPaymentMethod } | { ok: false; problem: EnrollProblem }> {
   const fail = (p: EnrollProblem) => ({ ok: false as const, problem: p });
   const errors = requestErrors(body);
@@ -231,6 +250,7 @@ export async function enrollPaymentMethod(
     card_issuer: null,
     card_issuer_name: null,
     card_issuer_code: null,
+    card_country_code: null,
     card_category: null,
     card_funding_type: null,
     pan_ciphertext: null,
@@ -314,6 +334,7 @@ export async function enrollPaymentMethod(
   }
   const { status, subStatus } = statusAfterVerify(verification);
   const card = toVault.card;
+  const info = verification?.cardInfo ?? knownCardInfo;
   // Data minimization: only a usable (ENROLLED) method keeps its PAN.
   const sealed = status === 'ENROLLED' ? ctx.vault.sealPan(ctx.organizationId, vaultedToken, card.pan) : undefined;
   const row = await repo.insert(ctx.db, {
@@ -328,11 +349,14 @@ export async function enrollPaymentMethod(
     card_expiration_month: card.expirationMonth,
     card_expiration_year: card.expirationYear,
     card_holder_name: card.holderName,
+    // Issuer facts: carried over from a token's source record, else what the verifying provider reported
+    // (BIN data, as payments record it); unknown (null) when no verification ran.
     card_issuer: toVault.issuer?.card_issuer ?? null,
-    card_issuer_name: toVault.issuer?.card_issuer_name ?? null,
-    card_issuer_code: toVault.issuer?.card_issuer_code ?? null,
-    card_category: toVault.issuer?.card_category ?? null,
-    card_funding_type: toVault.issuer?.card_funding_type ?? null,
+    card_issuer_name: toVault.issuer?.card_issuer_name ?? info?.issuerName ?? null,
+    card_issuer_code: toVault.issuer?.card_issuer_code ?? info?.issuerCode ?? null,
+    card_country_code: toVault.issuer?.card_country_code ?? info?.countryCode ?? null,
+    card_category: toVault.issuer?.card_category ?? info?.category ?? null,
+    card_funding_type: toVault.issuer?.card_funding_type ?? info?.type ?? null,
     pan_ciphertext: sealed?.ciphertext ?? null,
     pan_iv: sealed?.iv ?? null,
     pan_tag: sealed?.tag ?? null,
@@ -342,9 +366,7 @@ export async function enrollPaymentMethod(
       ? {
           vault_on_success: body.verify.vault_on_success ?? false,
           currency: verifyCurrency,
-          status: verification!.outcome,
-          response_code: verification!.responseCode,
-          response_message: verification!.responseMessage,
+          payment: verification ? verificationPayment(verification, ctx.provider.id, verifyCurrency, now) : null,
         }
       : null,
     verify_provider_id: verification ? ctx.provider.id : null,
@@ -493,7 +515,7 @@ export async function loadCardForPayment(
         brand: row.card_brand!,
         issuer_name: row.card_issuer_name,
         issuer_code: row.card_issuer_code,
-        country_code: null,
+        country_code: row.card_country_code,
         category: row.card_category,
         type: row.card_funding_type,
         fingerprint: row.fingerprint,

@@ -2996,6 +2996,8 @@ export interface components {
             iin: string;
             /** @description Last four digits of the PAN. */
             lfd: string;
+            /** @description Cardholder name as given at enrollment; null when none was given. */
+            holder_name: string | null;
             expiration_month: number;
             /** @description Expiration year as TWO digits (29 for 2029). */
             expiration_year: number;
@@ -3011,6 +3013,8 @@ export interface components {
             issuer_name: string | null;
             /** @description Issuer code, when known. */
             issuer_code: string | null;
+            /** @description ISO 3166-1 alpha-2 country of the issuer, from the provider's BIN data; null when unknown. */
+            country_code: string | null;
             /** @description Card category or product level (for example CLASSIC, GOLD), when known. */
             category: string | null;
             /** @description Funding type, for example CREDIT, DEBIT or PREPAID, when known. */
@@ -3018,18 +3022,58 @@ export interface components {
             /** @description Keyed HMAC of the PAN (hex or base64url): equal for the same card within an organization, different across organizations; use it to detect duplicate enrollments. May be null for some providers. */
             fingerprint: string | null;
         };
-        /** @description Outcome of the verify transaction requested at enrollment. */
+        /** @description Amount of a verification, always zero, in major units. */
+        EnrolledVerifyAmount: {
+            /** @description ISO 4217 currency of the verification; null when neither the request nor the country gave one. */
+            currency: string | null;
+            /** @description Always 0, since a verification authorizes nothing. */
+            value: number;
+        };
+        /** @description The provider that answered a verification, and its id for it. */
+        EnrolledVerifyProviderData: {
+            /** @description Provider identifier, for example sandbox. */
+            id: string;
+            /** @description The provider's id of the verification transaction. */
+            transaction_id: string | null;
+        };
+        /** @description Summary of the zero-amount verification run through the provider at enrollment. It is recorded on the enrolled method itself, not as a payment: GET /v1/payments/{payment_id} does not know its id, it appears in no payment list, and it moves no money. */
+        EnrolledVerifyPayment: {
+            /**
+             * Format: uuid
+             * @description Identifier of this verification (not a payment id); null for verifications recorded before version 2.0.0.
+             */
+            id: string | null;
+            /**
+             * @description Outcome of the verification, SUCCEEDED, DECLINED or ERROR.
+             * @enum {string}
+             */
+            status: "SUCCEEDED" | "DECLINED" | "ERROR";
+            /**
+             * @description VERIFIED when the card was verified, otherwise the status again.
+             * @enum {string}
+             */
+            sub_status: "VERIFIED" | "DECLINED" | "ERROR";
+            amount: components["schemas"]["EnrolledVerifyAmount"];
+            /** @description Normalized provider response code, for example SUCCEEDED or DO_NOT_HONOR. */
+            response_code: string | null;
+            /** @description Human-readable provider response. */
+            response_message: string | null;
+            /** @description Which provider ran the verification and its transaction id; null for verifications recorded before 2.0.0 without them. */
+            provider_data: components["schemas"]["EnrolledVerifyProviderData"] | null;
+            /**
+             * Format: date-time
+             * @description When the verification ran (the enrollment time); null for verifications recorded before 2.0.0.
+             */
+            created_at: string | null;
+        };
+        /** @description The verification requested at enrollment, in Yuno's shape: whether vaulting depended on it, its currency, and the verification payment (null when no verification ran). */
         EnrolledVerify: {
             /** @description Whether vaulting was conditional on a successful verification. */
             vault_on_success: boolean;
-            /** @description ISO 4217 currency of the verify transaction. */
+            /** @description ISO 4217 currency of the verification. */
             currency: string | null;
-            /** @description Status of the verify transaction, for example SUCCEEDED or DECLINED; null when no verification ran. */
-            status: string | null;
-            /** @description Provider response code of the verify transaction. */
-            response_code: string | null;
-            /** @description Human-readable provider response of the verify transaction. */
-            response_message: string | null;
+            /** @description The zero-amount verification the provider ran; null when none ran. */
+            payment: components["schemas"]["EnrolledVerifyPayment"] | null;
         };
         /**
          * @description Country where a payment method can be enrolled (ISO 3166-1 alpha-2, the subset the interface spec allows).
@@ -3828,9 +3872,9 @@ export interface components {
             delay?: string;
             simplified_mode?: boolean;
         };
-        /** @description Card options and raw card data of a payment. `card_data` holds the card itself; the other fields say how to process it. Stored with the payment and returned under `payment_method.payment_method_detail.card`. */
+        /** @description Card options and raw card data of a payment. `card_data` holds the card itself and is required unless the payment names a `vaulted_token`, with which it is refused (the vaulted card is the card); the other fields say how to process either. Stored with the payment and returned under `payment_method.payment_method_detail.card`. */
         CreatePaymentCard: {
-            card_data: components["schemas"]["CreatePaymentCardData"];
+            card_data?: components["schemas"]["CreatePaymentCardData"];
             /**
              * @description `false` authorizes only (payment `PENDING` / `AUTHORIZED`, transaction `AUTHORIZE`); capture it later with the capture operation or void it with cancel. `true` (the default) authorizes and captures at once.
              * @default true
@@ -3852,11 +3896,11 @@ export interface components {
             delayed_capture_settings?: components["schemas"]["CreatePaymentDelaySettings"];
             delayed_cancel_settings?: components["schemas"]["CreatePaymentDelaySettings"];
         };
-        /** @description Raw payment method data for POST /payments (PCI certified merchants only). */
+        /** @description Card data and processing options for POST /payments (raw card data for PCI certified merchants only). */
         CreatePaymentMethodDetail: {
             card: components["schemas"]["CreatePaymentCard"];
         };
-        /** @description How the customer pays: a card, either by `vaulted_token` (a card enrolled for this customer) or by raw card data in `detail.card.card_data` (PCI certified merchants only, else 403 PCI_CERTIFICATION_REQUIRED). Exactly one of `vaulted_token` and `detail` must be given; the server checks this (400 INVALID_REQUEST). */
+        /** @description How the customer pays: a card, either by `vaulted_token` (a card enrolled for this customer) or by raw card data in `detail.card.card_data` (PCI certified merchants only, else 403 PCI_CERTIFICATION_REQUIRED). With `vaulted_token`, `detail.card` may still carry the processing options (`capture`, `installments`, `soft_descriptor`, `stored_credentials`, ...) but not `card_data`; without it, `detail.card.card_data` is required. The server checks both (400 INVALID_REQUEST naming `/body/payment_method/detail/card/card_data`). */
         CreatePaymentMethod: {
             /**
              * @description Payment method type. Only CARD is processed; any other type (PIX, wallets, cash, ...) is refused with 400 naming this field.

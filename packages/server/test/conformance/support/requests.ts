@@ -37,8 +37,13 @@ export interface GenRequest {
  * expressing a rule in the schema itself.
  */
 export const FIXUPS: Record<string, (arb: fc.Arbitrary<unknown>) => fc.Arbitrary<unknown>> = {
-  // CreatePaymentMethod: "Exactly one of vaulted_token and detail must be given; the server checks this (400)."
-  CreatePaymentMethod: (arb) => arb.filter((v) => ('vaulted_token' in (v as object)) !== ('detail' in (v as object))),
+  // CreatePaymentMethod: "With `vaulted_token`, `detail.card` may carry options but not `card_data`; without it,
+  // `detail.card.card_data` is required" (400 otherwise).
+  CreatePaymentMethod: (arb) =>
+    arb.filter((v) => {
+      const pm = v as { vaulted_token?: unknown; detail?: { card?: { card_data?: unknown } } };
+      return ('vaulted_token' in pm) !== (pm.detail?.card !== undefined && 'card_data' in pm.detail.card);
+    }),
   // CreatePaymentCustomerPayer: "paying with `vaulted_token` or `vault_on_success` needs an `id`".
   CreatePaymentRequest: (arb) =>
     arb.filter((v) => {
