@@ -46,7 +46,16 @@ export function yunoExamples(file: string, path: string): YunoExample[] {
   });
 }
 
-export const yunoFilesPresent = (): boolean => existsSync(YUNO_DIR);
+/**
+ * Whether Yuno's files are beside the repository. A clone on its own (a newcomer's `npm test`) skips the
+ * example tests; CI always has `shared/` beside the clone, so there a missing folder fails the run
+ * instead of silently dropping the check.
+ */
+export function yunoFilesPresent(): boolean {
+  if (existsSync(YUNO_DIR)) return true;
+  if (process.env.CI) throw new Error(`${YUNO_DIR} is missing: CI runs the Yuno example tests against ../shared/yuno-openapi beside the clone`);
+  return false;
+}
 
 /** A placeholder Yuno writes where an id of the merchant's goes: `<customer_id>`, `{{account-code}}`. */
 export const isPlaceholder = (v: unknown): boolean => typeof v === 'string' && (/^<[^>]*>$/.test(v) || /^\{\{[^}]*\}\}$/.test(v));
