@@ -7,6 +7,7 @@ import { paymentMethodsRepository } from '../vault/repository.js';
 import { customerEtag, ifMatchHits } from './etag.js';
 import { toApiCustomer } from './mapper.js';
 import { customersRepository as repo, type CustomerChanges } from './repository.js';
+import { pageOf } from '../http/paging.js';
 
 export type CreateCustomerResult =
   | { kind: 'created'; customer: Schemas['Customer'] }
@@ -67,12 +68,8 @@ export async function listCustomers(
   }
   const filter = { createdGte: q.createdGte ?? null, createdLt: q.createdLt ?? null };
   const rows = await repo.list(db, organizationId, filter, q.limit + 1, q.startingAfter ?? null);
-  const page = rows.slice(0, q.limit);
-  const hasMore = rows.length > q.limit;
-  return {
-    kind: 'ok',
-    value: { customers: page.map(toApiCustomer), has_more: hasMore, next_cursor: hasMore ? page[page.length - 1]!.id : null },
-  };
+  const { items, ...paging } = pageOf(rows, q.limit, (c) => c.id);
+  return { kind: 'ok', value: { customers: items.map(toApiCustomer), ...paging } };
 }
 
 export type UpdateCustomerResult =

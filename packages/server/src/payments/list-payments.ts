@@ -8,6 +8,7 @@ import type { Queryable } from '../db/database.js';
 import type { FieldError } from '../http/problems.js';
 import { toApiPayment } from './mapper.js';
 import { paymentsRepository as repo } from './repository.js';
+import { pageOf } from '../http/paging.js';
 
 export interface PaymentQuery {
   merchantOrderId?: string;
@@ -33,14 +34,6 @@ export async function listPayments(db: Queryable, organizationId: string, q: Pay
     createdLt: q.createdLt ?? null,
   };
   const rows = await repo.listPaymentsWithTransactions(db, organizationId, filter, q.limit + 1, q.startingAfter ?? null);
-  const page = rows.slice(0, q.limit);
-  const hasMore = rows.length > q.limit;
-  return {
-    kind: 'ok',
-    value: {
-      payments: page.map((r) => toApiPayment(r.payment, r.transactions, null, { rawResponse: false })),
-      has_more: hasMore,
-      next_cursor: hasMore ? page[page.length - 1]!.payment.id : null,
-    },
-  };
+  const { items, ...paging } = pageOf(rows, q.limit, (r) => r.payment.id);
+  return { kind: 'ok', value: { payments: items.map((r) => toApiPayment(r.payment, r.transactions, null, { rawResponse: false })), ...paging } };
 }

@@ -20,6 +20,7 @@ import { recordEnrollmentOutcome } from './events.js';
 import { effectiveStatus, toApiPaymentMethod, type MaskedDetails } from './mapper.js';
 import { paymentMethodsRepository as repo, type NewPaymentMethodRow, type PaymentMethodRow } from './repository.js';
 import type { VaultService } from './services.js';
+import { pageOf } from '../http/paging.js';
 
 type EnrollRequest = Schemas['EnrollPaymentMethodRequest'];
 type EnrolledPaymentMethod = Schemas['EnrolledPaymentMethod'];
@@ -410,16 +411,8 @@ export async function listPaymentMethods(
     limit: limit + 1,
     ...(page.startingAfter !== undefined ? { after: page.startingAfter } : {}),
   });
-  const hasMore = rows.length > limit;
-  const items = rows.slice(0, limit);
-  return {
-    ok: true,
-    list: {
-      payment_methods: items.map((r) => toApiPaymentMethod(r, baseUrl, now)),
-      has_more: hasMore,
-      next_cursor: hasMore ? items[items.length - 1]!.vaulted_token : null,
-    },
-  };
+  const { items, ...paging } = pageOf(rows, limit, (r) => r.vaulted_token);
+  return { ok: true, list: { payment_methods: items.map((r) => toApiPaymentMethod(r, baseUrl, now)), ...paging } };
 }
 
 // ---- The sandbox provider's hosted enrollment page (non-card methods) ----

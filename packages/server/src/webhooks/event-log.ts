@@ -8,6 +8,7 @@ import { toIsoMicros, type Queryable } from '../db/database.js';
 import type { FieldError } from '../http/problems.js';
 import { resourceKind, type EventType } from './event-types.js';
 import { webhooksRepository as repo, type EventLogRow } from './repository.js';
+import { pageOf } from '../http/paging.js';
 
 export const EVENT_RETENTION_DAYS = 30;
 
@@ -44,9 +45,8 @@ export async function listEvents(
     query.limit + 1,
     query.startingAfter ?? null,
   );
-  const page = rows.slice(0, query.limit);
-  const hasMore = rows.length > query.limit;
-  return { kind: 'ok', value: { events: page.map(toApiEvent), has_more: hasMore, next_cursor: hasMore ? page[page.length - 1]!.id : null } };
+  const { items, ...paging } = pageOf(rows, query.limit, (e) => e.id);
+  return { kind: 'ok', value: { events: items.map(toApiEvent), ...paging } };
 }
 
 export async function getEvent(db: Queryable, organizationId: string, id: string, now = new Date()): Promise<Schemas['Event'] | undefined> {

@@ -10,6 +10,7 @@ import { toApiDelivery, toApiEndpoint } from './mapper.js';
 import { webhooksRepository as repo, type DeliveryRow } from './repository.js';
 import { generateSecret, type SecretBox } from './secrets.js';
 import { endpointUrlProblem } from './url-policy.js';
+import { pageOf } from '../http/paging.js';
 
 export interface WebhookRules {
   secrets: SecretBox;
@@ -84,9 +85,8 @@ export async function listEndpoints(
     return { kind: 'invalid', errors: [{ path: '/query/starting_after', message: 'is not a cursor of this list' }] };
   }
   const rows = await repo.listEndpoints(db, organizationId, limit + 1, startingAfter ?? null);
-  const page = rows.slice(0, limit);
-  const hasMore = rows.length > limit;
-  return { kind: 'ok', value: { webhook_endpoints: page.map(toApiEndpoint), has_more: hasMore, next_cursor: hasMore ? page[page.length - 1]!.id : null } };
+  const { items, ...paging } = pageOf(rows, limit, (e) => e.id);
+  return { kind: 'ok', value: { webhook_endpoints: items.map(toApiEndpoint), ...paging } };
 }
 
 export async function getEndpoint(db: Queryable, organizationId: string, id: string): Promise<Result<Schemas['WebhookEndpoint']>> {
@@ -156,9 +156,8 @@ export async function listDeliveries(
     return { kind: 'invalid', errors: [{ path: '/query/starting_after', message: 'is not a cursor of this list' }] };
   }
   const rows = await repo.listDeliveries(db, endpointId, { eventId: query.eventId ?? null, status: query.status ?? null }, query.limit + 1, query.startingAfter ?? null);
-  const page = rows.slice(0, query.limit);
-  const hasMore = rows.length > query.limit;
-  return { kind: 'ok', value: { deliveries: await withAttempts(db, page), has_more: hasMore, next_cursor: hasMore ? page[page.length - 1]!.id : null } };
+  const { items, ...paging } = pageOf(rows, query.limit, (d) => d.id);
+  return { kind: 'ok', value: { deliveries: await withAttempts(db, items), ...paging } };
 }
 
 export async function getDelivery(db: Queryable, organizationId: string, endpointId: string, deliveryId: string): Promise<Result<Schemas['WebhookDelivery']> | { kind: 'no-endpoint' }> {
