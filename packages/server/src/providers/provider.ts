@@ -17,6 +17,53 @@ export interface ProviderCard {
 
 export type ProviderOutcome = 'SUCCEEDED' | 'DECLINED' | 'ERROR';
 
+/**
+ * The merchant's connection a call goes through (routing/connections): which credentials the provider
+ * sees and how long we wait for its answer. Credentials are opened from their sealed form for the call
+ * only and never logged.
+ */
+export interface ConnectionContext {
+  connectionId: string;
+  credentials: Readonly<Record<string, string>>;
+  /** The connection's timeout: past it the call is abandoned and its outcome is unknown. */
+  timeoutMs: number;
+}
+
+/** Why a provider call produced no answer. */
+export type UnavailableKind =
+  /** Nothing reached the provider (connection refused, DNS, TLS): it certainly did not act. */
+  | 'NOT_SENT'
+  /** Sent, and no answer within the connection's timeout: the provider may have acted. */
+  | 'TIMEOUT'
+  /** Sent, and the connection broke before a full answer: the provider may have acted. */
+  | 'CONNECTION_CUT'
+  /** An answer we cannot read (HTTP 5xx, malformed body): the provider may have acted. */
+  | 'BAD_RESPONSE';
+
+/**
+ * A provider call without a usable answer. Declines are results, never this error. When
+ * `maybeProcessed` is true the outcome is unknown and only a lookup by reference settles it.
+ */
+export class ProviderUnavailableError extends Error {
+  readonly maybeProcessed: boolean;
+  constructor(
+    readonly providerId: string,
+    readonly kind: UnavailableKind,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ProviderUnavailableError';
+    this.maybeProcessed = kind !== 'NOT_SENT';
+  }
+}
+
+/** What a provider knows about an operation we sent it, asked by our reference (reconciliation). */
+export type ProviderLookup =
+  /** The provider never processed this reference (and, once asked, will refuse it if it arrives late). */
+  | { found: false }
+  /** The provider's answer for the reference; `voided` once an approval was voided or reversed. */
+  | { found: true; result: ProviderResult; voided: boolean };
+
 export interface ProviderResult {
   outcome: ProviderOutcome;
   providerTransactionId: string;
@@ -113,16 +160,22 @@ export interface DisputeEvidenceAck {
 }
 
 export interface PaymentProvider {
+  /** The provider as the API names it: SANDBOX_A, SANDBOX_B (routing steps' provider_id). */
   readonly id: string;
+  /**
+   * What the provider did with the operation we sent under `reference` (our idempotency reference for
+   * that call). Throws ProviderUnavailableError when the provider cannot be asked now.
+   */
+  lookup?(input: { reference: string; connection?: ConnectionContext }): Promise<ProviderLookup>;
   /** A zero-amount verification of a card (enrollment `verify`). */
-  verify(input: { card: ProviderCard; currency: string | null; reference: string }): Promise<ProviderResult>;
+  verify(input: { card: ProviderCard; currency: string | null; reference: string; connection?: ConnectionContext }): Promise<ProviderResult>;
   /**
    * An authorization with capture. `amount` is a decimal string in major units; `softDescriptor` the
    * merchant's text for the cardholder's statement, when given.
    */
-  purchase(input: { card: ProviderCard; amount: string; currency: string; reference: string; description: string; softDescriptor?: string | null }): Promise<ProviderResult>;
+  purchase(input: Charge): Promise<ProviderResult>;
   /** An authorization only (`capture: false`): the money is held until capture or void. */
-  authorize(input: { card: ProviderCard; amount: string; currency: string; reference: string; description: string; softDescriptor?: string | null }): Promise<ProviderResult>;
+  authorize(input: Charge): Promise<ProviderResult>;
   /** Captures (part of) an authorization; what is not captured is released. */
   capture(input: FollowUp): Promise<ProviderResult>;
   /** Voids an uncaptured authorization. */
@@ -153,6 +206,23 @@ export interface PaymentProvider {
 }
 
 /**
+ * A charge (purchase or authorization). `reference` is our idempotency reference for this one call
+ * (the attempt's transaction id): the provider answers a repeated reference with its first answer and
+ * never charges twice. `paymentId` ties the provider's records (and chargebacks) to the payment.
+ */
+export interface Charge {
+  card: ProviderCard;
+  /** Decimal string in major units. */
+  amount: string;
+  currency: string;
+  reference: string;
+  paymentId?: string;
+  description: string;
+  softDescriptor?: string | null;
+  connection?: ConnectionContext;
+}
+
+/**
  * An operation on an earlier transaction of the provider (capture, void, refund). A DECLINED or ERROR
  * outcome means the provider refused it: nothing moved.
  */
@@ -164,6 +234,7 @@ export interface FollowUp {
   currency: string;
   /** Our transaction id: the provider's idempotency reference for this operation. */
   reference: string;
+  connection?: ConnectionContext;
 }
 
 export interface RedirectEnrollment {
