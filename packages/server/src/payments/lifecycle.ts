@@ -380,3 +380,18 @@ export async function cancelOrRefundPayment(ctx: LifecycleContext, paymentId: st
   });
   return run(ctx, reserved);
 }
+
+/**
+ * Deferred idempotency's recoverer for resources 'transaction:<id>' (capture, cancel, refund,
+ * cancel-or-refund): the settled reply of the follow-up, or null while it is PENDING (the retry gets 409
+ * REQUEST_IN_PROCESS until the reconciliation settles it).
+ */
+export async function followUpRecoverer(
+  db: Queryable,
+  target: { organizationId: string; operationId: string; id: string },
+): Promise<{ status: number; body?: unknown; headers?: Record<string, string> } | null> {
+  const outcome = await followUpOutcome(db, target.id);
+  if (!outcome) return null;
+  if (outcome.ok) return { status: target.operationId === 'cancelOrRefundPayment' ? 201 : 200, body: outcome.payment };
+  return outcome.problem;
+}

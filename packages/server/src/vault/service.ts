@@ -561,3 +561,15 @@ export async function loadCardForPayment(
 export async function markUsed(db: Queryable, vaultedToken: string, at: Date | string, succeeded = true): Promise<boolean> {
   return repo.markUsed(db, vaultedToken, at, succeeded);
 }
+
+/**
+ * Deferred idempotency's recoverer for resources 'payment_method:<token>' (enrollPaymentMethod): the
+ * enrolled method as the request answers it (201), built from the database when the request's own reply
+ * was never stored. An enrollment is settled once its one write committed, so this never waits.
+ */
+export function enrollmentRecoverer(baseUrl: () => string) {
+  return async (db: Queryable, target: { organizationId: string; id: string }): Promise<{ status: number; body: EnrolledPaymentMethod } | null> => {
+    const row = await repo.findWithPan(db, target.organizationId, target.id);
+    return row ? { status: 201, body: toApiPaymentMethod(row, baseUrl()) } : null;
+  };
+}
