@@ -253,7 +253,7 @@ for (const backend of backends()) {
         [t.sandbox.organization_id, key],
       );
       const [attempt] = await t.db.query<{ id: string; status: string }>(
-        "UPDATE payment_transactions SET status = 'UNKNOWN' WHERE payment_id = $1 RETURNING id, (SELECT 'SUCCEEDED') AS status",
+        "UPDATE payment_transactions SET status = 'PENDING' WHERE payment_id = $1 RETURNING id, (SELECT 'SUCCEEDED') AS status",
         [paymentId],
       );
       const inFlight = await postPayment(t, body, { key });

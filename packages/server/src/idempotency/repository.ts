@@ -21,7 +21,7 @@ export type StoredReply = StoredRecord & { state: 'COMPLETE'; status_code: numbe
 export interface ReplyToStore {
   status: number;
   headers: Record<string, string>;
-  body: unknown;
+  body?: unknown;
 }
 
 const bodyParam = (body: unknown) => (body === undefined ? null : JSON.stringify(body));

@@ -13,8 +13,8 @@ import { paymentsRepository as repo, type TransactionRow } from './repository.js
 /** The transaction types a payment's provider attempts have (one per provider tried). */
 export const ATTEMPT_TYPES: ReadonlySet<string> = new Set(['PURCHASE', 'AUTHORIZE']);
 
-/** An attempt whose outcome is not known yet: being called, or waiting for reconciliation. */
-export const isInFlight = (t: TransactionRow) => ATTEMPT_TYPES.has(t.type) && (t.status === 'PENDING' || t.status === 'UNKNOWN');
+/** An attempt whose outcome is not known yet: being called, or waiting for reconciliation (status PENDING). */
+export const isInFlight = (t: TransactionRow) => ATTEMPT_TYPES.has(t.type) && t.status === 'PENDING';
 
 /**
  * The created payment, or null while it is not settled (an attempt in flight, or not even tried): the

@@ -9,10 +9,12 @@ import type { Migration } from '../migrate.js';
 // after which an unbound claim (its claimer died before writing anything) may be taken over.
 //
 // Payments: `routing_rules` is how the payment was routed (the RoutePlan shown as routing_rules).
-// Attempts: each provider attempt is a payment_transactions row naming its connection; `deadline_at`
-// is when a PENDING attempt is overdue (timeout + grace: its caller died), `reconcile_after` and
-// `reconcile_attempts` pace the reconciliation worker's lookups (back-off), `claimed_until` is a
-// worker's lease on it. Idempotent (IF NOT EXISTS).
+// Attempts: each provider attempt is a payment_transactions row (PURCHASE/AUTHORIZE) naming its
+// connection. While its outcome is unknown it stays PENDING: `deadline_at` is when a call in flight is
+// overdue (timeout + grace: its caller died), and `reconcile_after` is when the reconciliation worker
+// next asks the provider (the deadline at first, now after a timeout, later after each failed lookup:
+// `reconcile_attempts` is the back-off's count); `claimed_until` is a worker's lease on it.
+// Idempotent (IF NOT EXISTS).
 export default {
   version: '0017_orchestration',
   sql: `
@@ -34,6 +36,6 @@ ALTER TABLE payment_transactions ADD COLUMN IF NOT EXISTS reconcile_attempts int
 ALTER TABLE payment_transactions ADD COLUMN IF NOT EXISTS claimed_until timestamptz;
 -- The reconciliation worker's queue: attempts whose outcome is not known yet (few at any time).
 CREATE INDEX IF NOT EXISTS payment_transactions_unsettled_idx ON payment_transactions (reconcile_after)
-  WHERE status IN ('PENDING', 'UNKNOWN');
+  WHERE status = 'PENDING' AND reconcile_after IS NOT NULL;
 `,
 } satisfies Migration;
