@@ -6,6 +6,7 @@ import type { AppServices } from './context.js';
 import type { Database } from './db/database.js';
 import type { Config } from './platform/config.js';
 import type { Logger } from './platform/logger.js';
+import { paymentRecoverer } from './payments/created-reply.js';
 import { buildPaymentServices } from './payments/services.js';
 import { providerSecretBox } from './providers/sandbox/notification-secret.js';
 import { buildRetentionServices } from './retention/services.js';
@@ -31,6 +32,7 @@ export async function buildServices(deps: ServiceDeps): Promise<AppServices> {
   const provider = new SandboxProvider({ db: deps.db, secrets: providerSecretBox(resolved.keyring), sandboxMode: deps.config.sandbox });
   return {
     provider,
+    idempotencyRecoverers: { payment: paymentRecoverer },
     ...buildTenancyServices(deps),
     ...vault,
     ...(await buildPaymentServices(deps, provider)),

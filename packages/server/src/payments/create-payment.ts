@@ -11,10 +11,12 @@ import type { AppDeps, MerchantAuth } from '../context.js';
 import type { Queryable } from '../db/database.js';
 import { customersRepository } from '../customers/repository.js';
 import { problem } from '../http/problems.js';
+import { NO_BINDING, type IdempotencyBinding } from '../idempotency/idempotency.js';
 import type { ProviderResult } from '../providers/provider.js';
 import { tenancyRepository } from '../tenancy/repository.js';
 import { RAW_CARD_PATH, resolveCard, type CardSourceProblem, type ResolvedCard } from './card-source.js';
-import { toCreatedPayment, transactionMethodOf } from './mapper.js';
+import { transactionMethodOf } from './mapper.js';
+import { createdPaymentOf } from './created-reply.js';
 import { toDecimal } from './money.js';
 import { recordPaymentOutcome } from './events.js';
 import { enqueueSandboxChargeback } from './outbox-topics.js';
@@ -45,13 +47,35 @@ const OUTCOME_STATES = {
 /** A successful authorization without capture. */
 const AUTHORIZED_STATES = { status: 'PENDING', subStatus: 'AUTHORIZED', transaction: 'SUCCEEDED' } as const;
 
+/**
+ * Runs in idempotency's deferred mode: `db` is the pool (or a caller's transaction, where each step
+ * becomes a savepoint), the payment is bound to the request's idempotency record in the transaction that
+ * creates it, and the reply is read back from the database after the commit, exactly as a retry recovers
+ * it (created-reply.ts).
+ */
 export async function createPayment(
   db: Queryable,
   deps: AppDeps,
   merchant: MerchantAuth,
   input: Schemas['CreatePaymentRequest'],
   request: VaultOnSuccessContext,
+  binding: IdempotencyBinding = NO_BINDING,
 ): Promise<CreatePaymentOutcome> {
+  const made = await db.transaction((tx) => chargeIn(tx, deps, merchant, input, { ...request, db: tx }, binding));
+  if (!made.ok) return made;
+  const payment = await createdPaymentOf(db, merchant.organizationId, made.paymentId);
+  if (!payment) throw new Error(`payment ${made.paymentId} is not settled after its charge`);
+  return { ok: true, payment };
+}
+
+async function chargeIn(
+  db: Queryable,
+  deps: AppDeps,
+  merchant: MerchantAuth,
+  input: Schemas['CreatePaymentRequest'],
+  request: VaultOnSuccessContext,
+  binding: IdempotencyBinding,
+): Promise<Exclude<CreatePaymentOutcome, { ok: true }> | { ok: true; paymentId: string }> {
   const method = input.payment_method;
   // One card source: the vaulted card, or raw card data. With a vaulted_token, detail.card carries only the
   // processing options (Yuno sends `{vaulted_token, detail: {card: {capture: false}}}`).
@@ -125,6 +149,7 @@ export async function createPayment(
     },
   });
   await repo.insertHistory(db, { id: randomUUID(), paymentId, status: 'CREATED', subStatus: 'CREATED', transactionId: null, transactionStatus: null, reason: null });
+  await binding.bind(db, `payment:${paymentId}`);
 
   // The payment id is the provider reference: the provider can tie its records (and chargebacks) to it.
   // `detail.card.capture: false` authorizes only; capture or cancel come later (lifecycle.ts).
@@ -196,7 +221,7 @@ export async function createPayment(
     }
   }
 
-  return { ok: true, payment: toCreatedPayment(payment, purchase, [purchase]) };
+  return { ok: true, paymentId };
 }
 
 /** The payment's method as recorded: masked card data plus what the provider answered. */

@@ -60,6 +60,8 @@ const schema = z.object({
   RATE_LIMIT_STORE: z.enum(['memory', 'database'], { message: 'must be memory or database' }).optional(),
   AUTH_FAILURES_PER_MINUTE: z.coerce.number({ message: 'must be a whole number (0 turns limiting off)' }).int().min(0).default(60),
   TRUST_PROXY: trustProxy.default(false),
+  CIRCUIT_COOL_DOWN_MS: z.coerce.number({ message: 'must be a whole number of milliseconds from 100 to 3600000' }).int().min(100).max(3_600_000).default(30_000),
+  RECONCILIATION_INTERVAL_MS: z.coerce.number({ message: 'must be a whole number of milliseconds from 100 to 3600000' }).int().min(100).max(3_600_000).default(5_000),
 });
 
 export interface Config {
@@ -91,6 +93,10 @@ export interface Config {
   authFailuresPerMinute: number;
   /** Express's `trust proxy`: false (the socket's peer), a hop count, or the proxies' addresses. */
   trustProxy: false | number | string[];
+  /** How long an open circuit (a connection found down) is skipped before one probe call (orchestration/circuit-breaker.ts). */
+  circuitCoolDownMs: number;
+  /** How often the reconciliation worker looks for provider attempts with an unknown outcome. */
+  reconciliationIntervalMs: number;
 }
 
 export class ConfigError extends Error {
@@ -134,6 +140,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitStore: e.RATE_LIMIT_STORE ?? (e.DATABASE_URL ? 'database' : 'memory'),
     authFailuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
     trustProxy: e.TRUST_PROXY,
+    circuitCoolDownMs: e.CIRCUIT_COOL_DOWN_MS,
+    reconciliationIntervalMs: e.RECONCILIATION_INTERVAL_MS,
   };
 }
 
