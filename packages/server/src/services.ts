@@ -7,6 +7,9 @@ import type { Database } from './db/database.js';
 import type { Config } from './platform/config.js';
 import type { Logger } from './platform/logger.js';
 import { paymentRecoverer } from './payments/created-reply.js';
+import { followUpRecoverer } from './payments/lifecycle.js';
+import { enrollmentRecoverer } from './vault/service.js';
+import { linkBase } from './platform/config.js';
 import { buildPaymentServices } from './payments/services.js';
 import { providerSecretBox } from './providers/sandbox/notification-secret.js';
 import { buildRetentionServices } from './retention/services.js';
@@ -32,7 +35,11 @@ export async function buildServices(deps: ServiceDeps): Promise<AppServices> {
   const provider = new SandboxProvider({ db: deps.db, secrets: providerSecretBox(resolved.keyring), sandboxMode: deps.config.sandbox });
   return {
     provider,
-    idempotencyRecoverers: { payment: paymentRecoverer },
+    idempotencyRecoverers: {
+      payment: paymentRecoverer,
+      transaction: followUpRecoverer,
+      payment_method: enrollmentRecoverer(() => linkBase(deps.config)),
+    },
     ...buildTenancyServices(deps),
     ...vault,
     ...(await buildPaymentServices(deps, provider)),

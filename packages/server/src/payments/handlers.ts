@@ -4,6 +4,7 @@
  */
 import type { Handlers, RequestContext } from '../context.js';
 import { describeFieldErrors, problem } from '../http/problems.js';
+import { UnsettledReply } from '../idempotency/idempotency.js';
 import { receiveNotification } from './chargebacks.js';
 import { createPayment } from './create-payment.js';
 import { resolveDispute, submitEvidence } from './disputes.js';
@@ -28,11 +29,16 @@ const lifecycleContext = (ctx: RequestContext): LifecycleContext => ({
   db: ctx.db,
   organizationId: ctx.merchant.organizationId,
   reach: async () => ({ provider: ctx.deps.services.provider }),
+  bind: (tx, resource) => ctx.idempotency.bind(tx, resource),
 });
 
-/** The reply of a lifecycle outcome; `created` for cancel-or-refund (201). */
+/**
+ * The reply of a lifecycle outcome (201 for cancel-or-refund). An unsettled one (the provider did not
+ * answer) is answered as it is while its idempotency record waits for the settled reply (UnsettledReply).
+ */
 function lifecycleReply<S extends 200 | 201>(outcome: LifecycleOutcome, status: S) {
   if (outcome.ok) return { status, body: outcome.payment };
+  if ('unsettled' in outcome) throw new UnsettledReply(outcome.problem);
   return outcome.problem;
 }
 

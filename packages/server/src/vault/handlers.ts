@@ -19,7 +19,8 @@ export const vaultHandlers = {
   async enrollPaymentMethod({ params, headers, body }, ctx) {
     // Node lower-cases header names; the typed name is the spec's spelling.
     const key = (headers as Record<string, string | undefined>)['x-idempotency-key'] ?? headers['X-Idempotency-Key'] ?? null;
-    const result = await enrollPaymentMethod(vaultContext(ctx), params.customer_id, key, body);
+    // Bound here only: vault_on_success (createPayment) enrolls under the payment's own record.
+    const result = await enrollPaymentMethod({ ...vaultContext(ctx), bind: (tx, resource) => ctx.idempotency.bind(tx, resource) }, params.customer_id, key, body);
     if (!result.ok) return result.problem;
     return { status: 201, body: result.method };
   },
