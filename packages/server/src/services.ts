@@ -6,10 +6,12 @@ import type { AppServices } from './context.js';
 import type { Database } from './db/database.js';
 import type { Config } from './platform/config.js';
 import type { Logger } from './platform/logger.js';
+import { buildOrchestrationServices } from './orchestration/services.js';
 import { paymentRecoverer } from './payments/created-reply.js';
-import { followUpRecoverer } from './payments/lifecycle.js';
+import { followUpRecoverer, settleFollowUp } from './payments/lifecycle.js';
 import { enrollmentRecoverer } from './vault/service.js';
 import { linkBase } from './platform/config.js';
+import { NO_METRICS } from './platform/metrics.js';
 import { buildPaymentServices } from './payments/services.js';
 import { providerSecretBox } from './providers/sandbox/notification-secret.js';
 import { buildRetentionServices } from './retention/services.js';
@@ -45,5 +47,6 @@ export async function buildServices(deps: ServiceDeps): Promise<AppServices> {
     ...(await buildPaymentServices(deps, provider)),
     ...(await buildWebhookServices(deps, resolved.keyring)),
     ...buildRetentionServices(deps),
+    ...buildOrchestrationServices(deps, { provider, metrics: NO_METRICS, settleFollowUp }),
   };
 }

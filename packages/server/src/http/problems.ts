@@ -36,6 +36,7 @@ export const PROBLEMS = {
   PAYMENT_METHOD_TYPE_NOT_SUPPORTED: { status: 422, title: 'Payment method type not supported' },
   INVALID_AMOUNT: { status: 422, title: 'Invalid amount' },
   PROVIDER_DECLINED: { status: 422, title: 'Declined by the provider' },
+  NO_ROUTE: { status: 422, title: 'No route' },
   RATE_LIMITED: { status: 429, title: 'Rate limited' },
   INTERNAL_ERROR: { status: 500, title: 'Internal error' },
   NOT_IMPLEMENTED: { status: 501, title: 'Not implemented' },

@@ -7,26 +7,30 @@
 import type { Schemas } from '@payorch/types';
 import type { Queryable } from '../db/database.js';
 import type { Recoverer, Reply } from '../idempotency/idempotency.js';
+import { isAttempt, isUndecided } from '../orchestration/settle.js';
 import { toCreatedPayment } from './mapper.js';
 import { paymentsRepository as repo, type TransactionRow } from './repository.js';
 
-/** The transaction types a payment's provider attempts have (one per provider tried). */
-export const ATTEMPT_TYPES: ReadonlySet<string> = new Set(['PURCHASE', 'AUTHORIZE']);
-
 /** An attempt whose outcome is not known yet: being called, or waiting for reconciliation (status PENDING). */
-export const isInFlight = (t: TransactionRow) => ATTEMPT_TYPES.has(t.type) && t.status === 'PENDING';
+export const isInFlight = (t: TransactionRow) => isAttempt(t) && t.status === 'PENDING';
 
 /**
- * The created payment, or null while it is not settled (an attempt in flight, or not even tried): the
- * retry gets 409 REQUEST_IN_PROCESS then, and the answer once reconciliation has settled it.
- * `transactions` is the deciding attempt (the last one), `transactions_history` every attempt.
+ * The created payment. `transactions` is the deciding attempt (the approved one, else the last one),
+ * `transactions_history` every attempt. settledOnly (a retry's recovery): null while an attempt is in flight
+ * or the payment undecided, so the retry gets 409 REQUEST_IN_PROCESS until reconciliation settled it.
  */
-export async function createdPaymentOf(db: Queryable, organizationId: string, paymentId: string): Promise<Schemas['CreatedPayment'] | null> {
+export async function createdPaymentOf(
+  db: Queryable,
+  organizationId: string,
+  paymentId: string,
+  options: { settledOnly: boolean } = { settledOnly: true },
+): Promise<Schemas['CreatedPayment'] | null> {
   const found = await repo.findPaymentWithTransactions(db, organizationId, paymentId);
   if (!found) return null;
-  const attempts = found.transactions.filter((t) => ATTEMPT_TYPES.has(t.type));
-  const deciding = attempts.at(-1);
-  if (!deciding || found.payment.status === 'CREATED' || attempts.some(isInFlight)) return null;
+  const attempts = found.transactions.filter(isAttempt);
+  const deciding = attempts.find((t) => t.status === 'SUCCEEDED') ?? attempts.at(-1);
+  if (!deciding) return null;
+  if (options.settledOnly && (isUndecided(found.payment) || attempts.some(isInFlight))) return null;
   return toCreatedPayment(found.payment, deciding, attempts);
 }
 

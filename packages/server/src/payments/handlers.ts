@@ -25,12 +25,22 @@ const header = (headers: object, name: string): string | undefined => (headers a
  * What a lifecycle operation needs of its request: the caller's organization, and the provider and
  * connection that hold the authorization (a follow-up never goes anywhere else).
  */
-const lifecycleContext = (ctx: RequestContext): LifecycleContext => ({
-  db: ctx.db,
-  organizationId: ctx.merchant.organizationId,
-  reach: async () => ({ provider: ctx.deps.services.provider }),
-  bind: (tx, resource) => ctx.idempotency.bind(tx, resource),
-});
+const lifecycleContext = (ctx: RequestContext): LifecycleContext => {
+  const { orchestration } = ctx.deps.services;
+  const organizationId = ctx.merchant.organizationId;
+  return {
+    db: ctx.db,
+    organizationId,
+    async reach(db, providerId, connectionId) {
+      const provider = providerId ? orchestration.providers.get(providerId) : undefined;
+      if (!provider) throw new Error(`no provider ${providerId ?? '(none)'} for a follow-up: the transaction names a provider this service does not know`);
+      const usable = connectionId ? await orchestration.routing.openConnection(db, organizationId, connectionId) : undefined;
+      return { provider, ...(usable ? { connection: usable.context } : {}) };
+    },
+    bind: (tx, resource) => ctx.idempotency.bind(tx, resource),
+    metrics: orchestration.metrics,
+  };
+};
 
 /**
  * The reply of a lifecycle outcome (201 for cancel-or-refund). An unsettled one (the provider did not

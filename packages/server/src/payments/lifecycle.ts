@@ -23,6 +23,10 @@ import { randomUUID } from 'node:crypto';
 import type { Schemas } from '@payorch/types';
 import type { Queryable } from '../db/database.js';
 import { problem } from '../http/problems.js';
+import { DEADLINE_GRACE_MS } from '../orchestration/orchestrator.js';
+import type { FollowUpAnswer } from '../orchestration/reconciliation.js';
+import { orchestrationRepository as attempts } from '../orchestration/repository.js';
+import type { OrchestrationMetrics } from '../platform/metrics.js';
 import { ProviderUnavailableError, type ConnectionContext, type FollowUp, type PaymentProvider, type ProviderResult } from '../providers/provider.js';
 import { recordPaymentOutcome } from './events.js';
 import { toApiPayment } from './mapper.js';
@@ -44,8 +48,14 @@ export type LifecycleOutcome =
   /** The provider did not answer: the transaction stays PENDING until the reconciliation settles it. */
   | { ok: false; unsettled: true; transactionId: string; problem: ReturnType<typeof problem<'PROVIDER_UNAVAILABLE'>> };
 
-/** The provider adapter and connection a follow-up goes through: the authorization's own. */
-export type ProviderReach = (providerId: string | null, connectionId: string | null) => Promise<{ provider: PaymentProvider; connection?: ConnectionContext }>;
+/**
+ * The provider adapter and connection a follow-up goes through: the authorization's own, read in phase A's
+ * transaction `db`. Throws for a provider this service does not know (nothing is reserved then).
+ */
+export type ProviderReach = (db: Queryable, providerId: string | null, connectionId: string | null) => Promise<{ provider: PaymentProvider; connection?: ConnectionContext }>;
+
+/** A follow-up's call when its connection names no timeout (a transaction older than connections). */
+const DEFAULT_FOLLOW_UP_TIMEOUT_MS = 10_000;
 
 export interface LifecycleContext {
   /** Where each phase opens its own short transaction (the pool in deferred idempotency mode). */
@@ -54,6 +64,7 @@ export interface LifecycleContext {
   reach: ProviderReach;
   /** Binds the operation's idempotency record to the reserved transaction, inside phase A's transaction. */
   bind?: (tx: Queryable, resource: string) => Promise<void>;
+  metrics?: OrchestrationMetrics;
 }
 
 type Amount = Schemas['TransactionAmountRequest'];
@@ -72,14 +83,16 @@ const refuse = (p: LifecycleProblem) => ({ ok: false, problem: p }) as const;
 const invalidStatus = (detail: string) => refuse(problem('INVALID_STATUS', detail));
 const state = (p: PaymentRow) => `${p.status} / ${p.sub_status}`;
 const isUncapturedAuthorization = (p: PaymentRow) => p.status === 'PENDING' && p.sub_status === 'AUTHORIZED';
-const connectionIdOf = (t: TransactionRow) => (t.connection_data as { id?: string } | null)?.id ?? null;
 
-/** A follow-up reserved by phase A: the PENDING transaction and what phase B sends. */
+/** A follow-up reserved by phase A: the PENDING transaction and what phase B sends, to whom. */
 interface Reservation {
   transaction: TransactionRow;
   /** The provider's id of the authorization or purchase the operation applies to. */
   providerTransactionId: string;
   currency: string;
+  provider: PaymentProvider;
+  connection: ConnectionContext | undefined;
+  connectionId: string | null;
 }
 
 /**
@@ -106,7 +119,11 @@ function pendingRefunds(transactions: TransactionRow[]): string {
   return transactions.filter((t) => t.type === 'REFUND' && t.status === 'PENDING').reduce((sum, t) => addDecimal(sum, t.amount), '0');
 }
 
-/** Phase A's reservation: the follow-up inserted PENDING with the provider and connection of `charged`. */
+/**
+ * Phase A's reservation: the follow-up inserted PENDING with the provider and connection of `charged` (the
+ * authorization or purchase as the provider knows it), and a deadline — the connection's timeout and a
+ * grace — past which the reconciliation takes it over if this request never settles it (a crash).
+ */
 async function reserve(
   tx: Queryable,
   ctx: LifecycleContext,
@@ -115,7 +132,9 @@ async function reserve(
   charged: TransactionRow,
   t: { type: FollowUpType; amount: string; details: Details },
 ): Promise<Reservation> {
-  const transaction = await repo.insertTransaction(tx, {
+  const connectionId = (await attempts.find(tx, charged.id))?.connection_id ?? null;
+  const { provider, connection } = await ctx.reach(tx, charged.provider_id, connectionId);
+  const transaction = await attempts.insertAttempt(tx, {
     id: randomUUID(),
     payment_id: payment.id,
     type: t.type,
@@ -137,9 +156,11 @@ async function reserve(
     merchant_advice_code_message: null,
     payment_status_before: payment.status,
     payment_sub_status_before: payment.sub_status,
+    connection_id: connectionId!,
+    deadlineMs: (connection?.timeoutMs ?? DEFAULT_FOLLOW_UP_TIMEOUT_MS) + DEADLINE_GRACE_MS,
   });
   await ctx.bind?.(tx, followUpResource(transaction.id));
-  return { transaction, providerTransactionId: charged.provider_transaction_id!, currency: payment.currency };
+  return { transaction, providerTransactionId: charged.provider_transaction_id!, currency: payment.currency, provider, connection, connectionId };
 }
 
 /** Phase A of capture, cancel and refund: the payment (locked) and its named transaction, then `plan`. */
@@ -216,15 +237,21 @@ const WHAT: Record<FollowUpType, string> = { CAPTURE: 'capture', CANCEL: 'cancel
 
 /** Phases B and C: the call to the authorization's provider outside any transaction, then its outcome settled. */
 async function send(ctx: LifecycleContext, r: Reservation): Promise<LifecycleOutcome> {
-  const t = r.transaction;
-  const { provider, connection } = await ctx.reach(t.provider_id, connectionIdOf(t));
+  const { transaction: t, provider, connection } = r;
   const input: FollowUp = { providerTransactionId: r.providerTransactionId, amount: t.amount, currency: r.currency, reference: t.id, ...(connection ? { connection } : {}) };
+  const operation = t.type === 'CAPTURE' ? 'capture' : t.type === 'CANCEL' ? 'void' : 'refund';
+  const labels = { providerId: provider.id, connectionId: r.connectionId ?? 'none', operation };
+  const started = performance.now();
+  const seconds = () => (performance.now() - started) / 1000;
   let result: ProviderResult;
   try {
-    result = await (t.type === 'CAPTURE' ? provider.capture(input) : t.type === 'CANCEL' ? provider.void(input) : provider.refund(input));
+    result = await provider[operation](input);
+    ctx.metrics?.providerCall({ ...labels, outcome: result.outcome }, seconds());
   } catch (err) {
-    if (!(err instanceof ProviderUnavailableError)) throw err;
-    // Sent or not, only the provider knows: the reservation holds until the reconciliation asks it.
+    if (!(err instanceof ProviderUnavailableError)) throw err; // a bug: the transaction stays PENDING past its deadline → reconciliation
+    ctx.metrics?.providerCall({ ...labels, outcome: err.kind }, seconds());
+    // Sent or not, only the provider knows: the reservation holds, and the reconciliation asks it now.
+    await attempts.postpone(ctx.db, t.id, 0, false);
     return {
       ok: false,
       unsettled: true,
@@ -241,9 +268,6 @@ async function send(ctx: LifecycleContext, r: Reservation): Promise<LifecycleOut
     return (await followUpOutcome(tx, t.id))!;
   });
 }
-
-/** A provider's word on a follow-up: its answer, or (reconciliation) that it never processed it. */
-export type FollowUpAnswer = { kind: 'answered'; result: ProviderResult } | { kind: 'not_processed' };
 
 /**
  * Phase C, also the reconciliation's: records the provider's word on a PENDING follow-up with the payment
