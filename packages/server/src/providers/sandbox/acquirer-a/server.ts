@@ -13,8 +13,6 @@ import { behaviourOf } from '../test-cards.js';
 import { Ledger, startAcquirer, type AcquirerDefinition, type AcquirerRequest, type OperationKind, type Reply, type RunningAcquirer } from '../acquirer/kit.js';
 
 export const SANDBOX_A_KEY_PATTERN = /^sk_sandbox_[A-Za-z0-9_]{8,120}$/;
-/** The card whose approval A records at once and answers late. */
-export const LATE_APPROVAL_CARD = '4507990000000085';
 
 const OPERATION = /^\/v1\/operations\/([^/]{1,200})$/;
 const FOLLOW_UP = /^\/v1\/charges\/([^/]{1,100})\/(captures|voids|refunds)$/;
@@ -103,7 +101,7 @@ function charge(req: AcquirerRequest, ledger: Ledger): Reply {
     },
     httpStatus: 200,
     body,
-    held: number === LATE_APPROVAL_CARD,
+    held: card.answersLate === true,
     failsOn: card.failsOn,
   });
   return { status: 200, body, held: recorded.held };
