@@ -183,6 +183,9 @@ export async function startAcquirer(def: AcquirerDefinition, options: { port?: n
     return undefined;
   }
 
+  // Longer than the client's keep-alive (undici: 4 s): the client always retires an idle socket first,
+  // so a request never lands on a socket the acquirer is closing (that would look like a cut call).
+  server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
