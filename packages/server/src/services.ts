@@ -15,7 +15,8 @@ import { NO_METRICS } from './platform/metrics.js';
 import { buildPaymentServices } from './payments/services.js';
 import { providerSecretBox } from './providers/sandbox/notification-secret.js';
 import { buildRetentionServices } from './retention/services.js';
-import { SandboxProvider } from './providers/sandbox/sandbox-provider.js';
+import { buildSandboxAdapters } from './providers/sandbox/build.js';
+import { providerRegistry, type ProviderRegistry } from './providers/registry.js';
 import { buildTenancyServices } from './tenancy/services.js';
 import { resolveKeyring } from './vault/crypto/keyring.js';
 import { buildVaultServices } from './vault/services.js';
@@ -29,14 +30,28 @@ export interface ServiceDeps {
   onClose?: (hook: () => Promise<void>) => void;
 }
 
+declare module './context.js' {
+  interface AppServices {
+    /** Every provider adapter by id (SANDBOX_A, SANDBOX_B): what routing steps and connections name. */
+    providers: ProviderRegistry;
+  }
+}
+
 export async function buildServices(deps: ServiceDeps): Promise<AppServices> {
   // One keyring for every sealed value (read or created once). The vault registers and checks it first:
   // nothing is sealed under a key it would refuse.
   const resolved = await resolveKeyring(deps.config);
   const vault = await buildVaultServices(deps, resolved);
-  const provider = new SandboxProvider({ db: deps.db, secrets: providerSecretBox(resolved.keyring), sandboxMode: deps.config.sandbox });
+  // Both sandbox acquirers run as HTTP services (in this process unless SANDBOX_A_URL/SANDBOX_B_URL say
+  // where): every provider call crosses a real socket. Registered before the workers, so on close they
+  // stop after them (close hooks run in reverse).
+  const sandbox = await buildSandboxAdapters(deps.config, { db: deps.db, secrets: providerSecretBox(resolved.keyring), onClose: deps.onClose });
+  // `provider` is SANDBOX_A until payments go through routing (the orchestrator picks from `providers`).
+  const provider = sandbox.a;
+  const providers = providerRegistry([sandbox.a, sandbox.b]);
   return {
     provider,
+    providers,
     idempotencyRecoverers: {
       payment: paymentRecoverer,
       transaction: followUpRecoverer,
@@ -47,6 +62,6 @@ export async function buildServices(deps: ServiceDeps): Promise<AppServices> {
     ...(await buildPaymentServices(deps, provider)),
     ...(await buildWebhookServices(deps, resolved.keyring)),
     ...buildRetentionServices(deps),
-    ...buildOrchestrationServices(deps, { provider, metrics: NO_METRICS, settleFollowUp }),
+    ...buildOrchestrationServices(deps, { providers, metrics: NO_METRICS, settleFollowUp }),
   };
 }

@@ -2,8 +2,9 @@
  * TEMPORARY (until routing lands on main): SANDBOX_A then SANDBOX_B through per-provider default
  * connections, both served by the one sandbox provider. Deleted when main's routing is merged.
  */
-import type { PaymentProvider } from '../providers/provider.js';
-import { providerRegistry, SANDBOX_A, SANDBOX_B, type ProviderRegistry } from '../providers/registry.js';
+import { SANDBOX_A_DEFAULT_CREDENTIALS } from '../providers/sandbox/sandbox-a-provider.js';
+import { SANDBOX_B_DEFAULT_CREDENTIALS } from '../providers/sandbox/sandbox-b-provider.js';
+import { SANDBOX_A, SANDBOX_B } from '../providers/registry.js';
 import type { RoutingPort } from './orchestrator.js';
 
 export function standInRouting(timeoutMs: number): RoutingPort {
@@ -12,7 +13,7 @@ export function standInRouting(timeoutMs: number): RoutingPort {
     providerId,
     name: `${providerId} sandbox`,
     enabled: true,
-    context: { connectionId: `${providerId.toLowerCase()}-default`, credentials: {}, timeoutMs },
+    context: { connectionId: `${providerId.toLowerCase()}-default`, credentials: providerId === SANDBOX_A ? SANDBOX_A_DEFAULT_CREDENTIALS : SANDBOX_B_DEFAULT_CREDENTIALS, timeoutMs },
   });
   return {
     async planRoute() {
@@ -34,7 +35,3 @@ export function standInRouting(timeoutMs: number): RoutingPort {
   };
 }
 
-export function standInProviders(provider: PaymentProvider): ProviderRegistry {
-  const as = (id: string) => Object.defineProperty(Object.create(provider) as PaymentProvider, 'id', { value: id });
-  return providerRegistry([as(SANDBOX_A), as(SANDBOX_B)]);
-}

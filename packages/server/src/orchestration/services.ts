@@ -2,14 +2,13 @@
  * The orchestrator's long-lived parts: the per-process circuit breaker and the reconciliation worker
  * (started with the server, stopped on close before the database closes, like the outbox worker).
  */
-import type { PaymentProvider } from '../providers/provider.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import type { OrchestrationMetrics } from '../platform/metrics.js';
 import type { ServiceDeps } from '../services.js';
 import { CircuitBreaker } from './circuit-breaker.js';
 import type { Orchestration, RoutingPort } from './orchestrator.js';
 import { ReconciliationWorker, type FollowUpSettler } from './reconciliation.js';
-import { standInProviders, standInRouting } from './route-standin.js';
+import { standInRouting } from './route-standin.js';
 
 export interface OrchestrationServices extends Orchestration {
   /** `runOnce()` settles what is due now (tests, tooling); `drain()` until nothing is. */
@@ -25,12 +24,12 @@ declare module '../context.js' {
 
 export function buildOrchestrationServices(
   deps: ServiceDeps,
-  parts: { provider: PaymentProvider; providers?: ProviderRegistry; routing?: RoutingPort; metrics: OrchestrationMetrics; settleFollowUp?: FollowUpSettler },
+  parts: { providers: ProviderRegistry; routing?: RoutingPort; metrics: OrchestrationMetrics; settleFollowUp?: FollowUpSettler },
 ): { orchestration: OrchestrationServices } {
   const base: Orchestration = {
     db: deps.db,
     routing: parts.routing ?? standInRouting(10_000),
-    providers: parts.providers ?? standInProviders(parts.provider),
+    providers: parts.providers,
     breaker: new CircuitBreaker({ coolDownMs: deps.config.circuitCoolDownMs }, parts.metrics),
     metrics: parts.metrics,
   };
