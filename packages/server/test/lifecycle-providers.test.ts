@@ -96,5 +96,103 @@ for (const backend of backends()) {
       expect((await ledger(acquirers.b.url)).find((e) => e.reference === cancel.id)).toMatchObject({ kind: 'VOID', status: 'APPROVED' });
       expect((await ledger(acquirers.a.url)).some((e) => e.reference === cancel.id)).toBe(false);
     });
+
+    /** A payment charged at SANDBOX_B after A's error (…0077), and its PURCHASE there. */
+    async function paidAtB(value = 100): Promise<{ payment: Payment; purchase: Schemas['Transaction'] }> {
+      const created = await createPayment(t, { card: CARDS.providerError, amount: { currency: 'BRL', value } });
+      const payment = await getPayment(t, created.id, '?transactions_history=true');
+      const purchase = payment.transactions.find((x) => x.type === 'PURCHASE' && x.status === 'SUCCEEDED')!;
+      expect(purchase.provider_id).toBe('SANDBOX_B');
+      await shortenTimeout(t, (await connectionOf(t, purchase.id))!);
+      return { payment, purchase };
+    }
+
+    /** The payment as before (status, amounts, history, updated_at) with `extra` transactions after the old ones. */
+    function withoutTransactions(p: Payment) {
+      const { transactions: _, ...rest } = p;
+      return rest;
+    }
+
+    it('a refund the provider never answers: 502 PROVIDER_UNAVAILABLE, the payment unchanged and the amount reserved; reconciliation applies it; the key then answers the settled refund', async () => {
+      const { payment, purchase } = await paidAtB();
+      await faults(acquirers.b.url, { failRate: 1, mode: 'silent' }); // B refunds, and never answers
+      const key = randomUUID();
+      const res = await postLifecycle(t, payment.id, 'refund', {}, { transactionId: purchase.id, key });
+      const problem = await expectProblem(res, 502, 'PROVIDER_UNAVAILABLE');
+      expect(res.headers.get('retry-after')).toBeTruthy();
+      expect(problem.detail).toContain('X-Idempotency-Key');
+
+      const during = await getPayment(t, payment.id, '?transactions_history=true');
+      expect(withoutTransactions(during)).toEqual(withoutTransactions(payment));
+      const pending = during.transactions.at(-1)!;
+      expect(pending).toMatchObject({ type: 'REFUND', status: 'PENDING', amount: 100, provider_id: 'SANDBOX_B' });
+      // The amount in flight is reserved: nothing is left to refund until it is settled.
+      await expectProblem(await postLifecycle(t, payment.id, 'refund', { amount: { currency: 'BRL', value: 1 } }, { transactionId: purchase.id }), 409, 'INVALID_STATUS');
+      // The same key learns nothing new until then.
+      await expectProblem(await postLifecycle(t, payment.id, 'refund', {}, { transactionId: purchase.id, key }), 409, 'REQUEST_IN_PROCESS');
+      expect((await ledger(acquirers.b.url)).find((e) => e.reference === pending.id)).toMatchObject({ kind: 'REFUND', status: 'APPROVED' });
+
+      await faults(acquirers.b.url, null);
+      await t.running.deps.services.orchestration.reconciliation.runOnce();
+      const settled = await getPayment(t, payment.id, '?transactions_history=true');
+      expect(settled).toMatchObject({ status: 'REFUNDED', sub_status: 'REFUNDED', amount: { captured: 100, refunded: 100 } });
+      expect(settled.transactions.at(-1)).toMatchObject({ id: pending.id, type: 'REFUND', status: 'SUCCEEDED' });
+      expect(settled.transactions_history!.at(-1)).toMatchObject({ status: 'REFUNDED', transaction_id: pending.id });
+
+      const again = await postLifecycle(t, payment.id, 'refund', {}, { transactionId: purchase.id, key });
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+      expect(await ok(again)).toMatchObject({ id: payment.id, status: 'REFUNDED', amount: { refunded: 100 } });
+      const events = await t.db.query<{ type: string }>('SELECT type FROM webhook_events WHERE resource_id = $1 ORDER BY seq', [payment.id]);
+      expect(events.map((e) => e.type).filter((e) => e === 'payment.refunded')).toHaveLength(1);
+    });
+
+    it('a refund that never reached the provider: reconciliation finds nothing, releases the reservation; the key answers 422, a new refund takes the whole amount', async () => {
+      const { payment, purchase } = await paidAtB();
+      await faults(acquirers.b.url, { failRate: 1, mode: 'refuse' }); // the connection is cut before B processes anything
+      const key = randomUUID();
+      await expectProblem(await postLifecycle(t, payment.id, 'refund', {}, { transactionId: purchase.id, key }), 502, 'PROVIDER_UNAVAILABLE');
+      const pending = (await getPayment(t, payment.id)).transactions.at(-1)!;
+      expect(pending).toMatchObject({ type: 'REFUND', status: 'PENDING' });
+
+      await faults(acquirers.b.url, null);
+      await t.running.deps.services.orchestration.reconciliation.runOnce();
+      const after = await getPayment(t, payment.id, '?transactions_history=true');
+      expect(withoutTransactions(after)).toEqual(withoutTransactions(payment));
+      expect(after.transactions.at(-1)).toMatchObject({ id: pending.id, status: 'ERROR', response_code: 'NOT_PROCESSED' });
+      const answer = await expectProblem(await postLifecycle(t, payment.id, 'refund', {}, { transactionId: purchase.id, key }), 422, 'PROVIDER_DECLINED');
+      expect(answer.detail).toContain('did not process');
+      // The provider refuses the late reference for good (tombstone), and the amount is free again.
+      expect((await ledger(acquirers.b.url)).some((e) => e.reference === pending.id && e.status === 'APPROVED')).toBe(false);
+      expect(await ok(await postLifecycle(t, payment.id, 'refund', {}, { transactionId: purchase.id }))).toMatchObject({ status: 'REFUNDED', amount: { refunded: 100 } });
+    });
+
+    it('no transaction is open while the acquirer holds the call: the payment row can be locked (FOR UPDATE NOWAIT) and the reservation is committed', async () => {
+      const { payment, purchase } = await paidAtB();
+      await faults(acquirers.b.url, { failRate: 1, mode: 'silent' });
+      let answered = false;
+      const reply = postLifecycle(t, payment.id, 'refund', { amount: { currency: 'BRL', value: 10 } }, { transactionId: purchase.id }).then((r) => {
+        answered = true;
+        return r;
+      });
+      // B has the refund (silent: processed, held unanswered until our timeout).
+      let held: LedgerEntry | undefined;
+      while (!held) {
+        held = (await ledger(acquirers.b.url)).find((e) => e.payment_id === payment.id && e.kind === 'REFUND');
+        if (!held) await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      const seen = await t.db.transaction(async (tx) => {
+        await tx.query('SELECT id FROM payments WHERE id = $1 FOR UPDATE NOWAIT', [payment.id]);
+        return tx.query<{ status: string }>('SELECT status FROM payment_transactions WHERE id = $1', [held!.reference]);
+      });
+      expect(answered).toBe(false);
+      expect(seen).toEqual([{ status: 'PENDING' }]);
+      await expectProblem(await reply, 502, 'PROVIDER_UNAVAILABLE');
+    });
   });
 }
+
+/**
+ * A short timeout on the connection (the silent acquirer holds its answer until we give up).
+ * TODO(routing): PATCH /v1/connections/{id} once routing is merged; the stand-in's timeout is 10 s.
+ */
+async function shortenTimeout(_t: TestServer, _connectionId: string): Promise<void> {}
