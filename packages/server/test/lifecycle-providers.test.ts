@@ -11,7 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandboxAcquirers, type SandboxAcquirers } from '../src/providers/sandbox/acquirers.js';
 import { expectProblem, expectSchema } from './support/assertions.js';
 import { backends, useServer, type TestServer } from './support/harness.js';
-import { authorizedPayment, CARDS, createPayment, getPayment, postLifecycle } from './support/payments.js';
+import { authorizedPayment, CARDS, createCustomer, createPayment, getPayment, postLifecycle } from './support/payments.js';
 
 type Payment = Schemas['Payment'];
 interface LedgerEntry {
@@ -187,6 +187,32 @@ for (const backend of backends()) {
       expect(answered).toBe(false);
       expect(seen).toEqual([{ status: 'PENDING' }]);
       await expectProblem(await reply, 502, 'PROVIDER_UNAVAILABLE');
+    });
+
+    it("enrollment: a verify the provider does not answer is 502 PROVIDER_UNAVAILABLE, nothing enrolled, and the same key runs again once it answers", async () => {
+      const customerId = await createCustomer(t);
+      const key = randomUUID();
+      const enroll = () =>
+        t.fetch(`/customers/${customerId}/payment-methods`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-idempotency-key': key },
+          body: JSON.stringify({
+            account_id: t.sandbox.account_id,
+            country: 'BR',
+            type: 'CARD',
+            verify: { vault_on_success: true },
+            card_data: { number: CARDS.approved, holder_name: 'JOAO SILVA', expiration_month: 12, expiration_year: (new Date().getUTCFullYear() + 3) % 100, security_code: '123' },
+          }),
+        });
+      await faults(acquirers.a.url, { failRate: 1, mode: 'refuse' });
+      await expectProblem(await enroll(), 502, 'PROVIDER_UNAVAILABLE');
+      expect(await t.db.query('SELECT 1 FROM payment_methods WHERE customer_id = $1', [customerId])).toEqual([]);
+      await faults(acquirers.a.url, null);
+      const res = await enroll();
+      const text = await res.text();
+      expect(res.status, text).toBe(201);
+      expect(res.headers.get('idempotent-replayed')).toBeNull();
+      expect(JSON.parse(text)).toMatchObject({ status: 'ENROLLED' });
     });
   });
 }

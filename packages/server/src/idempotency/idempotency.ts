@@ -214,9 +214,10 @@ export type Recoverer = (db: Queryable, target: { organizationId: string; operat
 export type Recoverers = Readonly<Record<string, Recoverer>>;
 
 /**
- * Thrown by a deferred operation that is bound and whose outcome is not known yet (a provider that did not
- * answer): `reply` is answered now, and the record stays PENDING, so a retry with the key gets 409
- * REQUEST_IN_PROCESS until the resource is settled, then the recoverer's settled reply.
+ * Thrown by a deferred operation whose reply must not be stored (a provider that did not answer): `reply`
+ * is answered now. Bound (something was written, its outcome unknown): the record stays PENDING, so a
+ * retry with the key gets 409 REQUEST_IN_PROCESS until the resource is settled, then the recoverer's
+ * settled reply. Unbound (nothing was written): the claim is released and a retry runs the request again.
  */
 export class UnsettledReply extends Error {
   constructor(readonly reply: Reply) {

@@ -15,7 +15,7 @@ import { customersRepository } from '../customers/repository.js';
 import type { Queryable } from '../db/database.js';
 import { describeFieldErrors, problem, type FieldError, type ProblemReply } from '../http/problems.js';
 import type { Logger } from '../platform/logger.js';
-import type { PaymentProvider, ProviderCard, ProviderCardInfo, ProviderResult } from '../providers/provider.js';
+import { ProviderUnavailableError, type PaymentProvider, type ProviderCard, type ProviderCardInfo, type ProviderResult } from '../providers/provider.js';
 import { tenancyRepository } from '../tenancy/repository.js';
 import { isExpired, validateCard, type ValidatedCard } from './card-validation.js';
 import { recordEnrollmentOutcome } from './events.js';
@@ -36,6 +36,7 @@ export type EnrollProblem = ProblemReply<
   | 'INVALID_STATUS'
   | 'INVALID_CARD'
   | 'PAYMENT_METHOD_TYPE_NOT_SUPPORTED'
+  | 'PROVIDER_UNAVAILABLE'
 >;
 
 export interface VaultContext {
@@ -212,7 +213,11 @@ export async function enrollPaymentMethod(
   body: EnrollRequest,
   /** BIN data a provider already reported for this card (vault_on_success passes the payment's). */
   knownCardInfo?: ProviderCardInfo,
-): Promise<{ ok: true; method: EnrolledPaymentMethod } | { ok: false; problem: EnrollProblem }> {
+): Promise<
+  | { ok: true; method: EnrolledPaymentMethod }
+  /** `unanswered`: the provider did not answer the verify; nothing was written, the request may run again. */
+  | { ok: false; problem: EnrollProblem; unanswered?: true }
+> {
   const fail = (p: EnrollProblem) => ({ ok: false as const, problem: p });
   const errors = requestErrors(body);
   if (errors.length > 0) return fail(invalid(errors));
@@ -354,7 +359,20 @@ export async function enrollPaymentMethod(
   let verification: ProviderResult | undefined;
   const verifyCurrency = body.verify ? (body.verify.currency ?? COUNTRY_CURRENCY[body.country] ?? null) : null;
   if (body.verify) {
-    verification = await ctx.provider.verify({ card: providerCard(toVault), currency: verifyCurrency, reference: vaultedToken });
+    try {
+      verification = await ctx.provider.verify({ card: providerCard(toVault), currency: verifyCurrency, reference: vaultedToken });
+    } catch (err) {
+      if (!(err instanceof ProviderUnavailableError)) throw err;
+      ctx.log.warn({ vaultedToken, provider: ctx.provider.id, kind: err.kind }, 'enrollment verify unanswered');
+      // A verification moves no money: nothing to settle later, nothing written; the request may simply run again.
+      return {
+        ok: false,
+        unanswered: true,
+        problem: problem('PROVIDER_UNAVAILABLE', `The provider ${ctx.provider.id} did not answer the card's verification (${err.kind}); nothing was enrolled. Send the request again.`, {
+          headers: { 'Retry-After': '5' },
+        }),
+      };
+    }
     ctx.log.info(
       { vaultedToken, provider: ctx.provider.id, outcome: verification.outcome, responseCode: verification.responseCode },
       'enrollment verify answered',

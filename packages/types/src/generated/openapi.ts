@@ -128,7 +128,9 @@ export interface paths {
          *     supports the type (outside sandbox mode today) it is refused with 422
          *     `PAYMENT_METHOD_TYPE_NOT_SUPPORTED` and nothing is stored.
          *     Enrolling the same card again creates a new record with a new `vaulted_token` and the same
-         *     `card_data.fingerprint`.
+         *     `card_data.fingerprint`. With `verify`, the provider checks the card (a zero-amount verification)
+         *     before anything is stored; when it does not answer, 502 `PROVIDER_UNAVAILABLE`: nothing is enrolled
+         *     and the same `X-Idempotency-Key` may be sent again.
          */
         post: operations["enrollPaymentMethod"];
         delete?: never;
@@ -4266,6 +4268,24 @@ export interface components {
             };
         };
         /**
+         * @description The provider did not answer the card's verification (`PROVIDER_UNAVAILABLE`, with `Retry-After`):
+         *     nothing was enrolled, and the idempotency key is free again, so the same request (and key) can be
+         *     sent again. A verification moves no money, so nothing is left to settle.
+         */
+        EnrollProviderUnavailable: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
          * @description The provider holding the authorization did not answer (`PROVIDER_UNAVAILABLE`, with `Retry-After`):
          *     a timeout or a cut connection, so the operation may or may not have happened there. Nothing is lost:
          *     the operation's transaction stays `PENDING` (its amount reserved) and the reconciliation asks the
@@ -4763,6 +4783,7 @@ export interface operations {
             422: components["responses"]["EnrollUnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            502: components["responses"]["EnrollProviderUnavailable"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
