@@ -26,8 +26,11 @@ export const isUndecided = (p: Pick<PaymentRow, 'status' | 'sub_status'>) =>
 /** A late approval voided at its provider because the payment ended without it (transaction CANCELED). */
 export const LATE_APPROVAL_REVERSED = 'LATE_APPROVAL_REVERSED';
 
-/** How long after a call without an answer reconciliation first asks the provider (a moment for it to finish). */
-export const FIRST_LOOKUP_DELAY_MS = 1_000;
+/**
+ * How long after a call without an answer reconciliation first asks the provider: at once. Asking early is
+ * safe: a provider that has not processed the reference yet answers "not found" and refuses it from then on.
+ */
+export const FIRST_LOOKUP_DELAY_MS = 0;
 
 const PROVIDER_STATUS = { SUCCEEDED: 'APPROVED', DECLINED: 'DECLINED', ERROR: 'ERROR' } as const;
 
