@@ -9,6 +9,7 @@ import type { Logger } from './platform/logger.js';
 import { buildPaymentServices } from './payments/services.js';
 import { providerSecretBox } from './providers/sandbox/notification-secret.js';
 import { buildRetentionServices } from './retention/services.js';
+import { buildRoutingServices } from './routing/services.js';
 import { SandboxProvider } from './providers/sandbox/sandbox-provider.js';
 import { buildTenancyServices } from './tenancy/services.js';
 import { resolveKeyring } from './vault/crypto/keyring.js';
@@ -36,5 +37,6 @@ export async function buildServices(deps: ServiceDeps): Promise<AppServices> {
     ...(await buildPaymentServices(deps, provider)),
     ...(await buildWebhookServices(deps, resolved.keyring)),
     ...buildRetentionServices(deps),
+    ...buildRoutingServices(resolved.keyring),
   };
 }
