@@ -50,7 +50,7 @@ export const routingRepository = {
   },
 
   async listConnections(db: Queryable, organizationId: string): Promise<ConnectionRow[]> {
-    return db.query<ConnectionRow>(`SELECT ${CONNECTION_COLUMNS} FROM provider_connections WHERE organization_id = $1 ORDER BY created_at, id`, [
+    return db.query<ConnectionRow>(`SELECT ${CONNECTION_COLUMNS} FROM provider_connections WHERE organization_id = $1 ORDER BY created_at, provider_id, id`, [
       organizationId,
     ]);
   },
