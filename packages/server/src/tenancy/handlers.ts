@@ -15,7 +15,7 @@ export const adminHandlers = {
   },
 
   async createAccount({ params, body }, ctx) {
-    const account = await createAccount(ctx.db, params.organization_id, body.name);
+    const account = await createAccount(ctx.db, params.organization_id, body.name, body.default_routing ?? true);
     return account ? { status: 201, body: account } : orgNotFound(params.organization_id);
   },
 

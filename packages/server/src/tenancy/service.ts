@@ -40,13 +40,13 @@ export async function createOrganization(db: Queryable, input: { name: string; p
   });
 }
 
-export async function createAccount(db: Queryable, organizationId: string, name: string) {
+export async function createAccount(db: Queryable, organizationId: string, name: string, defaultRouting = true) {
   if (!(await repo.findOrganization(db, organizationId))) return undefined;
   const id = randomUUID();
   await db.transaction(async (tx) => {
     await repo.insertAccount(tx, { id, organizationId, name });
     // A new account gets the default CARD routing too, through the organization's sandbox connections.
-    await addDefaultRouting(tx, organizationId, id);
+    if (defaultRouting) await addDefaultRouting(tx, organizationId, id);
   });
   return { account_id: id, name };
 }

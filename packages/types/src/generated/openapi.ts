@@ -2398,6 +2398,14 @@ export interface components {
         /** @description Creates another account in an organization. */
         CreateAccountRequest: {
             name: string;
+            /**
+             * @description Whether the account starts with the default CARD routing (SANDBOX_A then SANDBOX_B, through the
+             *     organization's sandbox connections; docs/guides/routing.md). Default true; false leaves the account
+             *     without routing until one is created with `POST /v1/routing` (a card payment to it is refused with
+             *     422 `NO_ROUTE` until then).
+             * @default true
+             */
+            default_routing?: boolean;
         };
         /** @description A merchant account of an organization. */
         Account: {
