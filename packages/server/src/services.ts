@@ -37,6 +37,6 @@ export async function buildServices(deps: ServiceDeps): Promise<AppServices> {
     ...(await buildPaymentServices(deps, provider)),
     ...(await buildWebhookServices(deps, resolved.keyring)),
     ...buildRetentionServices(deps),
-    ...buildRoutingServices(resolved.keyring),
+    ...(await buildRoutingServices(deps, resolved.keyring)),
   };
 }

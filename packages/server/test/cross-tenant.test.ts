@@ -201,7 +201,7 @@ const table: Record<string, (a: A, b: B) => Probe[]> = {
       // B's own account (a second one would be needed for a 201; its CARD routing exists): A's connection is refused first as unknown.
       what: "B's account, A's connection in a step",
       body: { account_id: b.creds.account_id, payment_method: 'CARD', name: 'x', default_route: { steps: [{ index: 1, provider_id: 'SANDBOX_A', connection_id: a.connectionId }] } },
-      expect: { status: 400, code: 'INVALID_REQUEST' },
+      expect: { status: 422, code: 'ROUTING_VALIDATION_FAILED' },
     },
   ],
   listRoutings: (a) => [{ what: "A's account", query: `account_id=${a.creds.account_id}`, expect: { status: 403, code: 'INVALID_ACCOUNT_ID' } }],

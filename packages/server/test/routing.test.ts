@@ -2,7 +2,8 @@
  * Connections and routing (issue 16 §2, docs/guides/routing.md): what every organization starts with,
  * POST/GET/PATCH /v1/routing and GET/PATCH /v1/connections over real HTTP, the validation table (each
  * bad input names its field and stores nothing), cross-tenant ids answering as unknown, and planRoute
- * table-driven over every condition kind.
+ * table-driven over every condition kind. Schema violations are 400 INVALID_REQUEST, the rules the
+ * schema cannot state 422 ROUTING_VALIDATION_FAILED.
  */
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
@@ -191,11 +192,11 @@ for (const backend of backends()) {
     describe('validation: each bad routing is refused, naming its field, and nothing is stored', () => {
       type Step = { index: number; provider_id: string; connection_id: string };
       const cases: { name: string; make: (A: Step, B: Step, accountId: string) => unknown; status: number; code: string; path?: RegExp }[] = [
-        { name: 'steps not from 1', make: (A) => ({ default_route: { steps: [{ ...A, index: 2 }] } }), status: 400, code: 'INVALID_REQUEST', path: /default_route\.steps\[0\]\.index/ },
-        { name: 'steps with a gap', make: (A, B) => ({ default_route: { steps: [A, { ...B, index: 3 }] } }), status: 400, code: 'INVALID_REQUEST', path: /default_route\.steps\[1\]\.index/ },
-        { name: 'a connection twice', make: (A) => ({ default_route: { steps: [A, { ...A, index: 2 }] } }), status: 400, code: 'INVALID_REQUEST', path: /default_route\.steps\[1\]\.connection_id/ },
-        { name: 'an unknown connection', make: (A) => ({ default_route: { steps: [{ ...A, connection_id: randomUUID() }] } }), status: 400, code: 'INVALID_REQUEST', path: /default_route\.steps\[0\]\.connection_id/ },
-        { name: 'provider not the connection’s', make: (A) => ({ default_route: { steps: [{ ...A, provider_id: 'SANDBOX_B' }] } }), status: 400, code: 'INVALID_REQUEST', path: /default_route\.steps\[0\]\.provider_id/ },
+        { name: 'steps not from 1', make: (A) => ({ default_route: { steps: [{ ...A, index: 2 }] } }), status: 422, code: 'ROUTING_VALIDATION_FAILED', path: /default_route\.steps\[0\]\.index/ },
+        { name: 'steps with a gap', make: (A, B) => ({ default_route: { steps: [A, { ...B, index: 3 }] } }), status: 422, code: 'ROUTING_VALIDATION_FAILED', path: /default_route\.steps\[1\]\.index/ },
+        { name: 'a connection twice', make: (A) => ({ default_route: { steps: [A, { ...A, index: 2 }] } }), status: 422, code: 'ROUTING_VALIDATION_FAILED', path: /default_route\.steps\[1\]\.connection_id/ },
+        { name: 'an unknown connection', make: (A) => ({ default_route: { steps: [{ ...A, connection_id: randomUUID() }] } }), status: 422, code: 'ROUTING_VALIDATION_FAILED', path: /default_route\.steps\[0\]\.connection_id/ },
+        { name: 'provider not the connection’s', make: (A) => ({ default_route: { steps: [{ ...A, provider_id: 'SANDBOX_B' }] } }), status: 422, code: 'ROUTING_VALIDATION_FAILED', path: /default_route\.steps\[0\]\.provider_id/ },
         { name: 'no steps', make: () => ({ default_route: { steps: [] } }), status: 400, code: 'INVALID_REQUEST', path: /default_route\/steps/ },
         { name: 'eleven steps', make: (A) => ({ default_route: { steps: Array.from({ length: 11 }, (_, i) => ({ ...A, index: i + 1 })) } }), status: 400, code: 'INVALID_REQUEST', path: /default_route\/steps/ },
         { name: 'payment method not CARD', make: () => ({ payment_method: 'PIX' }), status: 400, code: 'INVALID_REQUEST', path: /payment_method/ },
@@ -219,8 +220,8 @@ for (const backend of backends()) {
         ).map(([name, condition, path]) => ({
           name: `condition: ${name}`,
           make: (A: Step) => ({ condition_sets: [{ sort_number: 1, name: 'set', conditions: [condition], route: { steps: [A] } }] }),
-          status: 400,
-          code: 'INVALID_REQUEST',
+          // The schema knows the kinds and operators; the fields each kind takes are the service's rule.
+          ...(name === 'an unknown kind' ? { status: 400, code: 'INVALID_REQUEST' } : { status: 422, code: 'ROUTING_VALIDATION_FAILED' }),
           path,
         })),
         {
@@ -228,8 +229,8 @@ for (const backend of backends()) {
           make: (A) => ({
             condition_sets: [1, 2].map(() => ({ sort_number: 1, name: 's', conditions: [{ type: 'COUNTRY', operator: 'IN', values: ['BR'] }], route: { steps: [A] } })),
           }),
-          status: 400,
-          code: 'INVALID_REQUEST',
+          status: 422,
+          code: 'ROUTING_VALIDATION_FAILED',
           path: /condition_sets\[1\]\.sort_number/,
         },
       ];
@@ -245,10 +246,10 @@ for (const backend of backends()) {
           if (c.path) expect(JSON.stringify(problem.errors ?? problem.messages)).toMatch(c.path);
           expect(await routings(t, accountId)).toEqual([]);
           // The same change by PATCH on the account's default routing is refused the same way and changes nothing.
-          if (c.status === 400 && !('payment_method' in (c.make(A, B, accountId) as object)) && !('name' in (c.make(A, B, accountId) as object))) {
+          if (c.status !== 403 && !('payment_method' in (c.make(A, B, accountId) as object)) && !('name' in (c.make(A, B, accountId) as object))) {
             const [routing] = await routings(t, t.sandbox.account_id);
             const { account_id: _a, payment_method: _p, ...patchable } = body;
-            await expectProblem(await patchRouting(t, routing!.id, patchable), 400, 'INVALID_REQUEST');
+            await expectProblem(await patchRouting(t, routing!.id, patchable), c.status, c.code);
             expect((await routings(t, t.sandbox.account_id))[0]).toEqual(routing);
           }
         });
@@ -267,8 +268,8 @@ for (const backend of backends()) {
         const [mine] = await routings(t, t.sandbox.account_id);
         const refused = await expectProblem(
           await patchRouting(t, mine!.id, { default_route: { steps: [{ index: 1, provider_id: 'SANDBOX_A', connection_id: theirA!.connection_id }] } }),
-          400,
-          'INVALID_REQUEST',
+          422,
+          'ROUTING_VALIDATION_FAILED',
         );
         expect(JSON.stringify(refused.errors)).toMatch(/default_route\.steps\[0\]\.connection_id/);
         await expectProblem(

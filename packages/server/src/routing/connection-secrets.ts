@@ -11,6 +11,8 @@ export interface ConnectionBox {
   readonly activeKeyId: string;
   seal(connectionId: string, credentials: Readonly<Record<string, string>>): Sealed;
   open(connectionId: string, sealed: SealedValue): Record<string, string>;
+  /** Whether credentials sealed under this key id should be re-sealed under the active key. */
+  isStale(keyId: string): boolean;
 }
 
 const context = (connectionId: string) => `payorch:connection-credentials:v1:${connectionId}`;
@@ -22,5 +24,6 @@ export function createConnectionBox(vaultKeyring: Keyring): ConnectionBox {
     activeKeyId: box.activeKeyId,
     seal: (connectionId, credentials) => box.seal(context(connectionId), JSON.stringify(credentials)),
     open: (connectionId, sealed) => JSON.parse(box.open(context(connectionId), sealed)) as Record<string, string>,
+    isStale: (keyId) => box.isStale(keyId),
   };
 }

@@ -1,11 +1,13 @@
 /** Routing and connections over HTTP (docs/guides/routing.md): request shapes in, replies out. */
 import type { Handlers } from '../context.js';
-import { describeFieldErrors, problem } from '../http/problems.js';
+import { describeFieldErrors, problem, type FieldError } from '../http/problems.js';
 import { listConnections, updateConnection } from './connections.js';
 import type { StoredConditionSet, StoredRoute } from './model.js';
 import { createRouting, getRouting, listRoutings, updateRouting } from './service.js';
 
 const routingNotFound = (id: string) => problem('ROUTING_NOT_FOUND', `No routing with id ${id}.`);
+// Rules the schema cannot state (Yuno's code): 422, as this API answers business rules (docs/guides/errors.md).
+const invalidRouting = (errors: FieldError[]) => problem('ROUTING_VALIDATION_FAILED', describeFieldErrors(errors), { errors });
 const invalidAccount = (id: string) => problem('INVALID_ACCOUNT_ID', `Account ${id} is not one of this organization's accounts.`);
 
 // The spec's condition object is one closed schema for every kind; validation.ts checks each kind's fields.
@@ -24,7 +26,7 @@ export const routingHandlers = {
       case 'unknown_account':
         return invalidAccount(body.account_id);
       case 'invalid':
-        return problem('INVALID_REQUEST', describeFieldErrors(result.errors), { errors: result.errors });
+        return invalidRouting(result.errors);
       case 'exists':
         return problem(
           'ROUTING_ALREADY_EXISTS',
@@ -55,7 +57,7 @@ export const routingHandlers = {
       case 'not_found':
         return routingNotFound(params.routing_id);
       case 'invalid':
-        return problem('INVALID_REQUEST', describeFieldErrors(result.errors), { errors: result.errors });
+        return invalidRouting(result.errors);
       case 'updated':
         return { status: 200, body: result.routing };
     }

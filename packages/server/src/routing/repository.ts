@@ -150,6 +150,18 @@ export const routingRepository = {
     return rows[0];
   },
 
+  /** Connections sealed under another key than the active one (after a vault key rotation), a batch at a time, locked. */
+  async sealedNotUnder(db: Queryable, activeKeyId: string, limit: number): Promise<SealedConnectionRow[]> {
+    return db.query<SealedConnectionRow>(
+      `SELECT ${CONNECTION_COLUMNS}, ciphertext, iv, tag, key_id FROM provider_connections WHERE key_id <> $1 ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED`,
+      [activeKeyId, limit],
+    );
+  },
+
+  async reseal(db: Queryable, id: string, sealed: Sealed): Promise<void> {
+    await db.query('UPDATE provider_connections SET ciphertext = $2, iv = $3, tag = $4, key_id = $5 WHERE id = $1', [id, sealed.ciphertext, sealed.iv, sealed.tag, sealed.keyId]);
+  },
+
   async accountsOf(db: Queryable, organizationId: string): Promise<string[]> {
     const rows = await db.query<{ id: string }>('SELECT id FROM accounts WHERE organization_id = $1 ORDER BY created_at, id', [organizationId]);
     return rows.map((r) => r.id);

@@ -1,6 +1,6 @@
 /**
- * What the API checks of a routing before storing it (docs/guides/routing.md), each failure naming its
- * path: steps numbered 1..n, no connection twice in a route, every connection the organization's with the
+ * What the API checks of a routing before storing it (docs/guides/routing.md; 422 ROUTING_VALIDATION_FAILED),
+ * each failure naming its path: steps numbered 1..n, no connection twice in a route, every connection the organization's with the
  * step's provider, conditions well formed for their kind, sort numbers unique. The spec has already
  * bounded sizes and types.
  */

@@ -731,9 +731,10 @@ export interface paths {
          * Create a routing
          * @description Creates the routing of one (account, payment method) pair: a default route and, optionally,
          *     condition sets each with its own route (docs/guides/routing.md). Steps are the failover order.
-         *     Every `connection_id` must be one of the organization's connections with the step's `provider_id`;
-         *     indexes run 1, 2, 3…; a connection appears at most once per route (400 `INVALID_REQUEST` naming
-         *     the field, nothing stored). An account has at most one routing per payment method (409
+         *     The schema's bounds are checked first (400 `INVALID_REQUEST`); then every `connection_id` must be one
+         *     of the organization's connections with the step's `provider_id`, indexes run 1, 2, 3…, a connection
+         *     appears at most once per route, and conditions are well formed for their kind (422
+         *     `ROUTING_VALIDATION_FAILED` naming each field; nothing stored). An account has at most one routing per payment method (409
          *     `ROUTING_ALREADY_EXISTS`: change it with PATCH). Every organization starts with a CARD routing
          *     per account through SANDBOX_A then SANDBOX_B.
          */
@@ -4369,6 +4370,21 @@ export interface components {
         RoutingConflict: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
+                "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The routing breaks a rule the schema cannot state (`ROUTING_VALIDATION_FAILED`, `errors` names each field; nothing is stored), or `IDEMPOTENCY_KEY_REUSED`. */
+        RoutingUnprocessable: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                 "RateLimit-Limit": components["headers"]["RateLimitLimit"];
                 "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
                 "RateLimit-Reset": components["headers"]["RateLimitReset"];
@@ -6133,6 +6149,7 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     "RateLimit-Limit": components["headers"]["RateLimitLimit"];
                     "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
                     "RateLimit-Reset": components["headers"]["RateLimitReset"];
@@ -6148,6 +6165,7 @@ export interface operations {
             409: components["responses"]["RoutingConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["RoutingUnprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6226,6 +6244,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["RoutingUnprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6253,6 +6272,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConnectionList"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
