@@ -6,6 +6,7 @@ import type { AppServices } from './context.js';
 import type { Database } from './db/database.js';
 import type { Config } from './platform/config.js';
 import type { Logger } from './platform/logger.js';
+import { routingPort } from './orchestration/routing-port.js';
 import { buildOrchestrationServices } from './orchestration/services.js';
 import { paymentRecoverer } from './payments/created-reply.js';
 import { followUpRecoverer, settleFollowUp } from './payments/lifecycle.js';
@@ -17,6 +18,7 @@ import { providerSecretBox } from './providers/sandbox/notification-secret.js';
 import { buildRetentionServices } from './retention/services.js';
 import { buildSandboxAdapters } from './providers/sandbox/build.js';
 import { providerRegistry, type ProviderRegistry } from './providers/registry.js';
+import { buildRoutingServices } from './routing/services.js';
 import { buildTenancyServices } from './tenancy/services.js';
 import { resolveKeyring } from './vault/crypto/keyring.js';
 import { buildVaultServices } from './vault/services.js';
@@ -49,6 +51,7 @@ export async function buildServices(deps: ServiceDeps): Promise<AppServices> {
   // `provider` is SANDBOX_A until payments go through routing (the orchestrator picks from `providers`).
   const provider = sandbox.a;
   const providers = providerRegistry([sandbox.a, sandbox.b]);
+  const routing = await buildRoutingServices(deps, resolved.keyring);
   return {
     provider,
     providers,
@@ -62,6 +65,7 @@ export async function buildServices(deps: ServiceDeps): Promise<AppServices> {
     ...(await buildPaymentServices(deps, provider)),
     ...(await buildWebhookServices(deps, resolved.keyring)),
     ...buildRetentionServices(deps),
-    ...buildOrchestrationServices(deps, { providers, metrics: NO_METRICS, settleFollowUp }),
+    ...routing,
+    ...buildOrchestrationServices(deps, { providers, routing: routingPort(routing.connectionBox), metrics: NO_METRICS, settleFollowUp }),
   };
 }

@@ -8,7 +8,6 @@ import type { ServiceDeps } from '../services.js';
 import { CircuitBreaker } from './circuit-breaker.js';
 import type { Orchestration, RoutingPort } from './orchestrator.js';
 import { ReconciliationWorker, type FollowUpSettler } from './reconciliation.js';
-import { standInRouting } from './route-standin.js';
 
 export interface OrchestrationServices extends Orchestration {
   /** `runOnce()` settles what is due now (tests, tooling); `drain()` until nothing is. */
@@ -24,11 +23,11 @@ declare module '../context.js' {
 
 export function buildOrchestrationServices(
   deps: ServiceDeps,
-  parts: { providers: ProviderRegistry; routing?: RoutingPort; metrics: OrchestrationMetrics; settleFollowUp?: FollowUpSettler },
+  parts: { providers: ProviderRegistry; routing: RoutingPort; metrics: OrchestrationMetrics; settleFollowUp?: FollowUpSettler },
 ): { orchestration: OrchestrationServices } {
   const base: Orchestration = {
     db: deps.db,
-    routing: parts.routing ?? standInRouting(10_000),
+    routing: parts.routing,
     providers: parts.providers,
     breaker: new CircuitBreaker({ coolDownMs: deps.config.circuitCoolDownMs }, parts.metrics),
     metrics: parts.metrics,
