@@ -49,7 +49,8 @@ for (const backend of backends()) {
   describe(`follow-ups at the provider holding the authorization, on ${backend}`, () => {
     // The acquirers run here, so the test reads their ledgers and sets their faults by URL.
     let acquirers: SandboxAcquirers;
-    const env: Record<string, string> = {};
+    // Reconciliation runs when the test says (runOnce), not on its own timer between two assertions.
+    const env: Record<string, string> = { RECONCILIATION_INTERVAL_MS: '3600000' };
     beforeAll(async () => {
       acquirers = await startSandboxAcquirers();
       Object.assign(env, { SANDBOX_A_URL: acquirers.a.url, SANDBOX_B_URL: acquirers.b.url });
@@ -217,8 +218,8 @@ for (const backend of backends()) {
   });
 }
 
-/**
- * A short timeout on the connection (the silent acquirer holds its answer until we give up).
- * TODO(routing): PATCH /v1/connections/{id} once routing is merged; the stand-in's timeout is 10 s.
- */
-async function shortenTimeout(_t: TestServer, _connectionId: string): Promise<void> {}
+/** A short timeout on the connection (PATCH /connections/{id}): a silent acquirer holds its answer until we give up. */
+async function shortenTimeout(t: TestServer, connectionId: string): Promise<void> {
+  const res = await t.fetch(`/connections/${connectionId}`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ timeout_ms: 1000 }) });
+  expect(res.status, await res.text()).toBe(200);
+}
