@@ -167,6 +167,25 @@ for (const backend of backends()) {
       expect(await ok(await postLifecycle(t, payment.id, 'refund', {}, { transactionId: purchase.id }))).toMatchObject({ status: 'REFUNDED', amount: { refunded: 100 } });
     });
 
+    it('concurrent refunds while the provider holds every call: the reservations never add up to more than was captured', async () => {
+      const { payment, purchase } = await paidAtB();
+      await faults(acquirers.b.url, { failRate: 1, mode: 'silent' });
+      const answers = await Promise.all(
+        Array.from({ length: 10 }, () => postLifecycle(t, payment.id, 'refund', { amount: { currency: 'BRL', value: 30 } }, { transactionId: purchase.id })),
+      );
+      const codes = await Promise.all(answers.map(async (r) => `${r.status} ${((await r.json()) as { code?: string }).code ?? ''}`));
+      // Three refunds of 30 are in flight (reserved); 10 is left, so every other one is over it.
+      expect(codes.sort()).toEqual([...Array(7).fill('422 INVALID_AMOUNT'), ...Array(3).fill('502 PROVIDER_UNAVAILABLE')].sort());
+      const pending = (await getPayment(t, payment.id)).transactions.filter((x) => x.type === 'REFUND');
+      expect(pending.map((x) => x.status)).toEqual(['PENDING', 'PENDING', 'PENDING']);
+
+      await faults(acquirers.b.url, null);
+      await t.running.deps.services.orchestration.reconciliation.runOnce();
+      expect(await getPayment(t, payment.id)).toMatchObject({ status: 'SUCCEEDED', sub_status: 'PARTIALLY_REFUNDED', amount: { captured: 100, refunded: 90 } });
+      const atB = (await ledger(acquirers.b.url)).filter((e) => e.payment_id === payment.id && e.kind === 'REFUND' && e.status === 'APPROVED');
+      expect(atB.map((e) => e.reference).sort()).toEqual(pending.map((x) => x.id).sort());
+    });
+
     it('no transaction is open while the acquirer holds the call: the payment row can be locked (FOR UPDATE NOWAIT) and the reservation is committed', async () => {
       const { payment, purchase } = await paidAtB();
       await faults(acquirers.b.url, { failRate: 1, mode: 'silent' });
