@@ -2,6 +2,7 @@
  * The failover table (src/orchestration/failover.ts), row by row, and what it makes of the sandbox test
  * cards: soft failures move a payment on to the next provider, hard declines never do.
  */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { FAILOVER_TABLE, failoverDecision, movesOn, type AttemptAnswer, type FailoverDecision } from '../src/orchestration/failover.js';
 import { TEST_CARDS } from '../src/providers/sandbox/test-cards.js';
@@ -63,5 +64,26 @@ describe('failover table', () => {
     for (const pan of ['4507990000000010', '4507990000000028', '4507990000000044', '4507990000000051', '4507990000000069', '4000000000000002']) {
       expect(decisionOf(pan), pan).toBe('HARD_DECLINE');
     }
+  });
+});
+
+describe('the failover table in the docs', () => {
+  const section = (file: string, heading: string) => {
+    const text = readFileSync(new URL(`../../../${file}`, import.meta.url), 'utf8');
+    const start = text.indexOf(heading);
+    expect(start, `${file} has "${heading}"`).toBeGreaterThanOrEqual(0);
+    return text.slice(start, text.indexOf('\n## ', start + heading.length) === -1 ? undefined : text.indexOf('\n## ', start + heading.length));
+  };
+  it.each([
+    ['docs/guides/routing.md', '## Failover and provider health'],
+    ['docs/design.md', '## 5a. Orchestration'],
+  ])('%s names every code the table decides on', (file, heading) => {
+    const text = section(file, heading);
+    // Each soft ISO code, each merchant advice code with a rule, and the examples of hard declines.
+    for (const code of ['19', '28', '68', '90', '91', '92', '96', '02', '03', '21', '51', '05', '43', '14', 'N7']) {
+      expect(text, `${file} mentions \`${code}\``).toContain(`\`${code}\``);
+    }
+    // And each way of getting no answer.
+    for (const words of [/reached|NOT_SENT/i, /unreadable|BAD_RESPONSE/i, /timeout|TIMEOUT/, /connection (cut|broke)|CONNECTION_CUT/i]) expect(text).toMatch(words);
   });
 });

@@ -202,6 +202,36 @@ for (const backend of backends()) {
       expect(open).toEqual([]);
     });
 
+    it('both acquirers silent: the payment waits PENDING / IN_PROCESS; reconciliation takes the first approval and voids the other', async () => {
+      const m = await merchant();
+      await patchConnection(m, m.a.connection_id, { timeout_ms: 200 });
+      await patchConnection(m, m.b.connection_id, { timeout_ms: 200 });
+      await faults(acquirers.a.url, { failRate: 1, mode: 'silent' });
+      await faults(acquirers.b.url, { failRate: 1, mode: 'silent' });
+      let p: Created;
+      try {
+        p = await pay(m, CARDS.approved);
+      } finally {
+        await faults(acquirers.a.url, null);
+        await faults(acquirers.b.url, null);
+      }
+      // Both calls may have charged the card: nothing is decided until the providers are asked.
+      expect(p).toMatchObject({ status: 'PENDING', sub_status: 'IN_PROCESS' });
+      expect(attempts(p)).toEqual([
+        ['SANDBOX_A', m.a.connection_id, 'PENDING'],
+        ['SANDBOX_B', m.b.connection_id, 'PENDING'],
+      ]);
+      await t.running.deps.services.orchestration.reconciliation.drain();
+      const read = await getPayment(m, p.id);
+      expect(read).toMatchObject({ status: 'SUCCEEDED', sub_status: 'APPROVED', amount: { captured: 150.5 } });
+      expect(read.transactions.map((x) => [x.provider_id, x.status, x.reason])).toEqual([
+        ['SANDBOX_A', 'SUCCEEDED', null],
+        ['SANDBOX_B', 'CANCELED', 'LATE_APPROVAL_REVERSED'],
+      ]);
+      expect((await ledger(acquirers.a.url)).find((e) => e.reference === read.transactions[0]!.id)).toMatchObject({ status: 'APPROVED' });
+      expect((await ledger(acquirers.b.url)).find((e) => e.reference === read.transactions[1]!.id)).toMatchObject({ status: 'VOIDED' });
+    });
+
     it('every step disabled: 422 NO_ROUTE, and nothing is created', async () => {
       const m = await merchant();
       await patchConnection(m, m.a.connection_id, { enabled: false });

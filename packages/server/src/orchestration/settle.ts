@@ -182,6 +182,8 @@ export async function concludeWithoutApproval(tx: Queryable, payment: PaymentRow
   const attempts = (await repo.transactionsOf(tx, payment.id)).filter(isAttempt);
   if (!isUndecided(payment) || attempts.some((a) => a.status === 'SUCCEEDED')) return payment;
   const last = attempts.at(-1);
+  // Another attempt's call is still running: the route decides when it returns (its phase C).
+  if (attempts.some((a) => a.in_flight)) return payment;
   if (attempts.some((a) => a.status === 'PENDING')) {
     if (payment.status === IN_PROCESS.status) return payment;
     const waiting = await payments.updatePayment(tx, payment.id, { ...IN_PROCESS, paymentMethod });
