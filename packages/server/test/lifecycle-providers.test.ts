@@ -167,6 +167,25 @@ for (const backend of backends()) {
       expect(await ok(await postLifecycle(t, payment.id, 'refund', {}, { transactionId: purchase.id }))).toMatchObject({ status: 'REFUNDED', amount: { refunded: 100 } });
     });
 
+    it('a capture in flight blocks a second capture and a void (409) until reconciliation settles it: CAPTURED', async () => {
+      const payment = await authorizedPayment(t, { card: CARDS.providerError });
+      const auth = (await getPayment(t, payment.id)).transactions.find((x) => x.type === 'AUTHORIZE' && x.status === 'SUCCEEDED')!;
+      await shortenTimeout(t, (await connectionOf(t, auth.id))!);
+      await faults(acquirers.b.url, { failRate: 1, mode: 'silent' });
+      await expectProblem(await postLifecycle(t, payment.id, 'capture', {}, { transactionId: auth.id }), 502, 'PROVIDER_UNAVAILABLE');
+      await faults(acquirers.b.url, null);
+      const busy = await expectProblem(await postLifecycle(t, payment.id, 'capture', {}, { transactionId: auth.id }), 409, 'INVALID_STATUS');
+      expect(busy.detail).toContain('in flight');
+      await expectProblem(await postLifecycle(t, payment.id, 'cancel', {}, { transactionId: auth.id }), 409, 'INVALID_STATUS');
+      await expectProblem(await postLifecycle(t, payment.id, 'cancel-or-refund', {}), 409, 'INVALID_STATUS');
+      expect(await getPayment(t, payment.id)).toMatchObject({ status: 'PENDING', sub_status: 'AUTHORIZED', amount: { captured: 0 } });
+
+      await t.running.deps.services.orchestration.reconciliation.runOnce();
+      const captured = await getPayment(t, payment.id);
+      expect(captured).toMatchObject({ status: 'SUCCEEDED', sub_status: 'CAPTURED', amount: { captured: 150.5 } });
+      expect(captured.transactions.at(-1)).toMatchObject({ type: 'CAPTURE', status: 'SUCCEEDED', provider_id: 'SANDBOX_B' });
+    });
+
     it('concurrent refunds while the provider holds every call: the reservations never add up to more than was captured', async () => {
       const { payment, purchase } = await paidAtB();
       await faults(acquirers.b.url, { failRate: 1, mode: 'silent' });
