@@ -25,13 +25,13 @@ import type { Queryable } from '../db/database.js';
 import { problem } from '../http/problems.js';
 import { DEADLINE_GRACE_MS } from '../orchestration/orchestrator.js';
 import type { FollowUpAnswer } from '../orchestration/reconciliation.js';
-import { orchestrationRepository as attempts } from '../orchestration/repository.js';
+import { orchestrationRepository as attempts, type AttemptRecord } from '../orchestration/repository.js';
+import { FIRST_LOOKUP_DELAY_MS, providerDataOf } from '../orchestration/settle.js';
 import type { OrchestrationMetrics } from '../platform/metrics.js';
 import { ProviderUnavailableError, type ConnectionContext, type FollowUp, type PaymentProvider, type ProviderResult } from '../providers/provider.js';
 import { recordPaymentOutcome } from './events.js';
 import { toApiPayment } from './mapper.js';
 import { addDecimal, compareDecimal, subtractDecimal, toDecimal } from './money.js';
-import { pendingProviderData, providerDataFor } from './provider-data.js';
 import { paymentsRepository as repo, type PaymentRow, type TransactionRow } from './repository.js';
 
 export type LifecycleProblem =
@@ -148,7 +148,7 @@ async function reserve(
     reason: t.details.reason ?? null,
     description: t.details.description ?? null,
     merchant_reference: t.details.merchant_reference ?? payment.merchant_order_id,
-    provider_data: pendingProviderData(charged.provider_id),
+    provider_data: providerDataOf(charged.provider_id, null),
     raw_response: null,
     provider_transaction_id: null,
     connection_data: charged.connection_data,
@@ -251,7 +251,7 @@ async function send(ctx: LifecycleContext, r: Reservation): Promise<LifecycleOut
     if (!(err instanceof ProviderUnavailableError)) throw err; // a bug: the transaction stays PENDING past its deadline → reconciliation
     ctx.metrics?.providerCall({ ...labels, outcome: err.kind }, seconds());
     // Sent or not, only the provider knows: the reservation holds, and the reconciliation asks it now.
-    await attempts.postpone(ctx.db, t.id, 0, false);
+    await attempts.postpone(ctx.db, t.id, FIRST_LOOKUP_DELAY_MS, false);
     return {
       ok: false,
       unsettled: true,
@@ -276,36 +276,27 @@ async function send(ctx: LifecycleContext, r: Reservation): Promise<LifecycleOut
  * settled (the reconciliation and the request's own phase C can meet) is left as it is.
  */
 export async function settleFollowUp(tx: Queryable, transactionId: string, answer: FollowUpAnswer): Promise<void> {
-  const found = await repo.findTransactionById(tx, transactionId);
+  const found = await attempts.find(tx, transactionId);
   if (!found) return;
   const payment = await repo.lockPaymentById(tx, found.payment_id);
-  const t = await repo.findTransactionById(tx, transactionId);
+  const t = await attempts.find(tx, transactionId);
   if (!payment || !t || t.status !== 'PENDING') return;
-  if (answer.kind === 'not_processed') {
-    await repo.settleTransaction(tx, t.id, {
-      status: 'ERROR',
-      response_code: 'NOT_PROCESSED',
-      response_message: 'The provider has no record of the operation: it never processed it.',
-      provider_data: t.provider_data,
-      raw_response: null,
-      provider_transaction_id: null,
-      merchant_advice_code: null,
-      merchant_advice_code_message: null,
-    });
-    return;
-  }
-  const r = answer.result;
-  const settled = await repo.settleTransaction(tx, t.id, {
-    status: r.outcome,
-    response_code: r.responseCode,
-    response_message: r.responseMessage,
-    provider_data: providerDataFor(t.provider_id, r),
-    raw_response: r.rawResponse,
-    provider_transaction_id: r.providerTransactionId,
-    merchant_advice_code: r.merchantAdviceCode,
-    merchant_advice_code_message: r.merchantAdviceCodeMessage,
-  });
-  if (r.outcome === 'SUCCEEDED') await apply(tx, payment, settled);
+  const r = answer.kind === 'answered' ? answer.result : null;
+  // The merchant's reason stays; out of the reconciliation's queue either way.
+  const record: AttemptRecord = {
+    status: r ? r.outcome : 'ERROR',
+    reason: t.reason,
+    response_code: r ? r.responseCode : 'NOT_PROCESSED',
+    response_message: r ? r.responseMessage : 'The provider has no record of the operation: it never processed it.',
+    provider_data: providerDataOf(t.provider_id, r),
+    raw_response: r ? r.rawResponse : null,
+    provider_transaction_id: r ? r.providerTransactionId : null,
+    merchant_advice_code: r ? r.merchantAdviceCode : null,
+    merchant_advice_code_message: r ? r.merchantAdviceCodeMessage : null,
+    payment_method: null,
+  };
+  const settled = await attempts.record(tx, t.id, record, null);
+  if (r?.outcome === 'SUCCEEDED') await apply(tx, payment, settled);
 }
 
 /** The payment change an approved follow-up makes, with its history entry and event. */
@@ -349,7 +340,7 @@ async function apply(tx: Queryable, payment: PaymentRow, t: TransactionRow): Pro
  * and the idempotency recoverer of `transaction:<id>` both answer with it.
  */
 export async function followUpOutcome(db: Queryable, transactionId: string): Promise<LifecycleOutcome | null> {
-  const t = await repo.findTransactionById(db, transactionId);
+  const t = await attempts.find(db, transactionId);
   if (!t || t.status === 'PENDING') return null;
   const what = WHAT[t.type as FollowUpType] ?? t.type.toLowerCase();
   if (t.status !== 'SUCCEEDED') {

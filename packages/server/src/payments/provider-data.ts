@@ -19,13 +19,8 @@ export function connectionDataOf(provider: PaymentProvider): Schemas['Connection
 const PROVIDER_STATUS = { SUCCEEDED: 'APPROVED', DECLINED: 'DECLINED', ERROR: 'ERROR' } as const;
 
 export function providerDataOf(provider: PaymentProvider, r: ProviderResult): Omit<Schemas['ProviderData'], 'raw_response'> {
-  return providerDataFor(providerLabel(provider), r);
-}
-
-/** provider_data of an answer from the provider a transaction names (follow-ups reuse the authorization's). */
-export function providerDataFor(providerId: string | null, r: ProviderResult): Omit<Schemas['ProviderData'], 'raw_response'> {
   return {
-    id: providerId,
+    id: providerLabel(provider),
     transaction_id: r.providerTransactionId,
     account_id: null,
     status: PROVIDER_STATUS[r.outcome],
@@ -39,28 +34,6 @@ export function providerDataFor(providerId: string | null, r: ProviderResult): O
     iso8583_response_message: r.iso8583ResponseMessage,
     merchant_advice_code: r.merchantAdviceCode,
     merchant_advice_code_message: r.merchantAdviceCodeMessage,
-    reason_code: null,
-    reason_description: null,
-  };
-}
-
-/** provider_data of a transaction sent and not answered yet (PENDING): only the provider is known. */
-export function pendingProviderData(providerId: string | null): Omit<Schemas['ProviderData'], 'raw_response'> {
-  return {
-    id: providerId,
-    transaction_id: null,
-    account_id: null,
-    status: null,
-    sub_status: null,
-    status_detail: null,
-    response_message: null,
-    response_code: null,
-    third_party_transaction_id: null,
-    third_party_account_id: null,
-    iso8583_response_code: null,
-    iso8583_response_message: null,
-    merchant_advice_code: null,
-    merchant_advice_code_message: null,
     reason_code: null,
     reason_description: null,
   };

@@ -271,33 +271,6 @@ export const paymentsRepository = {
     return rows[0];
   },
 
-  /** A transaction by its id alone (reconciliation and idempotency recovery name only the transaction). */
-  async findTransactionById(db: Queryable, id: string): Promise<TransactionRow | undefined> {
-    const rows = await db.query<TransactionRow>(`SELECT ${TRANSACTION_COLUMNS} FROM payment_transactions WHERE id = $1`, [id]);
-    return rows[0];
-  },
-
-  /** Records a provider's answer (or its absence) on a transaction that was PENDING. */
-  async settleTransaction(
-    db: Queryable,
-    id: string,
-    s: Pick<
-      TransactionRow,
-      'status' | 'response_code' | 'response_message' | 'provider_data' | 'raw_response' | 'provider_transaction_id' | 'merchant_advice_code' | 'merchant_advice_code_message'
-    >,
-  ): Promise<TransactionRow> {
-    const rows = await db.query<TransactionRow>(
-      `UPDATE payment_transactions SET status = $2, response_code = $3, response_message = $4, provider_data = $5, raw_response = $6,
-         provider_transaction_id = $7, merchant_advice_code = $8, merchant_advice_code_message = $9, updated_at = clock_timestamp()
-       WHERE id = $1 RETURNING ${TRANSACTION_COLUMNS}`,
-      [
-        id, s.status, s.response_code, s.response_message, json(s.provider_data), rawJson(s.raw_response), s.provider_transaction_id,
-        s.merchant_advice_code, s.merchant_advice_code_message,
-      ],
-    );
-    return rows[0]!;
-  },
-
   /** The payment's chargeback still open (CREATED), the newest if several. */
   async findOpenChargeback(db: Queryable, paymentId: string): Promise<TransactionRow | undefined> {
     const rows = await db.query<TransactionRow>(
