@@ -3879,7 +3879,7 @@ export interface components {
          */
         TransactionType: "PURCHASE" | "AUTHORIZE" | "CAPTURE" | "VERIFY" | "REFUND" | "CANCEL" | "CHARGEBACK";
         /**
-         * @description Status of a transaction. A chargeback is CREATED when received and stays CREATED while it is disputed; WON or LOST is its dispute outcome.
+         * @description Status of a transaction. A chargeback is CREATED when received and stays CREATED while it is disputed; WON or LOST is its dispute outcome. A provider call (a payment attempt, a capture, cancel or refund) is PENDING until its provider's answer is recorded, by the request or by reconciliation; a refused capture, cancel or refund stays as DECLINED or ERROR, and the payment is unchanged.
          * @enum {string}
          */
         TransactionStatus: "CREATED" | "PENDING" | "SUCCEEDED" | "DECLINED" | "REJECTED" | "ERROR" | "CANCELED" | "EXPIRED" | "WON" | "LOST";
