@@ -103,7 +103,7 @@ export const orchestrationRepository = {
    * share the queue without taking the same row (SKIP LOCKED), and a claim whose worker died runs out.
    */
   async claimDue(db: Queryable, limit: number, leaseMs: number, followUpGraceMs: number): Promise<DueTransaction[]> {
-    return db.query<DueTransaction>(
+    const rows = await db.query<DueTransaction>(
       `WITH due AS (
          SELECT id FROM payment_transactions
           WHERE status = 'PENDING' AND type IN ('PURCHASE', 'AUTHORIZE', 'CAPTURE', 'CANCEL', 'REFUND')
@@ -115,6 +115,8 @@ export const orchestrationRepository = {
        RETURNING ${COLUMNS}, (SELECT organization_id FROM payments p WHERE p.id = payment_id) AS organization_id`,
       [limit, leaseMs, followUpGraceMs],
     );
+    // In creation order (RETURNING keeps none): of two approvals of one payment, its earlier attempt's is taken.
+    return rows.sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : 1));
   },
 
   /** A lookup failed or must wait: asked again after `delayMs` (counted when `failed`), claim released. */
