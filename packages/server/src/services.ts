@@ -10,7 +10,8 @@ import { buildPaymentServices } from './payments/services.js';
 import { PrometheusMetrics } from './platform/prometheus.js';
 import { providerSecretBox } from './providers/sandbox/notification-secret.js';
 import { buildRetentionServices } from './retention/services.js';
-import { SandboxProvider } from './providers/sandbox/sandbox-provider.js';
+import { buildSandboxAdapters } from './providers/sandbox/build.js';
+import { providerRegistry, type ProviderRegistry } from './providers/registry.js';
 import { buildTenancyServices } from './tenancy/services.js';
 import { resolveKeyring } from './vault/crypto/keyring.js';
 import { buildVaultServices } from './vault/services.js';
@@ -35,6 +36,13 @@ export interface ServiceDeps {
   onClose?: (hook: () => Promise<void>) => void;
 }
 
+declare module './context.js' {
+  interface AppServices {
+    /** Every provider adapter by id (SANDBOX_A, SANDBOX_B): what routing steps and connections name. */
+    providers: ProviderRegistry;
+  }
+}
+
 export async function buildServices(deps: ServiceDeps): Promise<AppServices> {
   // One keyring for every sealed value (read or created once). The vault registers and checks it first:
   // nothing is sealed under a key it would refuse.
@@ -44,10 +52,16 @@ export async function buildServices(deps: ServiceDeps): Promise<AppServices> {
     webhookQueue: () => webhooksRepository.queueStats(deps.db),
     onCollectError: (err) => deps.log.warn({ err }, 'metrics: the webhook queue could not be read'),
   });
-  const provider = new SandboxProvider({ db: deps.db, secrets: providerSecretBox(resolved.keyring), sandboxMode: deps.config.sandbox });
+  // Both sandbox acquirers run as HTTP services (in this process unless SANDBOX_A_URL/SANDBOX_B_URL say
+  // where): every provider call crosses a real socket. Registered before the workers, so on close they
+  // stop after them (close hooks run in reverse).
+  const sandbox = await buildSandboxAdapters(deps.config, { db: deps.db, secrets: providerSecretBox(resolved.keyring), onClose: deps.onClose });
+  // `provider` is SANDBOX_A until payments go through routing (the orchestrator picks from `providers`).
+  const provider = sandbox.a;
   return {
     metrics,
     provider,
+    providers: providerRegistry([sandbox.a, sandbox.b]),
     ...buildTenancyServices(deps),
     ...vault,
     ...(await buildPaymentServices(deps, provider)),

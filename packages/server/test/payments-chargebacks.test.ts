@@ -48,9 +48,9 @@ for (const backend of backends()) {
       expect(p).toMatchObject({ status: 'IN_DISPUTE', sub_status: 'RECEIVED', amount: { captured: 150.5, refunded: 0 } });
       const cb = p.transactions[1]!;
       expect(cb).toMatchObject({
-        type: 'CHARGEBACK', status: 'CREATED', amount: 150.5, reason: 'REQUESTED_BY_CUSTOMER', provider_id: 'SANDBOX',
+        type: 'CHARGEBACK', status: 'CREATED', amount: 150.5, reason: 'REQUESTED_BY_CUSTOMER', provider_id: 'SANDBOX_A',
         response_code: null, category: 'CARD',
-        provider_data: { id: 'SANDBOX', transaction_id: 'acq_cb_0001', status: 'CHARGEBACK', reason_code: '13.7', reason_description: 'Cancelled merchandise/services' },
+        provider_data: { id: 'SANDBOX_A', transaction_id: 'acq_cb_0001', status: 'CHARGEBACK', reason_code: '13.7', reason_description: 'Cancelled merchandise/services' },
       });
       // The raw response is the notification exactly as received.
       expect(cb.provider_data.raw_response).toEqual(body);

@@ -61,7 +61,7 @@ for (const backend of backends()) {
       const captured = await ok(await postLifecycle(t, payment.id, 'capture', { reason: 'PRODUCT_CONFIRMED', merchant_reference: 'CAP-1' }, { transactionId: auth.id }));
       expect(captured).toMatchObject({ status: 'SUCCEEDED', sub_status: 'CAPTURED', amount: { value: 150.5, captured: 150.5, refunded: 0 } });
       expect(captured.transactions.map((x) => [x.type, x.status, x.amount])).toEqual([['AUTHORIZE', 'SUCCEEDED', 150.5], ['CAPTURE', 'SUCCEEDED', 150.5]]);
-      expect(captured.transactions[1]).toMatchObject({ reason: 'PRODUCT_CONFIRMED', merchant_reference: 'CAP-1', provider_id: 'SANDBOX' });
+      expect(captured.transactions[1]).toMatchObject({ reason: 'PRODUCT_CONFIRMED', merchant_reference: 'CAP-1', provider_id: 'SANDBOX_A' });
       const read = await getPayment(t, payment.id, '?transactions_history=true');
       expect(read.transactions_history!.map((h) => [h.status, h.sub_status])).toEqual([['CREATED', 'CREATED'], ['PENDING', 'AUTHORIZED'], ['SUCCEEDED', 'CAPTURED']]);
       expect(read.transactions_history!.at(-1)!.transaction_id).toBe(captured.transactions[1]!.id);

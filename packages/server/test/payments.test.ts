@@ -122,12 +122,12 @@ for (const backend of backends()) {
       const tx = p.transactions;
       expect(p.transactions_history).toEqual([tx]);
       expect(tx).toMatchObject({
-        type: 'PURCHASE', status: 'SUCCEEDED', category: 'CARD', amount: 150.5, provider_id: 'SANDBOX', response_code: 'SUCCEEDED',
+        type: 'PURCHASE', status: 'SUCCEEDED', category: 'CARD', amount: 150.5, provider_id: 'SANDBOX_A', response_code: 'SUCCEEDED',
         reason: null, merchant_reference: body.merchant_order_id, three_d_secure_action_required: null,
-        connection_data: { id: 'sandbox-default', name: 'Sandbox provider' },
+        connection_data: { id: 'sandbox_a-default', name: 'SANDBOX_A default connection' },
       });
       expect(tx.payment_method.detail).toEqual(p.payment_method.payment_method_detail);
-      expect(tx.provider_data).toMatchObject({ id: 'SANDBOX', status: 'APPROVED', iso8583_response_code: '00', raw_response: null });
+      expect(tx.provider_data).toMatchObject({ id: 'SANDBOX_A', status: 'APPROVED', iso8583_response_code: '00', raw_response: null });
       expect(tx.provider_data.transaction_id).toMatch(/^sbx_txn_/);
       // Neither the PAN nor the security code anywhere: response, logs, stored rows.
       const stored = await t.db.query('SELECT p.*, t.* FROM payments p JOIN payment_transactions t ON t.payment_id = p.id WHERE p.id = $1', [p.id]);

@@ -148,7 +148,7 @@ for (const backend of backends()) {
               sub_status: 'VERIFIED',
               amount: { currency: 'BRL', value: 0 },
               response_code: 'SUCCEEDED',
-              provider_data: { id: 'sandbox' },
+              provider_data: { id: 'SANDBOX_A' },
             },
           },
           card_data: {

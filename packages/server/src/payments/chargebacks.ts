@@ -43,7 +43,7 @@ export async function receiveNotification(
   rawBody: string | undefined,
   headers: Partial<WebhookHeaders>,
 ): Promise<NotificationOutcome> {
-  if (providerId !== provider.id) {
+  if (providerId !== (provider.notificationSource ?? provider.id)) {
     return { kind: 'rejected', problem: problem('NOT_FOUND', `No provider ${providerId} sends notifications here.`) };
   }
   let event: ChargebackEvent;

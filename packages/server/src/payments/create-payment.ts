@@ -134,6 +134,7 @@ export async function createPayment(
     amount: amount.decimal,
     currency: input.amount.currency,
     reference: paymentId,
+    paymentId,
     description: input.description,
     softDescriptor: method.detail?.card.soft_descriptor ?? null,
   };

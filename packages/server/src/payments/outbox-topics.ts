@@ -88,7 +88,7 @@ export function paymentOutboxHandlers(deps: { db: Database; provider: PaymentPro
         amount: p.amount,
         reason: 'REQUESTED_BY_CUSTOMER',
       });
-      const outcome = await receiveNotification(db, provider, provider.id, signed.rawBody, signed.headers);
+      const outcome = await receiveNotification(db, provider, provider.notificationSource ?? provider.id, signed.rawBody, signed.headers);
       // A refusal (the payment changed meanwhile) is final: retrying would be refused again.
       if (outcome.kind === 'rejected') log.warn({ paymentId: p.payment_id, code: outcome.problem.body.code }, 'sandbox chargeback refused');
     },

@@ -5,14 +5,14 @@
 import type { Schemas } from '@payorch/types';
 import type { PaymentProvider, ProviderResult } from '../providers/provider.js';
 
-/** The provider's id as transactions show it (SANDBOX). */
+/** The provider's id as transactions show it: the adapter's id (SANDBOX_A, SANDBOX_B). */
 export function providerLabel(provider: PaymentProvider): string {
   return provider.id.toUpperCase();
 }
 
 /** Every payment goes through the provider's one default connection (no merchant-level routing yet). */
 export function connectionDataOf(provider: PaymentProvider): Schemas['ConnectionData'] {
-  return { id: `${provider.id}-default`, name: `${provider.id.charAt(0).toUpperCase()}${provider.id.slice(1)} provider` };
+  return { id: `${provider.id.toLowerCase()}-default`, name: `${provider.id} default connection` };
 }
 
 /** Provider status words as acquirers report them. */

@@ -43,7 +43,7 @@ export async function injectChargeback(
     amount,
     reason: input?.reason ?? 'REQUESTED_BY_CUSTOMER',
   });
-  const outcome = await receiveNotification(db, provider, provider.id, signed.rawBody, signed.headers);
+  const outcome = await receiveNotification(db, provider, provider.notificationSource ?? provider.id, signed.rawBody, signed.headers);
   if (outcome.kind === 'rejected') {
     // The notification names its own fields; the merchant sent `amount` at the top level.
     const p = outcome.problem;

@@ -61,6 +61,9 @@ const schema = z.object({
   RATE_LIMIT_STORE: z.enum(['memory', 'database'], { message: 'must be memory or database' }).optional(),
   AUTH_FAILURES_PER_MINUTE: z.coerce.number({ message: 'must be a whole number (0 turns limiting off)' }).int().min(0).default(60),
   TRUST_PROXY: trustProxy.default(false),
+  SANDBOX_A_URL: z.url({ protocol: /^https?$/, message: 'must be an absolute http(s) URL' }).optional(),
+  SANDBOX_B_URL: z.url({ protocol: /^https?$/, message: 'must be an absolute http(s) URL' }).optional(),
+  PROVIDER_TIMEOUT_MS: z.coerce.number({ message: 'must be a whole number of milliseconds from 100 to 120000' }).int().min(100).max(120_000).default(10_000),
 });
 
 export interface Config {
@@ -94,6 +97,14 @@ export interface Config {
   authFailuresPerMinute: number;
   /** Express's `trust proxy`: false (the socket's peer), a hop count, or the proxies' addresses. */
   trustProxy: false | number | string[];
+  /**
+   * Where the sandbox acquirers run (acquirers-main.ts); unset, the service starts them itself on
+   * loopback, ephemeral ports. Their ledgers live in the process that runs them.
+   */
+  sandboxAUrl: string | undefined;
+  sandboxBUrl: string | undefined;
+  /** How long a provider call waits for its answer when the call names no connection (ms). */
+  providerTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -138,6 +149,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitStore: e.RATE_LIMIT_STORE ?? (e.DATABASE_URL ? 'database' : 'memory'),
     authFailuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
     trustProxy: e.TRUST_PROXY,
+    sandboxAUrl: e.SANDBOX_A_URL?.replace(/\/+$/, ''),
+    sandboxBUrl: e.SANDBOX_B_URL?.replace(/\/+$/, ''),
+    providerTimeoutMs: e.PROVIDER_TIMEOUT_MS,
   };
 }
 

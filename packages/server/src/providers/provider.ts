@@ -1,6 +1,6 @@
 /**
  * The provider (acquirer) adapter interface. Domain code talks to providers only through this; the
- * sandbox provider (./sandbox) is the one implementation. A provider answers declines as results,
+ * sandbox adapters (./sandbox: SANDBOX_A, SANDBOX_B, each over HTTP to its acquirer) implement it. A provider answers declines as results,
  * never as exceptions: a throw means the provider could not be reached (→ 5xx or a retry).
  */
 
@@ -163,10 +163,15 @@ export interface PaymentProvider {
   /** The provider as the API names it: SANDBOX_A, SANDBOX_B (routing steps' provider_id). */
   readonly id: string;
   /**
+   * The provider id its notifications arrive under (POST /v1/providers/{id}/notifications), when it is
+   * not `id`: both sandbox acquirers' notifications arrive as `sandbox`.
+   */
+  readonly notificationSource?: string;
+  /**
    * What the provider did with the operation we sent under `reference` (our idempotency reference for
    * that call). Throws ProviderUnavailableError when the provider cannot be asked now.
    */
-  lookup?(input: { reference: string; connection?: ConnectionContext }): Promise<ProviderLookup>;
+  lookup(input: { reference: string; connection?: ConnectionContext }): Promise<ProviderLookup>;
   /** A zero-amount verification of a card (enrollment `verify`). */
   verify(input: { card: ProviderCard; currency: string | null; reference: string; connection?: ConnectionContext }): Promise<ProviderResult>;
   /**

@@ -1,15 +1,17 @@
-import { createHash, randomBytes, randomInt } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import type { Queryable } from '../../db/database.js';
 import {
   NotificationSignatureError,
+  type Charge,
   type ChargebackEvent,
+  type ConnectionContext,
   type DisputeEvidenceAck,
   type DisputeEvidenceForward,
   type FollowUp,
   type PaymentProvider,
   type ProviderCard,
-  type ProviderCardInfo,
+  type ProviderLookup,
   type ProviderResult,
   type SimulatedChargeback,
   type WebhookHeaders,
@@ -19,12 +21,14 @@ import { API_BASE_PATH } from '../../vault/brand-icons.js';
 import { loadNotificationSecret } from './notification-secret.js';
 import { sandboxRepository } from './repository.js';
 import type { PurposeBox } from '../../vault/crypto/secret-box.js';
-import { behaviourOf } from './test-cards.js';
+
+/** The provider id sandbox notifications arrive under (/v1/providers/sandbox/notifications), for both acquirers. */
+export const SANDBOX_NOTIFICATION_SOURCE = 'sandbox';
 
 export interface SandboxProviderOptions {
   /**
    * Where the sandbox keeps its own state: the notification signing secret and the evidence it
-   * received. Without it, only verify/purchase work (enough for code that never receives notifications).
+   * received. Without it, only the card calls work (enough for code that never receives notifications).
    */
   db?: Queryable;
   /** Seals the signing secret at rest (providerSecretBox of the vault keyring); required with `db`. */
@@ -37,56 +41,82 @@ export interface SandboxProviderOptions {
   sandboxMode?: boolean;
 }
 
+/** Where an adapter reaches its acquirer, and how when a call names no connection. */
+export interface SandboxEndpoint {
+  /** The acquirer's base URL (http://127.0.0.1:port). */
+  url: string;
+  /** Credentials and timeout used when a call names no connection (the sandbox default credentials). */
+  defaultConnection: ConnectionContext;
+}
+
 /**
- * The sandbox acquirer: answers like a real one (ids, authorization codes, RRNs, ISO 8583 and merchant
- * advice codes, a raw response document) from the test-card table, without any network. It signs its
- * notifications per Standard Webhooks with a per-provider secret generated once, and records forwarded
- * dispute evidence by the sender's reference so a re-delivery has no second effect.
+ * What both sandbox adapters share, one instance for both: the notification signing secret (one
+ * 'sandbox' secret, generated once and stored sealed), the evidence ledger and the sandbox mode.
  */
-export class SandboxProvider implements PaymentProvider {
-  readonly id = 'sandbox';
-  private readonly db: Queryable | undefined;
-  private readonly secrets: PurposeBox | undefined;
+export class SandboxShared {
+  readonly db: Queryable | undefined;
+  readonly secrets: PurposeBox | undefined;
+  readonly sandboxMode: boolean;
   private secret: Promise<string> | undefined;
-  private readonly sandboxMode: boolean;
-  readonly startRedirectEnrollment?: PaymentProvider['startRedirectEnrollment'];
 
   constructor(options: SandboxProviderOptions = {}) {
     this.db = options.db;
     this.secrets = options.secrets;
     this.sandboxMode = options.sandboxMode ?? false;
+  }
+
+  notificationSecret(): Promise<string> {
+    if (!this.secrets) return Promise.reject(new Error('sandbox provider: no secret box configured'));
+    this.secret ??= loadNotificationSecret(this.requireDb(), this.secrets, SANDBOX_NOTIFICATION_SOURCE).catch((err: unknown) => {
+      this.secret = undefined;
+      throw err;
+    });
+    return this.secret;
+  }
+
+  requireDb(): Queryable {
+    if (!this.db) throw new Error('sandbox provider: no database configured');
+    return this.db;
+  }
+}
+
+/**
+ * The base of the two sandbox adapters (SandboxAProvider, SandboxBProvider): card calls go over HTTP to
+ * the acquirer (subclasses speak its protocol); what a sandbox acquirer does besides (signing chargeback
+ * notifications per Standard Webhooks, receiving dispute evidence, the hosted redirect enrollment page)
+ * stays in-process here, shared by both, unchanged: notifications arrive as provider `sandbox`.
+ * Evidence forwarding is recorded in this service's database (sandbox_evidence) rather than sent over
+ * HTTP: it is outside the payment path the acquirers simulate.
+ */
+export abstract class SandboxProvider implements PaymentProvider {
+  abstract readonly id: string;
+  readonly notificationSource = SANDBOX_NOTIFICATION_SOURCE;
+  readonly startRedirectEnrollment?: PaymentProvider['startRedirectEnrollment'];
+
+  constructor(
+    protected readonly shared: SandboxShared,
+    protected readonly endpoint: SandboxEndpoint,
+  ) {
     // The page is served by this server (vault/sandbox-pages.ts, mounted in sandbox mode only).
-    if (this.sandboxMode) {
+    if (shared.sandboxMode) {
       this.startRedirectEnrollment = async ({ vaultedToken, baseUrl }) => ({ redirectUrl: `${baseUrl}${API_BASE_PATH}/sandbox/enrollments/${vaultedToken}` });
     }
   }
 
-  async verify(input: { card: ProviderCard; currency: string | null; reference: string }): Promise<ProviderResult> {
-    return this.answer('VERIFY', input.card, '0', input.currency ?? 'USD', input.reference);
-  }
+  abstract lookup(input: { reference: string; connection?: ConnectionContext }): Promise<ProviderLookup>;
+  abstract verify(input: { card: ProviderCard; currency: string | null; reference: string; connection?: ConnectionContext }): Promise<ProviderResult>;
+  abstract purchase(input: Charge): Promise<ProviderResult>;
+  abstract authorize(input: Charge): Promise<ProviderResult>;
+  abstract capture(input: FollowUp): Promise<ProviderResult>;
+  abstract void(input: FollowUp): Promise<ProviderResult>;
+  abstract refund(input: FollowUp): Promise<ProviderResult>;
 
-  async purchase(input: { card: ProviderCard; amount: string; currency: string; reference: string; description: string }): Promise<ProviderResult> {
-    return this.answer('PURCHASE', input.card, input.amount, input.currency, input.reference);
-  }
-
-  async authorize(input: { card: ProviderCard; amount: string; currency: string; reference: string; description: string }): Promise<ProviderResult> {
-    return this.answer('AUTHORIZE', input.card, input.amount, input.currency, input.reference);
-  }
-
-  async capture(input: FollowUp): Promise<ProviderResult> {
-    return this.followUp('CAPTURE', input);
-  }
-
-  async void(input: FollowUp): Promise<ProviderResult> {
-    return this.followUp('VOID', input);
-  }
-
-  async refund(input: FollowUp): Promise<ProviderResult> {
-    return this.followUp('REFUND', input);
+  protected connectionOf(connection: ConnectionContext | undefined): ConnectionContext {
+    return connection ?? this.endpoint.defaultConnection;
   }
 
   async forwardDisputeEvidence(input: DisputeEvidenceForward): Promise<DisputeEvidenceAck> {
-    const db = this.requireDb();
+    const db = this.shared.requireDb();
     // A real acquirer checks what it receives: a corrupted document is not accepted.
     for (const doc of input.evidence) {
       if (createHash('sha256').update(doc.content).digest('hex') !== doc.sha256) {
@@ -163,113 +193,31 @@ export class SandboxProvider implements PaymentProvider {
     };
   }
 
-  /** The provider's signing secret (`whsec_…`), generated once and stored sealed; the same for every instance. */
+  /** The sandbox's signing secret (`whsec_…`), generated once and stored sealed; the same for both acquirers. */
   notificationSecret(): Promise<string> {
-    if (!this.secrets) return Promise.reject(new Error('sandbox provider: no secret box configured'));
-    this.secret ??= loadNotificationSecret(this.requireDb(), this.secrets, this.id)
-      .catch((err: unknown) => {
-        this.secret = undefined;
-        throw err;
-      });
-    return this.secret;
-  }
-
-  private requireDb(): Queryable {
-    if (!this.db) throw new Error('sandbox provider: no database configured');
-    return this.db;
-  }
-
-  /**
-   * Capture, void or refund of an earlier transaction. The sandbox keeps no state of its own: what it must
-   * remember about the card (a test card that fails its capture or refund) is written into the id it gave
-   * the authorization, as a real acquirer finds it in its own records.
-   */
-  private followUp(kind: 'CAPTURE' | 'VOID' | 'REFUND', input: FollowUp): ProviderResult {
-    const fails = (kind === 'CAPTURE' && input.providerTransactionId.startsWith(CAPTURE_FAILS)) || (kind === 'REFUND' && input.providerTransactionId.startsWith(REFUND_FAILS));
-    const providerTransactionId = `sbx_txn_${randomBytes(8).toString('hex')}`;
-    const [responseCode, responseMessage, iso] = fails
-      ? kind === 'CAPTURE'
-        ? (['CAPTURE_DECLINED', 'The acquirer refused the capture: the authorization is no longer valid', ['12', 'Invalid transaction']] as const)
-        : (['REFUND_DECLINED', 'The acquirer refused the refund: the merchant account cannot be debited', ['57', 'Transaction not permitted to cardholder']] as const)
-      : (['SUCCEEDED', 'Transaction successful', ['00', 'Approved or completed successfully']] as const);
-    return {
-      outcome: fails ? 'DECLINED' : 'SUCCEEDED',
-      providerTransactionId,
-      responseCode,
-      responseMessage,
-      iso8583ResponseCode: iso[0],
-      iso8583ResponseMessage: iso[1],
-      merchantAdviceCode: null,
-      merchantAdviceCodeMessage: null,
-      authorizationCode: null,
-      retrievalReferenceNumber: String(randomInt(100_000_000_000, 999_999_999_999)),
-      rawResponse: {
-        id: providerTransactionId,
-        type: kind,
-        reference: input.reference,
-        original_transaction_id: input.providerTransactionId,
-        amount: { value: input.amount, currency: input.currency },
-        status: fails ? 'DECLINED' : 'APPROVED',
-        response: { code: iso[0], message: iso[1] },
-        processed_at: new Date().toISOString(),
-      },
-    };
-  }
-
-  private answer(kind: 'VERIFY' | 'PURCHASE' | 'AUTHORIZE', card: ProviderCard, amount: string, currency: string, reference: string): ProviderResult {
-    const b = behaviourOf(card.number);
-    const marker = b.failsOn === 'CAPTURE' ? CAPTURE_FAILS : b.failsOn === 'REFUND' ? REFUND_FAILS : 'sbx_txn_';
-    const providerTransactionId = `${marker}${randomBytes(8).toString('hex')}`;
-    const succeeded = b.outcome === 'SUCCEEDED';
-    const authorizationCode = succeeded ? String(randomInt(100000, 999999)) : null;
-    const retrievalReferenceNumber = String(randomInt(100_000_000_000, 999_999_999_999));
-    const cardInfo = binInfo(card.brand);
-    return {
-      outcome: b.outcome,
-      providerTransactionId,
-      responseCode: b.responseCode,
-      responseMessage: b.responseMessage,
-      iso8583ResponseCode: b.iso8583[0],
-      iso8583ResponseMessage: b.iso8583[1],
-      merchantAdviceCode: b.merchantAdvice?.[0] ?? null,
-      merchantAdviceCodeMessage: b.merchantAdvice?.[1] ?? null,
-      authorizationCode,
-      retrievalReferenceNumber,
-      chargebackFollows: this.sandboxMode && (b.chargebackFollows ?? false),
-      cardInfo,
-      // What the acquirer "sent": masked card only, never the PAN or the security code.
-      rawResponse: {
-        id: providerTransactionId,
-        type: kind,
-        reference,
-        amount: { value: amount, currency },
-        status: b.outcome === 'SUCCEEDED' ? 'APPROVED' : b.outcome === 'DECLINED' ? 'DECLINED' : 'ERROR',
-        response: { code: b.iso8583[0], message: b.iso8583[1] },
-        authorization_code: authorizationCode,
-        rrn: retrievalReferenceNumber,
-        card: {
-          bin: card.number.slice(0, 6),
-          last4: card.number.slice(-4),
-          brand: card.brand,
-          issuer: cardInfo.issuerName,
-          country: cardInfo.countryCode,
-          funding: cardInfo.type,
-          product: cardInfo.category,
-        },
-        merchant_advice: b.merchantAdvice ? { code: b.merchantAdvice[0], message: b.merchantAdvice[1] } : null,
-        processed_at: new Date().toISOString(),
-      },
-    };
+    return this.shared.notificationSecret();
   }
 }
 
-/** Id prefixes of authorizations whose capture, or refund, the sandbox will refuse (test cards …0085, …0093). */
-const CAPTURE_FAILS = 'sbx_txn_cf_';
-const REFUND_FAILS = 'sbx_txn_rf_';
-
-/** The sandbox's BIN table: every test card is issued by the same bank. */
-function binInfo(brand: string): ProviderCardInfo {
-  const category: Record<string, string> = { VISA: 'CLASSIC', MASTERCARD: 'STANDARD', AMEX: 'GREEN' };
-  return { issuerName: 'Sandbox Bank', issuerCode: null, countryCode: 'BR', category: category[brand] ?? 'CLASSIC', type: 'CREDIT' };
+/** A result for an answer that is not one of the acquirer's operation answers (401, 404, 409, 4xx). */
+export function refusedCall(outcome: 'DECLINED' | 'ERROR', responseCode: string, responseMessage: string, raw: Record<string, unknown>): ProviderResult {
+  return {
+    outcome,
+    providerTransactionId: '',
+    responseCode,
+    responseMessage,
+    iso8583ResponseCode: outcome === 'ERROR' ? '96' : '12',
+    iso8583ResponseMessage: outcome === 'ERROR' ? 'System malfunction' : 'Invalid transaction',
+    merchantAdviceCode: null,
+    merchantAdviceCodeMessage: null,
+    authorizationCode: null,
+    retrievalReferenceNumber: null,
+    rawResponse: raw,
+  };
 }
 
+/**
+ * Credentials refused (401): the merchant's configuration is wrong, not the card. An ERROR result with
+ * this code, never a throw, so it is recorded and shown as what it is (the orchestrator decides failover).
+ */
+export const PROVIDER_AUTHENTICATION_FAILED = 'PROVIDER_AUTHENTICATION_FAILED';

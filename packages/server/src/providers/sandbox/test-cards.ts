@@ -11,6 +11,8 @@ export interface TestCardBehaviour {
   chargebackFollows?: boolean;
   /** The authorization or purchase succeeds, and then the provider refuses this follow-up operation. */
   failsOn?: 'CAPTURE' | 'REFUND';
+  /** SANDBOX_A records the approval at once and holds its answer until the caller gives up (a late approval). */
+  answersLate?: boolean;
 }
 
 const approved: TestCardBehaviour = {
@@ -45,6 +47,7 @@ export const TEST_CARDS: Readonly<Record<string, TestCardBehaviour>> = {
     iso8583: ['96', 'System malfunction'],
     merchantAdvice: ['02', 'Cannot approve at this time, try again later'],
   },
+  '4507990000000085': { ...approved, answersLate: true },
   '4000000000000002': declined('DECLINED', 'Transaction declined', ['05', 'Do not honor'], null),
   '4000000000000259': { ...approved, chargebackFollows: true },
   '4507990000000101': { ...approved, failsOn: 'CAPTURE' },

@@ -1,0 +1,167 @@
+/**
+ * SANDBOX_A: the sandbox acquirer of the test-card table (../test-cards.ts), JSON over HTTP.
+ *   POST /v1/charges                      {reference, payment_id?, capture, verification?, amount:{value,currency}, card:{number, holder_name, expiry_month, expiry_year, cvc, brand}}
+ *   POST /v1/charges/{id}/captures|voids|refunds   {reference, amount:{value,currency}}
+ *   GET  /v1/operations/{reference}       → {operation, answer} or 404 (and the reference is tombstoned)
+ * Auth: `Authorization: Bearer sk_sandbox_…` (any well-formed sandbox key; anything else → 401).
+ * Every answer is HTTP 200 with `status` APPROVED | DECLINED | ERROR; a repeated reference gets its first
+ * answer; a reference tombstoned by a lookup → 409. Test card 4507990000000085 is approved and recorded
+ * at once, and its answer held until the client gives up (a late approval).
+ */
+import { randomBytes, randomInt } from 'node:crypto';
+import { behaviourOf } from '../test-cards.js';
+import { Ledger, startAcquirer, type AcquirerDefinition, type AcquirerRequest, type OperationKind, type Reply, type RunningAcquirer } from '../acquirer/kit.js';
+
+export const SANDBOX_A_KEY_PATTERN = /^sk_sandbox_[A-Za-z0-9_]{8,120}$/;
+
+const OPERATION = /^\/v1\/operations\/([^/]{1,200})$/;
+const FOLLOW_UP = /^\/v1\/charges\/([^/]{1,100})\/(captures|voids|refunds)$/;
+const FOLLOW_UP_KIND = { captures: 'CAPTURE', voids: 'VOID', refunds: 'REFUND' } as const;
+const DECIMAL = /^\d{1,15}(\.\d{1,4})?$/;
+
+const bad = (message: string): Reply => ({ status: 400, body: { error: 'INVALID_REQUEST', message } });
+
+export const acquirerA: AcquirerDefinition = {
+  authenticate(headers) {
+    const m = /^Bearer (\S+)$/.exec(headers.authorization ?? '');
+    return m !== null && SANDBOX_A_KEY_PATTERN.test(m[1]!);
+  },
+  handle(req, ledger) {
+    if (req.method === 'POST' && req.path === '/v1/charges') return charge(req, ledger);
+    const f = FOLLOW_UP.exec(req.path);
+    if (req.method === 'POST' && f) return followUp(FOLLOW_UP_KIND[f[2] as keyof typeof FOLLOW_UP_KIND], decodeURIComponent(f[1]!), req, ledger);
+    const o = OPERATION.exec(req.path);
+    if (req.method === 'GET' && o) return lookup(decodeURIComponent(o[1]!), ledger);
+    return undefined;
+  },
+};
+
+export function startAcquirerA(options: { port?: number } = {}): Promise<RunningAcquirer> {
+  return startAcquirer(acquirerA, options);
+}
+
+interface ChargeBody {
+  reference?: unknown;
+  payment_id?: unknown;
+  capture?: unknown;
+  verification?: unknown;
+  amount?: { value?: unknown; currency?: unknown };
+  card?: { number?: unknown; brand?: unknown };
+}
+
+function replayOrRefuse(reference: string, ledger: Ledger): Reply | undefined {
+  const seen = ledger.get(reference);
+  if (seen) return { status: seen.httpStatus, body: seen.body, held: seen.held };
+  if (ledger.isTombstoned(reference)) return { status: 409, body: { error: 'REFERENCE_CLOSED', message: 'this reference was looked up before it arrived and is refused' } };
+  return undefined;
+}
+
+function charge(req: AcquirerRequest, ledger: Ledger): Reply {
+  const b = (req.body ?? {}) as ChargeBody;
+  if (typeof b.reference !== 'string' || b.reference.length < 1 || b.reference.length > 200) return bad('reference is required');
+  const again = replayOrRefuse(b.reference, ledger);
+  if (again) return again;
+  const value = b.amount?.value;
+  const currency = b.amount?.currency;
+  const number = b.card?.number;
+  if (typeof value !== 'string' || !DECIMAL.test(value) || typeof currency !== 'string' || !/^[A-Z]{3}$/.test(currency)) return bad('amount {value, currency} is required');
+  if (typeof number !== 'string' || !/^\d{12,19}$/.test(number)) return bad('card.number is required');
+  const brand = typeof b.card?.brand === 'string' ? b.card.brand : 'VISA';
+  const kind: OperationKind = b.verification === true ? 'VERIFY' : b.capture === false ? 'AUTHORIZE' : 'PURCHASE';
+  const card = behaviourOf(number);
+  const id = `sbx_txn_${randomBytes(8).toString('hex')}`;
+  const status = card.outcome === 'SUCCEEDED' ? 'APPROVED' : card.outcome === 'DECLINED' ? 'DECLINED' : 'ERROR';
+  const authorizationCode = status === 'APPROVED' ? String(randomInt(100000, 999999)) : null;
+  const body: Record<string, unknown> = {
+    id,
+    type: kind,
+    reference: b.reference,
+    amount: { value, currency },
+    status,
+    response: { code: card.iso8583[0], message: card.iso8583[1] },
+    reason: { code: card.responseCode, message: card.responseMessage },
+    authorization_code: authorizationCode,
+    rrn: String(randomInt(100_000_000_000, 999_999_999_999)),
+    // Masked card and BIN data only, never the PAN or the security code.
+    card: { bin: number.slice(0, 6), last4: number.slice(-4), brand, issuer: 'Sandbox Bank', country: 'BR', funding: 'CREDIT', product: PRODUCT[brand] ?? 'CLASSIC' },
+    merchant_advice: card.merchantAdvice ? { code: card.merchantAdvice[0], message: card.merchantAdvice[1] } : null,
+    ...(card.chargebackFollows ? { simulation: { chargeback_follows: true } } : {}),
+    processed_at: new Date().toISOString(),
+  };
+  const recorded = ledger.record({
+    entry: {
+      reference: b.reference,
+      payment_id: typeof b.payment_id === 'string' ? b.payment_id : null,
+      kind,
+      status,
+      amount: { value, currency },
+      id,
+      target_id: null,
+      created_at: new Date().toISOString(),
+    },
+    httpStatus: 200,
+    body,
+    held: card.answersLate === true,
+    failsOn: card.failsOn,
+  });
+  return { status: 200, body, held: recorded.held };
+}
+
+const PRODUCT: Record<string, string> = { VISA: 'CLASSIC', MASTERCARD: 'STANDARD', AMEX: 'GREEN' };
+
+function followUp(kind: 'CAPTURE' | 'VOID' | 'REFUND', targetId: string, req: AcquirerRequest, ledger: Ledger): Reply {
+  const b = (req.body ?? {}) as ChargeBody;
+  if (typeof b.reference !== 'string' || b.reference.length < 1 || b.reference.length > 200) return bad('reference is required');
+  const again = replayOrRefuse(b.reference, ledger);
+  if (again) return again;
+  const value = b.amount?.value;
+  const currency = b.amount?.currency;
+  if (typeof value !== 'string' || !DECIMAL.test(value) || typeof currency !== 'string' || !/^[A-Z]{3}$/.test(currency)) return bad('amount {value, currency} is required');
+  const target = ledger.byOperationId(targetId);
+  if (!target) return { status: 404, body: { error: 'CHARGE_NOT_FOUND', message: `no charge ${targetId}` } };
+  const [reason, iso] = refusal(kind, target.entry.status, target.failsOn);
+  const status = reason ? 'DECLINED' : 'APPROVED';
+  // A void of an approved authorization releases it; of a purchase, it reverses it.
+  if (!reason && kind === 'VOID') target.entry.status = 'VOIDED';
+  const id = `sbx_txn_${randomBytes(8).toString('hex')}`;
+  const body: Record<string, unknown> = {
+    id,
+    type: kind,
+    reference: b.reference,
+    original_transaction_id: targetId,
+    amount: { value, currency },
+    status,
+    response: { code: iso[0], message: iso[1] },
+    reason: reason ?? { code: 'SUCCEEDED', message: 'Transaction successful' },
+    rrn: String(randomInt(100_000_000_000, 999_999_999_999)),
+    processed_at: new Date().toISOString(),
+  };
+  ledger.record({
+    entry: { reference: b.reference, payment_id: target.entry.payment_id, kind, status, amount: { value, currency }, id, target_id: targetId, created_at: new Date().toISOString() },
+    httpStatus: 200,
+    body,
+    held: false,
+    // A refund of a capture finds the card's behaviour on the capture too.
+    failsOn: target.failsOn,
+  });
+  return { status: 200, body };
+}
+
+type Refusal = [reason: { code: string; message: string } | null, iso: [string, string]];
+
+function refusal(kind: 'CAPTURE' | 'VOID' | 'REFUND', targetStatus: string, failsOn: 'CAPTURE' | 'REFUND' | undefined): Refusal {
+  if (targetStatus === 'VOIDED' && kind === 'VOID') return [null, ['00', 'Approved or completed successfully']]; // already released: nothing left to do
+  if (targetStatus !== 'APPROVED') return [{ code: `${kind}_DECLINED`, message: 'The original transaction is not an open approval' }, ['12', 'Invalid transaction']];
+  if (kind === 'CAPTURE' && failsOn === 'CAPTURE') return [{ code: 'CAPTURE_DECLINED', message: 'The acquirer refused the capture: the authorization is no longer valid' }, ['12', 'Invalid transaction']];
+  if (kind === 'REFUND' && failsOn === 'REFUND') return [{ code: 'REFUND_DECLINED', message: 'The acquirer refused the refund: the merchant account cannot be debited' }, ['57', 'Transaction not permitted to cardholder']];
+  return [null, ['00', 'Approved or completed successfully']];
+}
+
+function lookup(reference: string, ledger: Ledger): Reply {
+  const seen = ledger.get(reference);
+  if (!seen) {
+    ledger.tombstone(reference);
+    return { status: 404, body: { error: 'OPERATION_NOT_FOUND', reference } };
+  }
+  return { status: 200, body: { operation: seen.entry, answer: seen.body } };
+}

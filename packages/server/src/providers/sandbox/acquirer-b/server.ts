@@ -1,0 +1,158 @@
+/**
+ * SANDBOX_B: a second acquirer with its own protocol and answers.
+ *   POST /payments                  Idempotency-Key: <merchantReference>
+ *        {merchantReference, paymentId?, amountMinor, currency, pan, expiry:"MM/YY", cvc?, holderName?, capture}
+ *        (amountMinor 0 = a card verification)
+ *   POST /payments/{pspReference}/captures|cancels|refunds   Idempotency-Key, {merchantReference, amountMinor, currency}
+ *   GET  /payments?merchantReference=…   → {payments:[…]} or 404 (and the reference is tombstoned)
+ * Auth: HTTP Basic `merchantAccount:password` (an account of 3-64 letters/digits/_ and a password of 8+
+ * characters; anything else → 401). Answers: `resultCode` AUTHORISED | REFUSED | ERROR with B's own
+ * `refusalReason`/`refusalReasonCode`. Its card table is CARDS_B below; any other card is authorised
+ * (4507990000000077 and …0085, A's failures, included).
+ */
+import { randomBytes, randomInt } from 'node:crypto';
+import { Ledger, startAcquirer, type AcquirerDefinition, type AcquirerRequest, type LedgerStatus, type Reply, type RunningAcquirer } from '../acquirer/kit.js';
+
+/** B's refusals: [refusalReasonCode, refusalReason, ISO 8583 code, merchant advice code]. */
+export const CARDS_B: Readonly<Record<string, [string, string, string, string | null]>> = {
+  '4507990000000010': ['51', 'Not enough balance', '51', '01'],
+  '4507990000000028': ['2', 'Refused', '05', '03'],
+  '4507990000000044': ['24', 'CVC Declined', 'N7', null],
+  '4507990000000051': ['14', 'Invalid Card Number', '14', '03'],
+  '4507990000000069': ['6', 'Stolen Card', '43', '03'],
+  '4000000000000002': ['2', 'Refused', '05', null],
+};
+
+const FOLLOW_UP = /^\/payments\/([^/]{1,100})\/(captures|cancels|refunds)$/;
+const FOLLOW_UP_KIND = { captures: 'CAPTURE', cancels: 'VOID', refunds: 'REFUND' } as const;
+const RESULT: Record<string, string> = { APPROVED: 'AUTHORISED', DECLINED: 'REFUSED', ERROR: 'ERROR', VOIDED: 'CANCELLED' };
+
+const bad = (message: string): Reply => ({ status: 422, body: { status: 422, errorCode: '702', message } });
+
+export const acquirerB: AcquirerDefinition = {
+  authenticate(headers) {
+    const m = /^Basic ([A-Za-z0-9+/=]{1,400})$/.exec(headers.authorization ?? '');
+    if (!m) return false;
+    const [account, ...rest] = Buffer.from(m[1]!, 'base64').toString('utf8').split(':');
+    return /^[A-Za-z0-9_]{3,64}$/.test(account ?? '') && rest.join(':').length >= 8;
+  },
+  handle(req, ledger) {
+    if (req.method === 'POST' && req.path === '/payments') return payment(req, ledger);
+    const f = FOLLOW_UP.exec(req.path);
+    if (req.method === 'POST' && f) return modification(FOLLOW_UP_KIND[f[2] as keyof typeof FOLLOW_UP_KIND], decodeURIComponent(f[1]!), req, ledger);
+    if (req.method === 'GET' && req.path === '/payments') return lookup(req.query.get('merchantReference') ?? '', ledger);
+    return undefined;
+  },
+};
+
+export function startAcquirerB(options: { port?: number } = {}): Promise<RunningAcquirer> {
+  return startAcquirer(acquirerB, options);
+}
+
+function idempotencyKey(req: AcquirerRequest): string | undefined {
+  const key = req.headers['idempotency-key'];
+  return typeof key === 'string' && key.length >= 1 && key.length <= 200 ? key : undefined;
+}
+
+function replayOrRefuse(key: string, ledger: Ledger): Reply | undefined {
+  const seen = ledger.get(key);
+  if (seen) return { status: seen.httpStatus, body: seen.body, held: seen.held };
+  if (ledger.isTombstoned(key)) return { status: 409, body: { status: 409, errorCode: '704', message: 'request already processed or closed' } };
+  return undefined;
+}
+
+interface PaymentBody {
+  merchantReference?: unknown;
+  paymentId?: unknown;
+  amountMinor?: unknown;
+  currency?: unknown;
+  pan?: unknown;
+  expiry?: unknown;
+  capture?: unknown;
+}
+
+const validAmount = (b: PaymentBody) => Number.isSafeInteger(b.amountMinor) && (b.amountMinor as number) >= 0 && typeof b.currency === 'string' && /^[A-Z]{3}$/.test(b.currency);
+
+function payment(req: AcquirerRequest, ledger: Ledger): Reply {
+  const key = idempotencyKey(req);
+  if (!key) return bad('Idempotency-Key header is required');
+  const again = replayOrRefuse(key, ledger);
+  if (again) return again;
+  const b = (req.body ?? {}) as PaymentBody;
+  if (typeof b.merchantReference !== 'string' || b.merchantReference.length > 200) return bad('merchantReference is required');
+  if (!validAmount(b)) return bad('amountMinor and currency are required');
+  if (typeof b.pan !== 'string' || !/^\d{12,19}$/.test(b.pan)) return bad('pan is required');
+  if (typeof b.expiry !== 'string' || !/^(0[1-9]|1[0-2])\/\d{2}$/.test(b.expiry)) return bad('expiry is MM/YY');
+  const amountMinor = b.amountMinor as number;
+  const currency = b.currency as string;
+  const refusal = CARDS_B[b.pan];
+  const status: LedgerStatus = refusal ? 'DECLINED' : 'APPROVED';
+  const pspReference = `psp${randomBytes(8).toString('hex').toUpperCase()}`;
+  const kind = amountMinor === 0 ? 'VERIFY' : b.capture === false ? 'AUTHORIZE' : 'PURCHASE';
+  const body: Record<string, unknown> = {
+    pspReference,
+    merchantReference: b.merchantReference,
+    resultCode: RESULT[status],
+    ...(refusal ? { refusalReason: refusal[1], refusalReasonCode: refusal[0] } : { authCode: String(randomInt(100000, 999999)) }),
+    amount: { minor: amountMinor, currency },
+    captured: kind === 'PURCHASE' && !refusal,
+    additionalData: {
+      cardBin: b.pan.slice(0, 6),
+      cardSummary: b.pan.slice(-4),
+      issuerName: 'Sandbox Bank B',
+      issuerCountry: 'BR',
+      fundingSource: 'CREDIT',
+      isoResponseCode: refusal ? refusal[2] : '00',
+      merchantAdviceCode: refusal?.[3] ?? null,
+      networkTxReference: String(randomInt(100_000_000_000, 999_999_999_999)),
+    },
+  };
+  ledger.record({
+    entry: { reference: key, payment_id: typeof b.paymentId === 'string' ? b.paymentId : null, kind, status, amount: { value: String(amountMinor), currency }, id: pspReference, target_id: null, created_at: new Date().toISOString() },
+    httpStatus: 200,
+    body,
+    held: false,
+  });
+  return { status: 200, body };
+}
+
+function modification(kind: 'CAPTURE' | 'VOID' | 'REFUND', target: string, req: AcquirerRequest, ledger: Ledger): Reply {
+  const key = idempotencyKey(req);
+  if (!key) return bad('Idempotency-Key header is required');
+  const again = replayOrRefuse(key, ledger);
+  if (again) return again;
+  const b = (req.body ?? {}) as PaymentBody;
+  if (!validAmount(b)) return bad('amountMinor and currency are required');
+  const original = ledger.byOperationId(target);
+  if (!original) return { status: 404, body: { status: 404, errorCode: '167', message: 'Original pspReference required for this operation' } };
+  const open = original.entry.status === 'APPROVED' || (kind === 'VOID' && original.entry.status === 'VOIDED');
+  if (open && kind === 'VOID') original.entry.status = 'VOIDED';
+  const status: LedgerStatus = open ? 'APPROVED' : 'DECLINED';
+  const pspReference = `psp${randomBytes(8).toString('hex').toUpperCase()}`;
+  const body: Record<string, unknown> = {
+    pspReference,
+    originalReference: target,
+    merchantReference: typeof b.merchantReference === 'string' ? b.merchantReference : key,
+    resultCode: RESULT[status],
+    ...(open ? {} : { refusalReason: 'Original payment is not open', refusalReasonCode: '12' }),
+    amount: { minor: b.amountMinor, currency: b.currency },
+    additionalData: { isoResponseCode: open ? '00' : '12' },
+  };
+  ledger.record({
+    entry: { reference: key, payment_id: original.entry.payment_id, kind, status, amount: { value: String(b.amountMinor), currency: b.currency as string }, id: pspReference, target_id: target, created_at: new Date().toISOString() },
+    httpStatus: 200,
+    body,
+    held: false,
+  });
+  return { status: 200, body };
+}
+
+function lookup(reference: string, ledger: Ledger): Reply {
+  if (reference.length < 1 || reference.length > 200) return bad('merchantReference is required');
+  const seen = ledger.get(reference);
+  if (!seen) {
+    ledger.tombstone(reference);
+    return { status: 404, body: { payments: [] } };
+  }
+  return { status: 200, body: { payments: [{ ...seen.body, state: RESULT[seen.entry.status] }] } };
+}

@@ -1,0 +1,243 @@
+/**
+ * What both sandbox acquirers share: a plain node:http server on loopback, an in-memory ledger keyed
+ * by the caller's idempotency reference (a repeated reference gets the first answer, never a second
+ * entry; a reference looked up before it arrived is tombstoned and refused later), answers held back
+ * (test card …0085 at A, the 'silent' fault), and the control surface under /_sandbox/ (ledger, faults).
+ * State lives in this process only: it is gone when the acquirer stops (tests that kill the service
+ * run the acquirers in another process, acquirers-main.ts).
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** An operation's state at the acquirer; VOIDED once an approval was voided (or a purchase reversed). */
+export type LedgerStatus = 'APPROVED' | 'DECLINED' | 'ERROR' | 'VOIDED';
+export type OperationKind = 'VERIFY' | 'PURCHASE' | 'AUTHORIZE' | 'CAPTURE' | 'VOID' | 'REFUND';
+
+/** One ledger line as the control surface shows it: never a PAN. */
+export interface LedgerEntry {
+  reference: string;
+  payment_id: string | null;
+  kind: OperationKind;
+  status: LedgerStatus;
+  amount: { value: string; currency: string };
+  /** The acquirer's id of the operation. */
+  id: string;
+  /** For captures, voids and refunds: the acquirer's id of the charge they apply to. */
+  target_id: string | null;
+  created_at: string;
+}
+
+/** An answer as first sent, replayed for a repeated reference. */
+export interface Recorded {
+  entry: LedgerEntry;
+  httpStatus: number;
+  body: Record<string, unknown>;
+  /** The answer is held until the client gives up (or HOLD_MS), then sent late. */
+  held: boolean;
+  /** What the acquirer remembers of the card for follow-ups (test cards …0101, …0093). */
+  failsOn?: 'CAPTURE' | 'REFUND';
+}
+
+export interface Reply {
+  status: number;
+  body: Record<string, unknown>;
+  held?: boolean;
+}
+
+export interface Faults {
+  failRate: number;
+  mode: 'error' | 'silent' | 'refuse';
+  next: () => number;
+}
+
+/** The longest an answer is held: long past any connection timeout, short enough to end on its own. */
+export const HOLD_MS = 30_000;
+const MAX_BODY = 64 * 1024;
+
+export class Ledger {
+  private readonly byReference = new Map<string, Recorded>();
+  private readonly byId = new Map<string, Recorded>();
+  private readonly tombstones = new Set<string>();
+
+  get(reference: string): Recorded | undefined {
+    return this.byReference.get(reference);
+  }
+  byOperationId(id: string): Recorded | undefined {
+    return this.byId.get(id);
+  }
+  isTombstoned(reference: string): boolean {
+    return this.tombstones.has(reference);
+  }
+  /** A lookup found nothing: from now on the reference is refused, so "not found" stays true. */
+  tombstone(reference: string): void {
+    this.tombstones.add(reference);
+  }
+  record(r: Recorded): Recorded {
+    this.byReference.set(r.entry.reference, r);
+    this.byId.set(r.entry.id, r);
+    return r;
+  }
+  entries(): LedgerEntry[] {
+    return [...this.byReference.values()].map((r) => r.entry);
+  }
+  clear(): void {
+    this.byReference.clear();
+    this.byId.clear();
+    this.tombstones.clear();
+  }
+}
+
+export interface AcquirerRequest {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  headers: IncomingMessage['headers'];
+  /** The parsed JSON body (POST/PUT), or undefined. */
+  body: unknown;
+}
+
+export interface AcquirerDefinition {
+  /** Checks the caller's credentials (the Authorization header); false → 401. */
+  authenticate(headers: IncomingMessage['headers']): boolean;
+  /** The acquirer's protocol; undefined → 404. */
+  handle(req: AcquirerRequest, ledger: Ledger): Reply | undefined;
+}
+
+export interface RunningAcquirer {
+  url: string;
+  ledger: Ledger;
+  close(): Promise<void>;
+}
+
+export async function startAcquirer(def: AcquirerDefinition, options: { port?: number } = {}): Promise<RunningAcquirer> {
+  const ledger = new Ledger();
+  let faults: Faults | undefined;
+  const server: Server = createServer((req, res) => {
+    void serve(req, res).catch(() => {
+      if (!res.headersSent) send(res, { status: 500, body: { error: 'INTERNAL' } });
+      else res.destroy();
+    });
+  });
+
+  async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://acquirer');
+    let body: unknown;
+    if (req.method === 'POST' || req.method === 'PUT') {
+      const raw = await readBody(req);
+      if (raw === undefined) return send(res, { status: 413, body: { error: 'BODY_TOO_LARGE' } });
+      if (raw.length > 0) {
+        try {
+          body = JSON.parse(raw);
+        } catch {
+          return send(res, { status: 400, body: { error: 'MALFORMED_JSON' } });
+        }
+      }
+    }
+    if (url.pathname.startsWith('/_sandbox/')) {
+      const control = controlSurface(req.method ?? 'GET', url.pathname, body);
+      return send(res, control ?? { status: 404, body: { error: 'NOT_FOUND' } });
+    }
+    if (!def.authenticate(req.headers)) return send(res, { status: 401, body: { error: 'UNAUTHORIZED' } });
+
+    // Faults apply to operations (POST), not to lookups: reconciliation can always ask what happened.
+    let silent = false;
+    if (req.method === 'POST' && faults && faults.failRate > 0 && faults.next() < faults.failRate) {
+      if (faults.mode === 'refuse') {
+        req.socket.destroy();
+        return;
+      }
+      if (faults.mode === 'error') return send(res, { status: 500, body: { error: 'INTERNAL', message: 'sandbox fault' } });
+      silent = true; // processed and recorded below, never answered
+    }
+    const reply = def.handle({ method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers, body }, ledger) ?? {
+      status: 404,
+      body: { error: 'NOT_FOUND' },
+    };
+    if (silent) return hold(res, () => res.destroy());
+    if (reply.held) return hold(res, () => send(res, reply));
+    send(res, reply);
+  }
+
+  function controlSurface(method: string, path: string, body: unknown): Reply | undefined {
+    if (path === '/_sandbox/ledger' && method === 'GET') return { status: 200, body: { operations: ledger.entries() } };
+    if (path === '/_sandbox/ledger' && method === 'DELETE') {
+      ledger.clear();
+      return { status: 204, body: {} };
+    }
+    if (path === '/_sandbox/faults' && method === 'GET') return { status: 200, body: { faults: faults ? { failRate: faults.failRate, mode: faults.mode } : null } };
+    if (path === '/_sandbox/faults' && method === 'DELETE') {
+      faults = undefined;
+      return { status: 204, body: {} };
+    }
+    if (path === '/_sandbox/faults' && method === 'PUT') {
+      const f = body as { failRate?: unknown; mode?: unknown; seed?: unknown } | undefined;
+      const failRate = f?.failRate;
+      const mode = f?.mode;
+      if (typeof failRate !== 'number' || !(failRate >= 0 && failRate <= 1) || (mode !== 'error' && mode !== 'silent' && mode !== 'refuse')) {
+        return { status: 400, body: { error: 'INVALID_FAULTS', message: "failRate 0..1 and mode 'error' | 'silent' | 'refuse'" } };
+      }
+      const seed = typeof f?.seed === 'number' && Number.isInteger(f.seed) ? f.seed : undefined;
+      faults = { failRate, mode, next: seed === undefined ? Math.random : seeded(seed) };
+      return { status: 200, body: { faults: { failRate, mode } } };
+    }
+    return undefined;
+  }
+
+  // Longer than the client's keep-alive (undici: 4 s): the client always retires an idle socket first,
+  // so a request never lands on a socket the acquirer is closing (that would look like a cut call).
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
+  });
+  // Never what keeps a process alive (the service closes it; acquirers-main keeps its own handle).
+  server.unref();
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    ledger,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/** Holds the answer until the client gives up (its socket closes) or HOLD_MS pass, then runs `late`. */
+function hold(res: ServerResponse, late: () => void): void {
+  const timer = setTimeout(late, HOLD_MS);
+  res.on('close', () => clearTimeout(timer));
+}
+
+function send(res: ServerResponse, reply: Reply): void {
+  if (res.destroyed || res.headersSent) return;
+  const text = reply.status === 204 ? '' : JSON.stringify(reply.body);
+  res.writeHead(reply.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+function readBody(req: IncomingMessage): Promise<string | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size <= MAX_BODY) chunks.push(c);
+    });
+    req.on('end', () => resolve(size > MAX_BODY ? undefined : Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+/** mulberry32: a seeded fault sequence makes a bench run repeatable. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

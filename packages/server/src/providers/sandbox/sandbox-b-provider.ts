@@ -1,0 +1,148 @@
+/**
+ * The SANDBOX_B adapter: PaymentProvider over acquirer B's protocol (acquirer-b/server.ts): amounts in
+ * minor units, expiry "MM/YY", Basic auth, the reference as both merchantReference and Idempotency-Key.
+ * Credentials: `{merchant_account, password}`. B's refusal reasons are translated to our response codes.
+ */
+import { minorUnits } from '../../payments/money.js';
+import { ProviderUnavailableError, type Charge, type ConnectionContext, type FollowUp, type ProviderCard, type ProviderLookup, type ProviderResult } from '../provider.js';
+import { SANDBOX_B } from '../registry.js';
+import { callAcquirer, type AcquirerAnswer } from './http-call.js';
+import { PROVIDER_AUTHENTICATION_FAILED, refusedCall, SandboxProvider } from './sandbox-provider.js';
+
+/** The account used when a call names no connection: acquirer B accepts any well-formed account and password. */
+export const SANDBOX_B_DEFAULT_CREDENTIALS = { merchant_account: 'PayorchSandbox', password: 'sandbox-b-password' } as const;
+
+/** B's refusalReasonCode → our response code and message. */
+const REASONS: Record<string, [string, string]> = {
+  '51': ['INSUFFICIENT_FUNDS', 'Insufficient funds'],
+  '2': ['DECLINED_BY_BANK', 'Declined by the issuing bank'],
+  '24': ['INVALID_SECURITY_CODE', 'Invalid security code'],
+  '14': ['INVALID_CARD_DATA', 'Invalid card data'],
+  '6': ['REPORTED_STOLEN', 'Card reported stolen'],
+  '12': ['DECLINED', 'The original payment is not open'],
+};
+const ISO: Record<string, string> = {
+  '00': 'Approved or completed successfully',
+  '05': 'Do not honor',
+  '12': 'Invalid transaction',
+  '14': 'Invalid card number',
+  '43': 'Stolen card, pick up',
+  '51': 'Not sufficient funds',
+  '96': 'System malfunction',
+  N7: 'Decline for CVV2 failure',
+};
+const ADVICE: Record<string, string> = {
+  '01': 'New account information available',
+  '02': 'Cannot approve at this time, try again later',
+  '03': 'Do not try again',
+};
+
+export class SandboxBProvider extends SandboxProvider {
+  readonly id = SANDBOX_B;
+
+  verify(input: { card: ProviderCard; currency: string | null; reference: string; connection?: ConnectionContext }): Promise<ProviderResult> {
+    return this.payment({ card: input.card, amount: '0', currency: input.currency ?? 'USD', reference: input.reference, description: 'verify', connection: input.connection }, false);
+  }
+  purchase(input: Charge): Promise<ProviderResult> {
+    return this.payment(input, true);
+  }
+  authorize(input: Charge): Promise<ProviderResult> {
+    return this.payment(input, false);
+  }
+  capture(input: FollowUp): Promise<ProviderResult> {
+    return this.modification('captures', input);
+  }
+  void(input: FollowUp): Promise<ProviderResult> {
+    return this.modification('cancels', input);
+  }
+  refund(input: FollowUp): Promise<ProviderResult> {
+    return this.modification('refunds', input);
+  }
+
+  async lookup(input: { reference: string; connection?: ConnectionContext }): Promise<ProviderLookup> {
+    const answer = await this.call('GET', `/payments?merchantReference=${encodeURIComponent(input.reference)}`, input.reference, undefined, input.connection);
+    if (answer.status === 404) return { found: false };
+    const found = (answer.body.payments as Record<string, unknown>[] | undefined)?.[0];
+    if (answer.status !== 200 || !found) throw new ProviderUnavailableError(this.id, 'BAD_RESPONSE', `${this.id} lookup answered HTTP ${answer.status}`);
+    const { state, ...first } = found;
+    return { found: true, result: this.toResult(first), voided: state === 'CANCELLED' };
+  }
+
+  private async payment(input: Charge, capture: boolean): Promise<ProviderResult> {
+    const body = {
+      merchantReference: input.reference,
+      paymentId: input.paymentId,
+      amountMinor: toMinor(input.amount, input.currency),
+      currency: input.currency,
+      pan: input.card.number,
+      expiry: `${String(input.card.expirationMonth).padStart(2, '0')}/${String(input.card.expirationYear % 100).padStart(2, '0')}`,
+      cvc: input.card.securityCode ?? undefined,
+      holderName: input.card.holderName ?? undefined,
+      capture,
+    };
+    return this.interpret(await this.call('POST', '/payments', input.reference, body, input.connection));
+  }
+
+  private async modification(path: 'captures' | 'cancels' | 'refunds', input: FollowUp): Promise<ProviderResult> {
+    const body = { merchantReference: input.reference, amountMinor: toMinor(input.amount, input.currency), currency: input.currency };
+    return this.interpret(await this.call('POST', `/payments/${encodeURIComponent(input.providerTransactionId)}/${path}`, input.reference, body, input.connection));
+  }
+
+  private call(method: 'GET' | 'POST', path: string, reference: string, body: unknown, connection: ConnectionContext | undefined): Promise<AcquirerAnswer> {
+    const c = this.connectionOf(connection);
+    const basic = Buffer.from(`${c.credentials.merchant_account ?? ''}:${c.credentials.password ?? ''}`).toString('base64');
+    const headers: Record<string, string> = { authorization: `Basic ${basic}` };
+    if (method === 'POST') headers['idempotency-key'] = reference;
+    return callAcquirer(this.id, `${this.endpoint.url}${path}`, { method, headers, body }, c.timeoutMs);
+  }
+
+  private interpret(answer: AcquirerAnswer): ProviderResult {
+    if (answer.status === 200) return this.toResult(answer.body);
+    if (answer.status === 401) return refusedCall('ERROR', PROVIDER_AUTHENTICATION_FAILED, 'The provider refused the connection credentials', answer.body);
+    if (answer.status === 404) return refusedCall('DECLINED', 'TRANSACTION_NOT_FOUND', 'The provider has no such transaction', answer.body);
+    if (answer.status === 409) return refusedCall('ERROR', 'PROVIDER_REFERENCE_CLOSED', 'The provider refused a reference it had reported unknown', answer.body);
+    return refusedCall('ERROR', 'PROVIDER_REQUEST_REJECTED', `The provider rejected the request (HTTP ${answer.status})`, answer.body);
+  }
+
+  private toResult(body: Record<string, unknown>): ProviderResult {
+    const b = body as {
+      pspReference?: string;
+      resultCode?: string;
+      refusalReasonCode?: string;
+      refusalReason?: string;
+      authCode?: string;
+      additionalData?: { isoResponseCode?: string; merchantAdviceCode?: string | null; networkTxReference?: string; issuerName?: string; issuerCountry?: string; fundingSource?: string };
+    };
+    const outcome = b.resultCode === 'AUTHORISED' ? 'SUCCEEDED' : b.resultCode === 'REFUSED' ? 'DECLINED' : 'ERROR';
+    const [responseCode, responseMessage] =
+      outcome === 'SUCCEEDED'
+        ? ['SUCCEEDED', 'Transaction successful']
+        : outcome === 'DECLINED'
+          ? (REASONS[b.refusalReasonCode ?? ''] ?? ['DECLINED', b.refusalReason ?? 'Transaction declined'])
+          : ['PROVIDER_ERROR', 'The provider could not process the transaction'];
+    const iso = b.additionalData?.isoResponseCode ?? (outcome === 'ERROR' ? '96' : '05');
+    const advice = b.additionalData?.merchantAdviceCode ?? null;
+    const d = b.additionalData;
+    return {
+      outcome,
+      providerTransactionId: String(b.pspReference ?? ''),
+      responseCode,
+      responseMessage,
+      iso8583ResponseCode: iso,
+      iso8583ResponseMessage: ISO[iso] ?? 'Unknown',
+      merchantAdviceCode: advice,
+      merchantAdviceCodeMessage: advice ? (ADVICE[advice] ?? null) : null,
+      authorizationCode: b.authCode ?? null,
+      retrievalReferenceNumber: d?.networkTxReference ?? null,
+      ...(d?.issuerName ? { cardInfo: { issuerName: d.issuerName, issuerCode: null, countryCode: d.issuerCountry ?? null, category: null, type: d.fundingSource ?? null } } : {}),
+      rawResponse: body,
+    };
+  }
+}
+
+/** A decimal string in major units → an integer in the currency's minor units (B's amounts). */
+export function toMinor(amount: string, currency: string): number {
+  const digits = minorUnits(currency) ?? 2;
+  const [whole, fraction = ''] = amount.split('.');
+  return Number(`${whole}${fraction.padEnd(digits, '0').slice(0, digits)}`);
+}
