@@ -55,6 +55,7 @@ export const IDEMPOTENT_ROUTES = [
   'POST /payments/{payment_id}/transactions/{transaction_id}/refund',
   'POST /payments/{payment_id}/cancel-or-refund',
   'POST /customers/{customer_id}/payment-methods/{payment_method_id}/unenroll',
+  'POST /routing',
 ] as const satisfies readonly IdempotentRoute[];
 
 // Compile-time proof that the list above names every idempotent operation of the spec: a new one in the

@@ -25,6 +25,7 @@ export type ListCustomersQuery = NonNullable<operations['listCustomers']['parame
 export type ListPaymentsQuery = NonNullable<operations['listPayments']['parameters']['query']>;
 export type ListEventsQuery = NonNullable<operations['listEvents']['parameters']['query']>;
 export type ListWebhookEndpointsQuery = NonNullable<operations['listWebhookEndpoints']['parameters']['query']>;
+export type ListRoutingsQuery = operations['listRoutings']['parameters']['query'];
 export type ListWebhookDeliveriesQuery = NonNullable<operations['listWebhookDeliveries']['parameters']['query']>;
 
 export interface UpdateCallOptions extends CallOptions {
@@ -105,6 +106,22 @@ export interface PayorchResources {
     list(endpointId: string, query?: ListWebhookDeliveriesQuery, options?: CallOptions): Paged<Schemas['WebhookDeliveryList'], Schemas['WebhookDelivery']>;
     retrieve(endpointId: string, deliveryId: string, options?: CallOptions): Promise<Schemas['WebhookDelivery']>;
     redeliver(endpointId: string, deliveryId: string, options?: CallOptions): Promise<Schemas['WebhookDelivery']>;
+  };
+  /** Routings (docs/guides/routing.md): one per account and payment method; steps are the failover order. */
+  routing: {
+    /** 409 `ROUTING_ALREADY_EXISTS` when the account has one for the payment method (every account starts with a CARD routing). Idempotent. */
+    create(body: Schemas['RoutingCreateRequest'], options?: IdempotentCallOptions): Promise<Schemas['Routing']>;
+    /** The account's routings (a plain array), optionally of one payment method. */
+    list(query: ListRoutingsQuery, options?: CallOptions): Promise<Schemas['RoutingList']>;
+    retrieve(routingId: string, options?: CallOptions): Promise<Schemas['Routing']>;
+    /** Changes `name`, `default_route` or `condition_sets` (the whole list). */
+    update(routingId: string, body: Schemas['RoutingUpdateRequest'], options?: CallOptions): Promise<Schemas['Routing']>;
+  };
+  /** The organization's connections to providers (credentials never shown). */
+  connections: {
+    list(options?: CallOptions): Promise<Schemas['ConnectionList']>;
+    /** Changes `name`, `enabled` or `timeout_ms`. */
+    update(connectionId: string, body: Schemas['ConnectionUpdateRequest'], options?: CallOptions): Promise<Schemas['Connection']>;
   };
   /** Test helpers; the server answers 404 outside sandbox mode. */
   sandbox: {
@@ -233,6 +250,17 @@ export function createResources(client: Client<PayorchPaths>): PayorchResources 
             signal: options?.signal,
           }),
         ),
+    },
+    routing: {
+      create: (body, options) => unwrap(client.POST('/routing', { params: { header: keyHeader(options) }, body, signal: options?.signal })),
+      list: (query, options) => unwrap(client.GET('/routing', { params: { query }, signal: options?.signal })),
+      retrieve: (routing_id, options) => unwrap(client.GET('/routing/{routing_id}', { params: { path: { routing_id } }, signal: options?.signal })),
+      update: (routing_id, body, options) => unwrap(client.PATCH('/routing/{routing_id}', { params: { path: { routing_id } }, body, signal: options?.signal })),
+    },
+    connections: {
+      list: (options) => unwrap(client.GET('/connections', { signal: options?.signal })),
+      update: (connection_id, body, options) =>
+        unwrap(client.PATCH('/connections/{connection_id}', { params: { path: { connection_id } }, body, signal: options?.signal })),
     },
     sandbox: {
       createChargeback: (payment_id, body, options) =>

@@ -135,3 +135,31 @@ describe('payment methods, payments and events', () => {
     expect(await failure(payorch.webhookEndpoints.retrieve(endpoint.id))).toMatchObject({ status: 404 });
   });
 });
+
+describe('routing and connections', () => {
+  it('connections.list/update, routing.list/retrieve/update, and routing.create for an account without routing', async () => {
+    const org = await adminClient().organizations.create({ name: 'Routing test merchant', pci_certified: false });
+    const own = createPayorchClient({ baseUrl: server().baseUrl, publicApiKey: org.public_api_key, privateSecretKey: org.private_secret_key });
+    const connections = await own.connections.list();
+    expect(connections.map((c) => c.provider_id)).toEqual(['SANDBOX_A', 'SANDBOX_B']);
+    const [a, b] = connections;
+    expect(await own.connections.update(a!.connection_id, { timeout_ms: 5000 })).toMatchObject({ connection_id: a!.connection_id, timeout_ms: 5000, enabled: true });
+
+    const [routing] = await own.routing.list({ account_id: org.account_id });
+    expect(routing!.default_route.steps.map((s) => s.connection_id)).toEqual([a!.connection_id, b!.connection_id]);
+    expect(await own.routing.retrieve(routing!.id)).toEqual(routing);
+    const reversed = await own.routing.update(routing!.id, {
+      default_route: { steps: [{ index: 1, provider_id: 'SANDBOX_B', connection_id: b!.connection_id }, { index: 2, provider_id: 'SANDBOX_A', connection_id: a!.connection_id }] },
+    });
+    expect(reversed.default_route.steps[0]!.provider_id).toBe('SANDBOX_B');
+
+    const body = { account_id: org.account_id, payment_method: 'CARD' as const, name: 'Mine', default_route: { steps: [{ index: 1, provider_id: 'SANDBOX_A', connection_id: a!.connection_id }] } };
+    expect((await failure(own.routing.create(body))).code).toBe('ROUTING_ALREADY_EXISTS');
+    const account = await adminClient().accounts.create(org.organization_id, { name: 'No routing yet', default_routing: false });
+    expect(await own.routing.list({ account_id: account.account_id })).toEqual([]);
+    const created = await own.routing.create({ ...body, account_id: account.account_id });
+    expect(created).toMatchObject({ account_id: account.account_id, payment_method: 'CARD', name: 'Mine', condition_sets: [], warnings: [] });
+    expect((await failure(own.routing.retrieve('r_00000000-0000-4000-8000-000000000000'))).code).toBe('ROUTING_NOT_FOUND');
+    expect((await failure(payorch.routing.retrieve(created.id))).code).toBe('ROUTING_NOT_FOUND');
+  });
+});

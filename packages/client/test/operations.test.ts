@@ -525,6 +525,44 @@ describe('managing what was created (issue 15), through the resource methods', (
   });
 });
 
+describe('routing and connections', () => {
+  it('listConnections, updateConnection, listRoutings, getRouting, updateRouting, createRouting (generated key)', async () => {
+    const org = (await admin.POST('/admin/organizations', { body: { name: 'Routing merchant', pci_certified: false } })).data!;
+    const own = createPayorchClient({ baseUrl: server().baseUrl, publicApiKey: org.public_api_key, privateSecretKey: org.private_secret_key });
+    own.use(rec.middleware);
+    const connections = await own.GET('/connections');
+    expect(connections.response.status).toBe(200);
+    const [a, b] = connections.data!;
+    expect([a!.provider_id, b!.provider_id]).toEqual(['SANDBOX_A', 'SANDBOX_B']);
+    const patched = await own.PATCH('/connections/{connection_id}', { params: { path: { connection_id: b!.connection_id } }, body: { name: 'B, renamed' } });
+    expect(patched.data).toMatchObject({ name: 'B, renamed', enabled: true });
+
+    const list = await own.GET('/routing', { params: { query: { account_id: org.account_id } } });
+    expect(list.response.status).toBe(200);
+    const routing = list.data![0]!;
+    const one = await own.GET('/routing/{routing_id}', { params: { path: { routing_id: routing.id } } });
+    expect(one.data).toEqual(routing);
+    const renamed = await own.PATCH('/routing/{routing_id}', { params: { path: { routing_id: routing.id } }, body: { name: 'Cards' } });
+    expect(renamed.data).toMatchObject({ id: routing.id, name: 'Cards' });
+
+    const account = (await admin.POST('/admin/organizations/{organization_id}/accounts', {
+      params: { path: { organization_id: org.organization_id } },
+      body: { name: 'Without routing', default_routing: false },
+    })).data!;
+    const created = await own.POST('/routing', {
+      body: { account_id: account.account_id, payment_method: 'CARD', name: 'B only', default_route: { steps: [{ index: 1, provider_id: 'SANDBOX_B', connection_id: b!.connection_id }] } },
+    });
+    expect(created.response.status).toBe(201);
+    expect(rec.last().headers.get('x-idempotency-key')).toMatch(UUID);
+    const invalid = await own.PATCH('/routing/{routing_id}', {
+      params: { path: { routing_id: created.data!.id } },
+      body: { default_route: { steps: [{ index: 1, provider_id: 'SANDBOX_A', connection_id: b!.connection_id }] } },
+    });
+    expect(invalid.response.status).toBe(422);
+    expect(invalid.error).toMatchObject({ code: 'ROUTING_VALIDATION_FAILED', errors: [{ path: 'default_route.steps[0].provider_id' }] });
+  });
+});
+
 describe('coverage', () => {
   it('exercised every operation of the spec', () => {
     const exercised = new Set(rec.calls.map((c) => c.route));

@@ -6,6 +6,7 @@ import type { Handlers } from './context.js';
 import { customerHandlers } from './customers/handlers.js';
 import { healthHandlers } from './health/handlers.js';
 import { paymentHandlers } from './payments/handlers.js';
+import { routingHandlers } from './routing/handlers.js';
 import { adminHandlers } from './tenancy/handlers.js';
 import { vaultHandlers } from './vault/handlers.js';
 import { webhookHandlers } from './webhooks/handlers.js';
@@ -17,4 +18,5 @@ export const handlers = {
   ...vaultHandlers,
   ...paymentHandlers,
   ...webhookHandlers,
+  ...routingHandlers,
 } satisfies Handlers;

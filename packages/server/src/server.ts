@@ -49,8 +49,9 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   try {
     const applied = await migrate(db);
     if (applied.length > 0) log.info({ applied }, 'migrations applied');
-    if (config.sandbox) await bootstrapSandbox(db, config.dataDir, log);
     const services = await buildServices({ db, config, log, onClose: (hook) => closeHooks.push(hook) });
+    // After the services: the sandbox organization's connection credentials are sealed with the vault keyring.
+    if (config.sandbox) await bootstrapSandbox(db, config.dataDir, log, services.connectionBox);
     const deps: AppDeps = { db, config, log, services };
     const app = createApp(deps);
 

@@ -10,6 +10,7 @@ import { buildPaymentServices } from './payments/services.js';
 import { PrometheusMetrics } from './platform/prometheus.js';
 import { providerSecretBox } from './providers/sandbox/notification-secret.js';
 import { buildRetentionServices } from './retention/services.js';
+import { buildRoutingServices } from './routing/services.js';
 import { buildSandboxAdapters } from './providers/sandbox/build.js';
 import { providerRegistry, type ProviderRegistry } from './providers/registry.js';
 import { buildTenancyServices } from './tenancy/services.js';
@@ -67,5 +68,6 @@ export async function buildServices(deps: ServiceDeps): Promise<AppServices> {
     ...(await buildPaymentServices(deps, provider)),
     ...(await buildWebhookServices(deps, resolved.keyring)),
     ...buildRetentionServices(deps),
+    ...(await buildRoutingServices(deps, resolved.keyring)),
   };
 }

@@ -49,6 +49,9 @@ interface A {
   delivery: Schemas['WebhookDelivery'];
   /** PENDING / AUTHORIZED: a leaked capture or cancel would answer 200. */
   authorized: Schemas['CreatedPayment'];
+  /** A's CARD routing and A's connection to SANDBOX_A (every organization starts with both). */
+  routingId: string;
+  connectionId: string;
 }
 /** Organization B's own resources, for probes that mix B's ids with one of A's. */
 interface B { creds: Credentials; customerId: string; payment: Schemas['Payment']; endpointId: string; paymentBody: Schemas['CreatePaymentRequest'] }
@@ -188,6 +191,34 @@ const table: Record<string, (a: A, b: B) => Probe[]> = {
     },
     { what: "B's endpoint, A's delivery as cursor", params: { webhook_endpoint_id: b.endpointId }, query: `starting_after=${a.delivery.id}`, expect: { status: 400, code: 'INVALID_REQUEST' } },
   ],
+  createRouting: (a, b) => [
+    {
+      what: "A's account and connection",
+      body: { account_id: a.creds.account_id, payment_method: 'CARD', name: 'x', default_route: { steps: [{ index: 1, provider_id: 'SANDBOX_A', connection_id: a.connectionId }] } },
+      expect: { status: 403, code: 'INVALID_ACCOUNT_ID' },
+    },
+    {
+      // B's own account (a second one would be needed for a 201; its CARD routing exists): A's connection is refused first as unknown.
+      what: "B's account, A's connection in a step",
+      body: { account_id: b.creds.account_id, payment_method: 'CARD', name: 'x', default_route: { steps: [{ index: 1, provider_id: 'SANDBOX_A', connection_id: a.connectionId }] } },
+      expect: { status: 422, code: 'ROUTING_VALIDATION_FAILED' },
+    },
+  ],
+  listRoutings: (a) => [{ what: "A's account", query: `account_id=${a.creds.account_id}`, expect: { status: 403, code: 'INVALID_ACCOUNT_ID' } }],
+  getRouting: (a) => [{ what: "A's routing", params: { routing_id: a.routingId }, expect: { status: 404, code: 'ROUTING_NOT_FOUND' } }],
+  updateRouting: (a) => [{ what: "A's routing", params: { routing_id: a.routingId }, body: { name: 'taken over' }, expect: { status: 404, code: 'ROUTING_NOT_FOUND' } }],
+  listConnections: (a) => [
+    {
+      what: "B's connections, none of A's",
+      expect: async (res) => {
+        expect(res.status).toBe(200);
+        const list = (await res.json()) as Schemas['ConnectionList'];
+        expect(list.map((c) => c.provider_id)).toEqual(['SANDBOX_A', 'SANDBOX_B']);
+        expect(list.map((c) => c.connection_id)).not.toContain(a.connectionId);
+      },
+    },
+  ],
+  updateConnection: (a) => [{ what: "A's connection", params: { connection_id: a.connectionId }, body: { enabled: false }, expect: { status: 404, code: 'CONNECTION_NOT_FOUND' } }],
   getCustomer: (a) => [{ what: "A's customer", params: { customer_id: a.customerId }, expect: { status: 404, code: 'CUSTOMER_NOT_FOUND' } }],
   getCustomerByMerchantCustomerId: (a) => [
     {
@@ -300,6 +331,8 @@ async function snapshot(t: TestServer, a: A): Promise<Record<string, unknown>> {
     endpoints: await get('/webhook-endpoints?limit=100'),
     deliveries: await get(`/webhook-endpoints/${a.endpoint.id}/deliveries?limit=100`),
     delivery: await get(`/webhook-endpoints/${a.endpoint.id}/deliveries/${a.delivery.id}`),
+    routings: await get(`/routing?account_id=${a.creds.account_id}`),
+    connections: await get('/connections'),
   };
 }
 
@@ -354,7 +387,9 @@ for (const backend of backends()) {
       const delivery = log.deliveries.find((d) => d.resource_id === paid.id);
       expect(delivery, JSON.stringify(log)).toBeDefined();
       const authorized = await authorizedPayment(t, {}, customerId);
-      a = { creds: t.sandbox, merchantCustomerId, customerId, token, paymentKey, paid, chargedBack, disputed, endpoint, delivery: delivery!, authorized };
+      const [routing] = (await (await t.fetch(`/routing?account_id=${t.sandbox.account_id}`)).json()) as Schemas['RoutingList'];
+      const [connection] = (await (await t.fetch('/connections')).json()) as Schemas['ConnectionList'];
+      a = { creds: t.sandbox, merchantCustomerId, customerId, token, paymentKey, paid, chargedBack, disputed, endpoint, delivery: delivery!, authorized, routingId: routing!.id, connectionId: connection!.connection_id };
 
       // B: PCI certified, with a customer, a payment and an endpoint of its own.
       const creds = await t.createOrganization({ pciCertified: true });
@@ -378,7 +413,7 @@ for (const backend of backends()) {
 
     for (const [operationId, row] of Object.entries(table)) {
       it(`${operationId}: B cannot reach A's resources`, async () => {
-        const foreign = [a.customerId, a.token, a.creds.account_id, a.paid.id, a.chargedBack.payment.id, a.chargedBack.chargeback.id, a.disputed.payment.id, a.disputed.chargeback.id, a.endpoint.id, a.delivery.id, a.delivery.event_id, a.merchantCustomerId, a.authorized.id, a.authorized.transactions.id, a.paid.transactions.id];
+        const foreign = [a.customerId, a.token, a.creds.account_id, a.paid.id, a.chargedBack.payment.id, a.chargedBack.chargeback.id, a.disputed.payment.id, a.disputed.chargeback.id, a.endpoint.id, a.delivery.id, a.delivery.event_id, a.merchantCustomerId, a.authorized.id, a.authorized.transactions.id, a.paid.transactions.id, a.routingId, a.connectionId];
         for (const probe of row(a, b)) {
           const res = await call(operationId, probe);
           if (typeof probe.expect === 'function') {

@@ -20,6 +20,7 @@ import { loadConfig } from '../src/platform/config.js';
 import { createLogger } from '../src/platform/logger.js';
 import { startServer, type RunningServer } from '../src/server.js';
 import { backends, openTestDatabase, sandboxProviderSecret, type Credentials } from './support/harness.js';
+import { openConnection } from '../src/routing/connections.js';
 import { describeFindings, scanForSensitiveData } from './support/sensitive-data-scan.js';
 import { CARDS, rawCard } from './support/payments.js';
 import { createProcessDatabase, startServerProcess, type ProcessDatabase, type ServerProcess } from './support/processes.js';
@@ -156,6 +157,7 @@ describe.each(backends())('secrets at rest and keyring rotation on %s', (backend
        UNION SELECT DISTINCT 'details', details_key_id FROM payment_methods WHERE details_key_id IS NOT NULL
        UNION SELECT DISTINCT 'webhook secret', key_id FROM webhook_endpoint_secrets
        UNION SELECT DISTINCT 'provider secret', key_id FROM provider_secrets
+       UNION SELECT DISTINCT 'connection credentials', key_id FROM provider_connections
        UNION SELECT DISTINCT 'wrapped fingerprint root', wrapped_key_id FROM vault_keys WHERE wrapped_key_id IS NOT NULL
        ORDER BY 1`,
     );
@@ -188,7 +190,7 @@ describe.each(backends())('secrets at rest and keyring rotation on %s', (backend
       await api(running, 'POST', '/webhook-endpoints', { url: 'https://merchant.example.com/hooks', events: ['payment.succeeded'] }, 201);
       fingerprint = (card.card_data as { fingerprint: string }).fingerprint;
       customerId = String(customer.id);
-      expect(await sealedKeyIds()).toEqual(['details', 'pan', 'provider secret', 'webhook secret', 'wrapped fingerprint root'].map((what) => ({ what, key_id: 'k1' })));
+      expect(await sealedKeyIds()).toEqual(['connection credentials', 'details', 'pan', 'provider secret', 'webhook secret', 'wrapped fingerprint root'].map((what) => ({ what, key_id: 'k1' })));
     } finally {
       await running.close();
     }
@@ -199,7 +201,7 @@ describe.each(backends())('secrets at rest and keyring rotation on %s', (backend
   it('k2,k1: the start re-seals every sealed value under k2', async () => {
     const running = await start(`${k2},${k1}`);
     await running.close();
-    expect(await sealedKeyIds()).toEqual(['details', 'pan', 'provider secret', 'webhook secret', 'wrapped fingerprint root'].map((what) => ({ what, key_id: 'k2' })));
+    expect(await sealedKeyIds()).toEqual(['connection credentials', 'details', 'pan', 'provider secret', 'webhook secret', 'wrapped fingerprint root'].map((what) => ({ what, key_id: 'k2' })));
   });
 
   it('k2 alone: k1 is gone and everything still works (card payment, same fingerprint, provider and webhook secrets); nothing in clear', async () => {
@@ -220,6 +222,13 @@ describe.each(backends())('secrets at rest and keyring rotation on %s', (backend
       );
       expect(running.deps.services.webhooks.rules.secrets.open(row!.endpoint_id, row!.id, { ...row!, keyId: row!.key_id })).toMatch(/^whsec_/);
       const webhookSecret = running.deps.services.webhooks.rules.secrets.open(row!.endpoint_id, row!.id, { ...row!, keyId: row!.key_id });
+      // The sandbox organization's connection credentials, re-sealed under k2, still open.
+      const connections = await db.query<{ id: string }>('SELECT id FROM provider_connections WHERE organization_id = $1', [creds.organization_id]);
+      expect(connections).toHaveLength(2);
+      for (const c of connections) {
+        const opened = await openConnection(db, running.deps.services.connectionBox, creds.organization_id, c.id);
+        expect(Object.keys(opened!.context.credentials).length).toBeGreaterThan(0);
+      }
       const findings = await scanForSensitiveData({
         db,
         secrets: [

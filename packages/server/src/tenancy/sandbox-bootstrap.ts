@@ -3,17 +3,19 @@ import { join } from 'node:path';
 import type { Database } from '../db/database.js';
 import type { Logger } from '../platform/logger.js';
 import { ensurePrivateDir } from '../platform/private-files.js';
+import type { ConnectionBox } from '../routing/connection-secrets.js';
 import { tenancyRepository } from './repository.js';
 import { createOrganization } from './service.js';
 
 const BOOTSTRAP_LOCK = 727_002;
 
 /**
- * Sandbox mode on an empty database: create a PCI-certified sandbox organization with one account and
+ * Sandbox mode on an empty database: create a PCI-certified sandbox organization with one account (and,
+ * as every organization, a connection to each sandbox acquirer and a CARD routing A then B) and
  * write its credentials to <DATA_DIR>/sandbox-credentials.json (mode 0600). The path is logged, never
  * the secret. Under an advisory lock, so two processes starting together create one organization.
  */
-export async function bootstrapSandbox(db: Database, dataDir: string, log: Logger): Promise<string | undefined> {
+export async function bootstrapSandbox(db: Database, dataDir: string, log: Logger, connectionBox: ConnectionBox): Promise<string | undefined> {
   const file = join(dataDir, 'sandbox-credentials.json');
   // A file left by an earlier version (or loosened by hand) is made owner-only again at every start.
   await chmod(file, 0o600).catch((err: NodeJS.ErrnoException) => {
@@ -22,7 +24,7 @@ export async function bootstrapSandbox(db: Database, dataDir: string, log: Logge
   const created = await db.transaction(async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock($1)', [BOOTSTRAP_LOCK]);
     if ((await tenancyRepository.countOrganizations(tx)) > 0) return undefined;
-    return createOrganization(tx, { name: 'Sandbox', pciCertified: true });
+    return createOrganization(tx, { name: 'Sandbox', pciCertified: true }, connectionBox);
   });
   if (!created) return undefined;
   await ensurePrivateDir(dataDir);

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../db/database.js';
 import { toIsoMicros } from '../db/database.js';
+import type { ConnectionBox } from '../routing/connection-secrets.js';
+import { addDefaultRouting, addOrganizationDefaults } from '../routing/service.js';
 import { generateKeyPair } from './credentials.js';
 import { tenancyRepository as repo } from './repository.js';
 
@@ -13,8 +15,12 @@ export interface NewOrganization {
   private_secret_key: string;
 }
 
-/** Organization + first account + first key pair, atomically. The secret exists only in the return value. */
-export async function createOrganization(db: Queryable, input: { name: string; pciCertified: boolean }): Promise<NewOrganization> {
+/**
+ * Organization + first account + first key pair, atomically, with what every organization starts with: a
+ * connection to each sandbox acquirer (credentials sealed by `box`) and a CARD routing A then B
+ * (docs/guides/routing.md). The secret exists only in the return value.
+ */
+export async function createOrganization(db: Queryable, input: { name: string; pciCertified: boolean }, box: ConnectionBox): Promise<NewOrganization> {
   return db.transaction(async (tx) => {
     const organizationId = randomUUID();
     const accountId = randomUUID();
@@ -22,6 +28,7 @@ export async function createOrganization(db: Queryable, input: { name: string; p
     await repo.insertOrganization(tx, { id: organizationId, name: input.name, pciCertified: input.pciCertified });
     await repo.insertAccount(tx, { id: accountId, organizationId, name: input.name });
     await repo.insertApiKey(tx, { publicKey: keys.publicKey, organizationId, secretSha256: keys.secretSha256 });
+    await addOrganizationDefaults(tx, box, organizationId);
     return {
       organization_id: organizationId,
       name: input.name,
@@ -33,10 +40,14 @@ export async function createOrganization(db: Queryable, input: { name: string; p
   });
 }
 
-export async function createAccount(db: Queryable, organizationId: string, name: string) {
+export async function createAccount(db: Queryable, organizationId: string, name: string, defaultRouting = true) {
   if (!(await repo.findOrganization(db, organizationId))) return undefined;
   const id = randomUUID();
-  await repo.insertAccount(db, { id, organizationId, name });
+  await db.transaction(async (tx) => {
+    await repo.insertAccount(tx, { id, organizationId, name });
+    // A new account gets the default CARD routing too, through the organization's sandbox connections.
+    if (defaultRouting) await addDefaultRouting(tx, organizationId, id);
+  });
   return { account_id: id, name };
 }
 

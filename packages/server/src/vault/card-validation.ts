@@ -29,6 +29,9 @@ const BRAND_OF_TYPE: Readonly<Record<string, string>> = {
   verve: 'VERVE',
 };
 
+/** Every brand name the vault gives a card (routing's CARD_BRAND condition takes these). */
+export const CARD_BRANDS: readonly string[] = Object.values(BRAND_OF_TYPE);
+
 /** Other spellings merchants send for the same brand (compared without spaces, dashes or underscores). */
 const BRAND_ALIASES: Readonly<Record<string, string>> = {
   AMERICANEXPRESS: 'AMEX',

@@ -106,7 +106,7 @@ for (const backend of backends()) {
       await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
       receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
       target = targetFor(t, recorder, UNREACHED_LIMIT);
-      fx = new Fixtures(target, t.sandbox.account_id, receiverUrl);
+      fx = new Fixtures(target, t.sandbox.account_id, receiverUrl, t.sandbox.organization_id);
     });
     afterAll(async () => {
       receiver?.closeAllConnections();

@@ -714,6 +714,115 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/routing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an account's routings
+         * @description The routings of one account (a JSON array, as Yuno), optionally of one payment method.
+         */
+        get: operations["listRoutings"];
+        put?: never;
+        /**
+         * Create a routing
+         * @description Creates the routing of one (account, payment method) pair: a default route and, optionally,
+         *     condition sets each with its own route (docs/guides/routing.md). Steps are the failover order.
+         *     The schema's bounds are checked first (400 `INVALID_REQUEST`); then every `connection_id` must be one
+         *     of the organization's connections with the step's `provider_id`, indexes run 1, 2, 3…, a connection
+         *     appears at most once per route, and conditions are well formed for their kind (422
+         *     `ROUTING_VALIDATION_FAILED` naming each field; nothing stored). An account has at most one routing per payment method (409
+         *     `ROUTING_ALREADY_EXISTS`: change it with PATCH). Every organization starts with a CARD routing
+         *     per account through SANDBOX_A then SANDBOX_B.
+         */
+        post: operations["createRouting"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/routing/{routing_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The routing's `id` (`r_…`).
+                 * @example r_8c1e2d3f-4a5b-4c6d-9e7f-0a1b2c3d4e5f
+                 */
+                routing_id: components["parameters"]["RoutingId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a routing
+         * @description The routing, as created or last changed.
+         */
+        get: operations["getRouting"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change a routing
+         * @description Changes `name`, `default_route` or `condition_sets` (which replaces the whole list); fields left
+         *     out stay. Same checks as on creation. Payments created after the change follow the new routes.
+         */
+        patch: operations["updateRouting"];
+        trace?: never;
+    };
+    "/connections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List connections
+         * @description The organization's connections to providers, without their credentials (sealed at rest, never shown).
+         */
+        get: operations["listConnections"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/connections/{connection_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The connection's `connection_id`.
+                 * @example 3f6b2a1c-8d4e-4f7a-9b0c-1d2e3f4a5b6c
+                 */
+                connection_id: components["parameters"]["ConnectionId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change a connection
+         * @description Changes `name`, `enabled` or `timeout_ms` (100–60 000 ms). A disabled connection's steps are
+         *     skipped by every route; a payment whose route has no step left is refused (422 `NO_ROUTE`).
+         */
+        patch: operations["updateConnection"];
+        trace?: never;
+    };
     "/events": {
         parameters: {
             query?: never;
@@ -2290,6 +2399,14 @@ export interface components {
         /** @description Creates another account in an organization. */
         CreateAccountRequest: {
             name: string;
+            /**
+             * @description Whether the account starts with the default CARD routing (SANDBOX_A then SANDBOX_B, through the
+             *     organization's sandbox connections; docs/guides/routing.md). Default true; false leaves the account
+             *     without routing until one is created with `POST /v1/routing` (a card payment to it is refused with
+             *     422 `NO_ROUTE` until then).
+             * @default true
+             */
+            default_routing?: boolean;
         };
         /** @description A merchant account of an organization. */
         Account: {
@@ -2944,6 +3061,72 @@ export interface components {
              */
             created_at: string;
             data: components["schemas"]["EventPaymentData"];
+        };
+        /** @description How payments of one account and payment method go to providers. */
+        Routing: {
+            /** @description `r_` followed by a UUID. */
+            id: string;
+            account_id: string;
+            payment_method: string;
+            name: string;
+            default_route: components["schemas"]["RoutingRoute"];
+            /** @description In `sort_number` order. */
+            condition_sets: components["schemas"]["RoutingConditionSet"][];
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** @description Notes about the routing that do not stop it from applying; empty today. */
+            warnings: string[];
+        };
+        /** @description The account's routings (at most one per payment method), oldest first; empty when it has none. */
+        RoutingList: components["schemas"]["Routing"][];
+        /** @description A routing for one (account, payment method) pair. */
+        RoutingCreateRequest: {
+            /**
+             * Format: uuid
+             * @description One of the organization's accounts.
+             */
+            account_id: string;
+            /**
+             * @description The payment method routed; `CARD` only for now (anything else is 400 `INVALID_REQUEST`).
+             * @enum {string}
+             */
+            payment_method: "CARD";
+            name: string;
+            default_route: components["schemas"]["RoutingRoute"];
+            condition_sets?: components["schemas"]["RoutingConditionSet"][];
+        };
+        /** @description Changes to a routing; fields left out stay as they are. `condition_sets` replaces the whole list (`[]` removes them all). */
+        RoutingUpdateRequest: {
+            name?: string;
+            default_route?: components["schemas"]["RoutingRoute"];
+            condition_sets?: components["schemas"]["RoutingConditionSet"][];
+        };
+        /** @description The organization's access to one provider. Its credentials are sealed at rest and never shown. */
+        Connection: {
+            /** Format: uuid */
+            connection_id: string;
+            /** @description `SANDBOX_A` or `SANDBOX_B` today. */
+            provider_id: string;
+            name: string;
+            /** @description A disabled connection is left out of every route (its steps are skipped). */
+            enabled: boolean;
+            /** @description How long a call to the provider may take before its outcome counts as unknown (100–60 000). */
+            timeout_ms: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** @description The organization's connections, oldest first. */
+        ConnectionList: components["schemas"]["Connection"][];
+        /** @description Changes to a connection; fields left out stay as they are. */
+        ConnectionUpdateRequest: {
+            name?: string;
+            /** @description False leaves the connection out of every route until it is enabled again. */
+            enabled?: boolean;
+            timeout_ms?: number;
         };
         /** @description An identity document of a person or company. */
         Document: {
@@ -3950,13 +4133,15 @@ export interface components {
             name: string | null;
             description: string | null;
         };
-        /** @description Routing applied to the payment (dispute response only). */
+        /** @description How the payment was routed: the routing and the condition set (or default route) that chose its providers. */
         PaymentRoutingRules: {
             /** @description Whether smart routing chose the provider. */
             smart_routing: boolean;
             /** @description Whether routing monitors were applied. */
             monitors: boolean;
             condition: components["schemas"]["PaymentRoutingCondition"];
+            /** @description The routing that applied (`r_…`), null when none did. */
+            routing_id?: string | null;
         };
         /**
          * @description What a dispute evidence document shows (Yuno's evidence categories).
@@ -4028,6 +4213,61 @@ export interface components {
             error: string | null;
             /** @description True when the endpoint answered 2xx within the timeout. */
             succeeded: boolean;
+        };
+        /** @description One step of a route. Steps are tried in `index` order (the failover order) until one provider answers definitively. */
+        RoutingStep: {
+            /** @description The step's place in the route, 1 for the first; a route's indexes run 1, 2, 3… without gaps. */
+            index: number;
+            /** @description The provider of the connection (`SANDBOX_A`, `SANDBOX_B`); must be the connection's own provider. */
+            provider_id: string;
+            /**
+             * Format: uuid
+             * @description One of the organization's connections (`GET /v1/connections`).
+             */
+            connection_id: string;
+        };
+        /** @description An ordered list of provider steps (the failover order); no connection appears twice. */
+        RoutingRoute: {
+            steps: components["schemas"]["RoutingStep"][];
+        };
+        /**
+         * @description One condition of a condition set; the conditions of a set must all match (AND). The kinds, and the
+         *     fields each takes (any other field is refused):
+         *
+         *     - `COUNTRY`, `CURRENCY`, `CARD_BRAND`: `operator` `IN` or `NOT_IN`, `values` (ISO 3166-1 alpha-2 codes,
+         *       ISO 4217 codes, or card brands as the vault names them: `VISA`, `MASTERCARD`, `AMEX`…). A payment
+         *       without a card has no brand: it is in no list.
+         *     - `IIN`: `operator` `IN_RANGE` with `from` and `to` (6–8 digits, as many in both; the card's first
+         *       digits of that length compared, bounds included), or `STARTS_WITH` with `values` (1–8 digits each).
+         *     - `AMOUNT`: `operator` `BETWEEN` with `min` and `max` (decimal, bounds included) in the payment's own
+         *       currency; a set with an `AMOUNT` condition must also have a `CURRENCY` condition with `IN`.
+         *     - `METADATA`: `key`, `operator` `EQUALS` (exactly one value) or `IN`, `values`: the payment's metadata
+         *       entry with that key has one of the values.
+         */
+        RoutingCondition: {
+            /** @enum {string} */
+            type: "COUNTRY" | "CURRENCY" | "CARD_BRAND" | "IIN" | "AMOUNT" | "METADATA";
+            /** @enum {string} */
+            operator: "IN" | "NOT_IN" | "IN_RANGE" | "STARTS_WITH" | "BETWEEN" | "EQUALS";
+            values?: string[];
+            /** @description `IIN` `IN_RANGE`: the lowest IIN, 6 to 8 digits. */
+            from?: string;
+            /** @description `IIN` `IN_RANGE`: the highest IIN, as many digits as `from`. */
+            to?: string;
+            /** @description `AMOUNT` `BETWEEN`: the lowest amount, in the payment currency. */
+            min?: number;
+            /** @description `AMOUNT` `BETWEEN`: the highest amount, in the payment currency. */
+            max?: number;
+            /** @description `METADATA`: the metadata key to look at. */
+            key?: string;
+        };
+        /** @description A conditional route. The first set by `sort_number` whose every condition matches the payment gives its route; when none matches, the default route applies. */
+        RoutingConditionSet: {
+            /** @description Evaluation order, lowest first; unique within the routing. */
+            sort_number: number;
+            name: string;
+            conditions: components["schemas"]["RoutingCondition"][];
+            route: components["schemas"]["RoutingRoute"];
         };
         /** @description The data of an `enrollment.*` event; never a card number. */
         EventEnrollmentData: {
@@ -4117,6 +4357,34 @@ export interface components {
         WebhookEndpointLimit: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The account already has a routing for this payment method (`ROUTING_ALREADY_EXISTS`); change it with PATCH. */
+        RoutingConflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The routing breaks a rule the schema cannot state (`ROUTING_VALIDATION_FAILED`, `errors` names each field; nothing is stored), or `IDEMPOTENCY_KEY_REUSED`. */
+        RoutingUnprocessable: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                 "RateLimit-Limit": components["headers"]["RateLimitLimit"];
                 "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
                 "RateLimit-Reset": components["headers"]["RateLimitReset"];
@@ -4284,6 +4552,16 @@ export interface components {
          * @example 0b9f2a34-6c1e-4d2b-8f7a-5e3c9d1b2a40
          */
         OrganizationId: string;
+        /**
+         * @description The routing's `id` (`r_…`).
+         * @example r_8c1e2d3f-4a5b-4c6d-9e7f-0a1b2c3d4e5f
+         */
+        RoutingId: string;
+        /**
+         * @description The connection's `connection_id`.
+         * @example 3f6b2a1c-8d4e-4f7a-9b0c-1d2e3f4a5b6c
+         */
+        ConnectionId: string;
         /**
          * @description The endpoint's `id`.
          * @example 9a4c2e6f-1b3d-4f58-a7c9-2e4f6a8b0c1d
@@ -5807,6 +6085,237 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listRoutings: {
+        parameters: {
+            query: {
+                /** @description One of the organization's accounts. */
+                account_id: string;
+                /** @description Only the routing of this payment method. */
+                payment_method?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account's routings. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RoutingList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createRouting: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description A caller-generated key (1–255 printable ASCII characters, a UUID is ideal) that makes a retry safe.
+                 *     Scoped to the organization and kept 24 hours.
+                 * @example 8e0f2b1c-6d4a-4f3e-9b2a-7c5d1e3f9a0b
+                 */
+                "X-Idempotency-Key": components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RoutingCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The routing. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Routing"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["RoutingConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["RoutingUnprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getRouting: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The routing's `id` (`r_…`).
+                 * @example r_8c1e2d3f-4a5b-4c6d-9e7f-0a1b2c3d4e5f
+                 */
+                routing_id: components["parameters"]["RoutingId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The routing. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Routing"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateRouting: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The routing's `id` (`r_…`).
+                 * @example r_8c1e2d3f-4a5b-4c6d-9e7f-0a1b2c3d4e5f
+                 */
+                routing_id: components["parameters"]["RoutingId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RoutingUpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description The routing as changed. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Routing"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["RoutingUnprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listConnections: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The connections. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConnectionList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The connection's `connection_id`.
+                 * @example 3f6b2a1c-8d4e-4f7a-9b0c-1d2e3f4a5b6c
+                 */
+                connection_id: components["parameters"]["ConnectionId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConnectionUpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description The connection as changed. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Connection"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

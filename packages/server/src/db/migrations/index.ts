@@ -13,10 +13,12 @@ import paymentSearch from './0011_payment_search.js';
 import retention from './0012_retention.js';
 import customerList from './0013_customer_list.js';
 import enrolledCardCountry from './0014_enrolled_card_country.js';
+import routing from './0016_routing.js';
 
 /** Every migration, in order. Add a new file (next number) and list it here; never edit an applied one. */
 export const migrations: readonly Migration[] = [
   platform, vault, payments, rateLimits, webhooks, evidenceLz4, sealedSecrets, paymentPayer, customerDeletion, eventLog, paymentSearch, retention,
   customerList,
   enrolledCardCountry,
+  routing,
 ];

@@ -41,6 +41,8 @@ export class Fixtures {
     readonly accountId: string,
     /** A local HTTP receiver: webhook endpoints made here never point at the internet. */
     readonly receiverUrl: string,
+    /** The organization of the target's credentials (for admin calls on it, such as a new account). */
+    readonly organizationId?: string,
   ) {}
 
   /** Calls an operation that must succeed; Blocked if it is not implemented. */
@@ -134,6 +136,27 @@ export class Fixtures {
     return (ex.body as { public_api_key: string }).public_api_key;
   }
 
+  /** A new account of the target's organization without routing (`default_routing: false`): createRouting can make its CARD routing. */
+  async bareAccount(): Promise<string> {
+    if (!this.organizationId) throw new Blocked('no organization id given to the fixtures');
+    const ex = await this.call('createAccount', { params: { organization_id: this.organizationId }, body: { name: `Conformance bare ${++this.n}`, default_routing: false } });
+    return (ex.body as { account_id: string }).account_id;
+  }
+
+  /** The organization's connection id for each provider id. */
+  async connections(): Promise<Record<string, string>> {
+    const ex = await this.call('listConnections', {});
+    return Object.fromEntries((ex.body as { provider_id: string; connection_id: string }[]).map((c) => [c.provider_id, c.connection_id]));
+  }
+
+  /** The routing every account starts with (the target account's CARD routing). */
+  async routing(): Promise<string> {
+    const ex = await this.call('listRoutings', { query: { account_id: this.accountId } });
+    const first = (ex.body as { id: string }[])[0];
+    if (!first) throw new Blocked('the account has no routing');
+    return first.id;
+  }
+
   /** A webhook endpoint (every event type) that delivers to the local receiver. */
   async webhookEndpoint(): Promise<string> {
     const ex = await this.call('createWebhookEndpoint', { body: { url: `${this.receiverUrl}/fixture-${++this.n}`, events: ['*'] } });
@@ -171,6 +194,15 @@ export function fillIds(value: unknown, ids: Record<string, unknown>, path: stri
 }
 
 type Prepare = (fx: Fixtures, example: unknown) => Promise<Req>;
+
+/** Every route step's connection_id replaced by the organization's connection to the step's provider. */
+function withConnections(value: unknown, byProvider: Record<string, string>): unknown {
+  if (Array.isArray(value)) return value.map((v) => withConnections(v, byProvider));
+  if (value === null || typeof value !== 'object') return value;
+  const o = Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, withConnections(v, byProvider)]));
+  if (typeof o.provider_id === 'string' && typeof o.connection_id === 'string' && byProvider[o.provider_id]) o.connection_id = byProvider[o.provider_id];
+  return o;
+}
 
 const withAccount = (fx: Fixtures, example: unknown, more: Record<string, unknown> = {}) => fillIds(example, { account_id: fx.accountId, ...more });
 
@@ -244,6 +276,10 @@ export const PREPARE: Record<string, Prepare> = {
     return { params: { organization_id: org.organization_id, public_api_key: await fx.apiKey(org.organization_id) } };
   },
   createWebhookEndpoint: async (fx, ex) => ({ body: fillIds(ex, { url: `${fx.receiverUrl}/replay` }) }),
+  // A new account (every account starts with a CARD routing) and the organization's real connections.
+  createRouting: async (fx, ex) => ({ body: withConnections(fillIds(ex, { account_id: await fx.bareAccount() }), await fx.connections()) }),
+  listRoutings: async (fx) => ({ query: { account_id: fx.accountId } }),
+  updateRouting: async (fx, ex) => ({ params: { routing_id: await fx.routing() }, body: withConnections(ex, await fx.connections()) }),
   updateWebhookEndpoint: async (fx, ex) => ({ params: { webhook_endpoint_id: await fx.webhookEndpoint() }, body: fillIds(ex, { url: `${fx.receiverUrl}/replay-updated` }) }),
   getWebhookDelivery: async (fx) => {
     const d = await fx.delivery();
@@ -299,6 +335,8 @@ const PATH_FIXTURES: Record<string, (fx: Fixtures) => Promise<string>> = {
   organization_id: async (fx) => (await fx.organization()).organization_id,
   provider_id: async () => 'sandbox',
   webhook_endpoint_id: (fx) => fx.webhookEndpoint(),
+  routing_id: (fx) => fx.routing(),
+  connection_id: async (fx) => (await fx.connections()).SANDBOX_A!,
 };
 
 export async function prepareRequest(op: SpecOperation, fx: Fixtures, example: unknown): Promise<Req> {

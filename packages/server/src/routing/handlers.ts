@@ -1,0 +1,74 @@
+/** Routing and connections over HTTP (docs/guides/routing.md): request shapes in, replies out. */
+import type { Handlers } from '../context.js';
+import { describeFieldErrors, problem, type FieldError } from '../http/problems.js';
+import { listConnections, updateConnection } from './connections.js';
+import type { StoredConditionSet, StoredRoute } from './model.js';
+import { createRouting, getRouting, listRoutings, updateRouting } from './service.js';
+
+const routingNotFound = (id: string) => problem('ROUTING_NOT_FOUND', `No routing with id ${id}.`);
+// Rules the schema cannot state (Yuno's code): 422, as this API answers business rules (docs/guides/errors.md).
+const invalidRouting = (errors: FieldError[]) => problem('ROUTING_VALIDATION_FAILED', describeFieldErrors(errors), { errors });
+const invalidAccount = (id: string) => problem('INVALID_ACCOUNT_ID', `Account ${id} is not one of this organization's accounts.`);
+
+// The spec's condition object is one closed schema for every kind; validation.ts checks each kind's fields.
+const asSets = (sets: unknown) => sets as StoredConditionSet[] | undefined;
+
+export const routingHandlers = {
+  async createRouting({ body }, ctx) {
+    const result = await createRouting(ctx.db, ctx.merchant.organizationId, {
+      account_id: body.account_id,
+      payment_method: body.payment_method,
+      name: body.name,
+      default_route: body.default_route as StoredRoute,
+      ...(body.condition_sets ? { condition_sets: asSets(body.condition_sets)! } : {}),
+    });
+    switch (result.kind) {
+      case 'unknown_account':
+        return invalidAccount(body.account_id);
+      case 'invalid':
+        return invalidRouting(result.errors);
+      case 'exists':
+        return problem(
+          'ROUTING_ALREADY_EXISTS',
+          `Account ${body.account_id} already has a ${body.payment_method} routing; change it with PATCH /v1/routing/{routing_id}.`,
+        );
+      case 'created':
+        return { status: 201, body: result.routing };
+    }
+  },
+
+  async listRoutings({ query }, ctx) {
+    const list = await listRoutings(ctx.db, ctx.merchant.organizationId, query.account_id, query.payment_method);
+    return list ? { status: 200, body: list } : invalidAccount(query.account_id);
+  },
+
+  async getRouting({ params }, ctx) {
+    const routing = await getRouting(ctx.db, ctx.merchant.organizationId, params.routing_id);
+    return routing ? { status: 200, body: routing } : routingNotFound(params.routing_id);
+  },
+
+  async updateRouting({ params, body }, ctx) {
+    const result = await updateRouting(ctx.db, ctx.merchant.organizationId, params.routing_id, {
+      ...(body.name !== undefined ? { name: body.name } : {}),
+      ...(body.default_route ? { default_route: body.default_route as StoredRoute } : {}),
+      ...(body.condition_sets ? { condition_sets: asSets(body.condition_sets)! } : {}),
+    });
+    switch (result.kind) {
+      case 'not_found':
+        return routingNotFound(params.routing_id);
+      case 'invalid':
+        return invalidRouting(result.errors);
+      case 'updated':
+        return { status: 200, body: result.routing };
+    }
+  },
+
+  async listConnections(_request, ctx) {
+    return { status: 200, body: await listConnections(ctx.db, ctx.merchant.organizationId) };
+  },
+
+  async updateConnection({ params, body }, ctx) {
+    const connection = await updateConnection(ctx.db, ctx.merchant.organizationId, params.connection_id, body);
+    return connection ? { status: 200, body: connection } : problem('CONNECTION_NOT_FOUND', `No connection with id ${params.connection_id}.`);
+  },
+} satisfies Partial<Handlers>;

@@ -1,0 +1,169 @@
+/** SQL for provider connections and routings (migration 0016). Every query is scoped by organization. */
+import type { Queryable } from '../db/database.js';
+import type { Sealed } from '../vault/crypto/cipher.js';
+import type { StoredRoute, StoredConditionSet } from './model.js';
+
+export interface ConnectionRow {
+  id: string;
+  organization_id: string;
+  provider_id: string;
+  name: string;
+  enabled: boolean;
+  timeout_ms: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface SealedConnectionRow extends ConnectionRow {
+  ciphertext: Uint8Array;
+  iv: Uint8Array;
+  tag: Uint8Array;
+  key_id: string;
+}
+
+export interface RoutingRow {
+  id: string;
+  organization_id: string;
+  account_id: string;
+  payment_method: string;
+  name: string;
+  default_route: StoredRoute;
+  condition_sets: StoredConditionSet[];
+  created_at: string;
+  updated_at: string;
+}
+
+const CONNECTION_COLUMNS = 'id, organization_id, provider_id, name, enabled, timeout_ms, created_at::text AS created_at, updated_at::text AS updated_at';
+const ROUTING_COLUMNS =
+  'id, organization_id, account_id, payment_method, name, default_route, condition_sets, created_at::text AS created_at, updated_at::text AS updated_at';
+
+export const routingRepository = {
+  async insertConnection(
+    db: Queryable,
+    c: { id: string; organizationId: string; providerId: string; name: string; sealed: Sealed; timeoutMs: number },
+  ): Promise<void> {
+    await db.query(
+      `INSERT INTO provider_connections (id, organization_id, provider_id, name, ciphertext, iv, tag, key_id, timeout_ms)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+      [c.id, c.organizationId, c.providerId, c.name, c.sealed.ciphertext, c.sealed.iv, c.sealed.tag, c.sealed.keyId, c.timeoutMs],
+    );
+  },
+
+  async listConnections(db: Queryable, organizationId: string): Promise<ConnectionRow[]> {
+    return db.query<ConnectionRow>(`SELECT ${CONNECTION_COLUMNS} FROM provider_connections WHERE organization_id = $1 ORDER BY created_at, provider_id, id`, [
+      organizationId,
+    ]);
+  },
+
+  async findConnection(db: Queryable, organizationId: string, id: string): Promise<ConnectionRow | undefined> {
+    const rows = await db.query<ConnectionRow>(`SELECT ${CONNECTION_COLUMNS} FROM provider_connections WHERE organization_id = $1 AND id = $2`, [
+      organizationId,
+      id,
+    ]);
+    return rows[0];
+  },
+
+  async findSealedConnection(db: Queryable, organizationId: string, id: string): Promise<SealedConnectionRow | undefined> {
+    const rows = await db.query<SealedConnectionRow>(
+      `SELECT ${CONNECTION_COLUMNS}, ciphertext, iv, tag, key_id FROM provider_connections WHERE organization_id = $1 AND id = $2`,
+      [organizationId, id],
+    );
+    return rows[0];
+  },
+
+  /** Only the fields given change; undefined when the organization has no such connection. */
+  async updateConnection(
+    db: Queryable,
+    organizationId: string,
+    id: string,
+    patch: { name?: string; enabled?: boolean; timeoutMs?: number },
+  ): Promise<ConnectionRow | undefined> {
+    const rows = await db.query<ConnectionRow>(
+      `UPDATE provider_connections SET
+         name = COALESCE($3, name), enabled = COALESCE($4, enabled), timeout_ms = COALESCE($5, timeout_ms), updated_at = clock_timestamp()
+       WHERE organization_id = $1 AND id = $2
+       RETURNING ${CONNECTION_COLUMNS}`,
+      [organizationId, id, patch.name ?? null, patch.enabled ?? null, patch.timeoutMs ?? null],
+    );
+    return rows[0];
+  },
+
+  /** false when the account already has a routing for the payment method (UNIQUE (account_id, payment_method)). */
+  async insertRouting(
+    db: Queryable,
+    r: { id: string; organizationId: string; accountId: string; paymentMethod: string; name: string; defaultRoute: StoredRoute; conditionSets: StoredConditionSet[] },
+  ): Promise<RoutingRow | undefined> {
+    const rows = await db.query<RoutingRow>(
+      `INSERT INTO routings (id, organization_id, account_id, payment_method, name, default_route, condition_sets)
+       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb)
+       ON CONFLICT (account_id, payment_method) DO NOTHING
+       RETURNING ${ROUTING_COLUMNS}`,
+      [r.id, r.organizationId, r.accountId, r.paymentMethod, r.name, JSON.stringify(r.defaultRoute), JSON.stringify(r.conditionSets)],
+    );
+    return rows[0];
+  },
+
+  async findRouting(db: Queryable, organizationId: string, id: string): Promise<RoutingRow | undefined> {
+    const rows = await db.query<RoutingRow>(`SELECT ${ROUTING_COLUMNS} FROM routings WHERE organization_id = $1 AND id = $2`, [organizationId, id]);
+    return rows[0];
+  },
+
+  async findRoutingFor(db: Queryable, organizationId: string, accountId: string, paymentMethod: string): Promise<RoutingRow | undefined> {
+    const rows = await db.query<RoutingRow>(
+      `SELECT ${ROUTING_COLUMNS} FROM routings WHERE organization_id = $1 AND account_id = $2 AND payment_method = $3`,
+      [organizationId, accountId, paymentMethod],
+    );
+    return rows[0];
+  },
+
+  async listRoutings(db: Queryable, organizationId: string, accountId: string, paymentMethod: string | undefined): Promise<RoutingRow[]> {
+    return db.query<RoutingRow>(
+      `SELECT ${ROUTING_COLUMNS} FROM routings
+       WHERE organization_id = $1 AND account_id = $2 AND ($3::text IS NULL OR payment_method = $3)
+       ORDER BY created_at, id`,
+      [organizationId, accountId, paymentMethod ?? null],
+    );
+  },
+
+  async updateRouting(
+    db: Queryable,
+    organizationId: string,
+    id: string,
+    patch: { name?: string; defaultRoute?: StoredRoute; conditionSets?: StoredConditionSet[] },
+  ): Promise<RoutingRow | undefined> {
+    const rows = await db.query<RoutingRow>(
+      `UPDATE routings SET
+         name = COALESCE($3, name),
+         default_route = COALESCE($4::jsonb, default_route),
+         condition_sets = COALESCE($5::jsonb, condition_sets),
+         updated_at = clock_timestamp()
+       WHERE organization_id = $1 AND id = $2
+       RETURNING ${ROUTING_COLUMNS}`,
+      [
+        organizationId,
+        id,
+        patch.name ?? null,
+        patch.defaultRoute ? JSON.stringify(patch.defaultRoute) : null,
+        patch.conditionSets ? JSON.stringify(patch.conditionSets) : null,
+      ],
+    );
+    return rows[0];
+  },
+
+  /** Connections sealed under another key than the active one (after a vault key rotation), a batch at a time, locked. */
+  async sealedNotUnder(db: Queryable, activeKeyId: string, limit: number): Promise<SealedConnectionRow[]> {
+    return db.query<SealedConnectionRow>(
+      `SELECT ${CONNECTION_COLUMNS}, ciphertext, iv, tag, key_id FROM provider_connections WHERE key_id <> $1 ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED`,
+      [activeKeyId, limit],
+    );
+  },
+
+  async reseal(db: Queryable, id: string, sealed: Sealed): Promise<void> {
+    await db.query('UPDATE provider_connections SET ciphertext = $2, iv = $3, tag = $4, key_id = $5 WHERE id = $1', [id, sealed.ciphertext, sealed.iv, sealed.tag, sealed.keyId]);
+  },
+
+  async accountsOf(db: Queryable, organizationId: string): Promise<string[]> {
+    const rows = await db.query<{ id: string }>('SELECT id FROM accounts WHERE organization_id = $1 ORDER BY created_at, id', [organizationId]);
+    return rows.map((r) => r.id);
+  },
+};

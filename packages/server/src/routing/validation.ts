@@ -1,0 +1,110 @@
+/**
+ * What the API checks of a routing before storing it (docs/guides/routing.md; 422 ROUTING_VALIDATION_FAILED),
+ * each failure naming its path: steps numbered 1..n, no connection twice in a route, every connection the organization's with the
+ * step's provider, conditions well formed for their kind, sort numbers unique. The spec has already
+ * bounded sizes and types.
+ */
+import type { FieldError } from '../http/problems.js';
+import { CARD_BRANDS } from '../vault/card-validation.js';
+import type { RoutingCondition, StoredConditionSet, StoredRoute } from './model.js';
+import type { ConnectionRow } from './repository.js';
+
+type Loose = Record<string, unknown>;
+
+export function validateRoute(route: StoredRoute, path: string, connections: ReadonlyMap<string, ConnectionRow>, errors: FieldError[]): void {
+  const seen = new Set<string>();
+  const steps = [...route.steps].sort((a, b) => a.index - b.index);
+  steps.forEach((step, i) => {
+    const at = `${path}.steps[${route.steps.indexOf(step)}]`;
+    if (step.index !== i + 1) errors.push({ path: `${at}.index`, message: `must be ${i + 1}: step indexes run from 1 without gaps or repeats` });
+    const connection = connections.get(step.connection_id);
+    if (!connection) errors.push({ path: `${at}.connection_id`, message: `is not a connection of this organization (GET /v1/connections lists them)` });
+    else if (connection.provider_id !== step.provider_id)
+      errors.push({ path: `${at}.provider_id`, message: `must be ${connection.provider_id}, the provider of connection ${step.connection_id}` });
+    if (seen.has(step.connection_id)) errors.push({ path: `${at}.connection_id`, message: 'appears twice in this route' });
+    seen.add(step.connection_id);
+  });
+}
+
+const FIELDS_OF: Record<string, readonly string[]> = {
+  LIST: ['type', 'operator', 'values'],
+  IN_RANGE: ['type', 'operator', 'from', 'to'],
+  BETWEEN: ['type', 'operator', 'min', 'max'],
+  METADATA: ['type', 'key', 'operator', 'values'],
+};
+
+function validateCondition(c: Loose, at: string, errors: FieldError[]): void {
+  const add = (field: string, message: string): void => {
+    errors.push({ path: field ? `${at}.${field}` : at, message });
+  };
+  const allowed = (kind: keyof typeof FIELDS_OF) => {
+    for (const field of Object.keys(c)) if (!FIELDS_OF[kind]!.includes(field)) add(field, `is not a field of a ${String(c.type)} ${String(c.operator)} condition`);
+  };
+  const values = (pattern: RegExp | readonly string[], what: string): void => {
+    const list = c.values as unknown[] | undefined;
+    if (!Array.isArray(list) || list.length === 0) return add('values', 'is required: at least one value');
+    list.forEach((v, i) => {
+      const ok = typeof v === 'string' && (Array.isArray(pattern) ? pattern.includes(v) : (pattern as RegExp).test(v));
+      if (!ok) add(`values[${i}]`, `must be ${what}`);
+    });
+  };
+  const listOperator = () => {
+    if (c.operator !== 'IN' && c.operator !== 'NOT_IN') add('operator', `must be IN or NOT_IN for ${String(c.type)}`);
+  };
+  switch (c.type) {
+    case 'COUNTRY':
+      listOperator();
+      allowed('LIST');
+      return values(/^[A-Z]{2}$/, 'an ISO 3166-1 alpha-2 country code (BR)');
+    case 'CURRENCY':
+      listOperator();
+      allowed('LIST');
+      return values(/^[A-Z]{3}$/, 'an ISO 4217 currency code (BRL)');
+    case 'CARD_BRAND':
+      listOperator();
+      allowed('LIST');
+      return values(CARD_BRANDS, `a card brand as the vault names it (${CARD_BRANDS.join(', ')})`);
+    case 'IIN':
+      if (c.operator === 'STARTS_WITH') {
+        allowed('LIST');
+        return values(/^\d{1,8}$/, '1 to 8 digits');
+      }
+      if (c.operator !== 'IN_RANGE') return add('operator', 'must be IN_RANGE or STARTS_WITH for IIN');
+      allowed('IN_RANGE');
+      for (const end of ['from', 'to'] as const) if (typeof c[end] !== 'string' || !/^\d{6,8}$/.test(c[end] as string)) add(end, 'must be 6 to 8 digits');
+      if (typeof c.from === 'string' && typeof c.to === 'string') {
+        if (c.from.length !== c.to.length) add('to', 'must have as many digits as from');
+        else if (c.from > c.to) add('to', 'must not be below from');
+      }
+      return;
+    case 'AMOUNT':
+      if (c.operator !== 'BETWEEN') return add('operator', 'must be BETWEEN for AMOUNT');
+      allowed('BETWEEN');
+      for (const end of ['min', 'max'] as const) if (typeof c[end] !== 'number' || !((c[end] as number) >= 0)) add(end, 'must be a number ≥ 0 (in the payment currency)');
+      if (typeof c.min === 'number' && typeof c.max === 'number' && c.min > c.max) add('max', 'must not be below min');
+      return;
+    case 'METADATA':
+      if (c.operator !== 'EQUALS' && c.operator !== 'IN') return add('operator', 'must be EQUALS or IN for METADATA');
+      allowed('METADATA');
+      if (typeof c.key !== 'string' || c.key.length === 0) add('key', 'is required: the metadata key to look at');
+      if (c.operator === 'EQUALS' && Array.isArray(c.values) && c.values.length !== 1) add('values', 'must hold exactly one value with EQUALS');
+      return values(/^[\s\S]{0,255}$/, 'a string of at most 255 characters');
+    default:
+      add('type', 'must be COUNTRY, CURRENCY, CARD_BRAND, IIN, AMOUNT or METADATA');
+  }
+}
+
+export function validateConditionSets(sets: readonly StoredConditionSet[], connections: ReadonlyMap<string, ConnectionRow>, errors: FieldError[]): void {
+  const sortNumbers = new Set<number>();
+  sets.forEach((set, i) => {
+    const at = `condition_sets[${i}]`;
+    if (sortNumbers.has(set.sort_number)) errors.push({ path: `${at}.sort_number`, message: `${set.sort_number} is used by another condition set` });
+    sortNumbers.add(set.sort_number);
+    set.conditions.forEach((c, j) => validateCondition(c as unknown as Loose, `${at}.conditions[${j}]`, errors));
+    // Amounts are compared in the payment's currency: a set must say which currency it means.
+    const amount = set.conditions.findIndex((c) => c.type === 'AMOUNT');
+    if (amount >= 0 && !set.conditions.some((c: RoutingCondition) => c.type === 'CURRENCY' && c.operator === 'IN'))
+      errors.push({ path: `${at}.conditions[${amount}]`, message: 'needs a CURRENCY condition with operator IN in the same set (amounts are in the payment currency)' });
+    validateRoute(set.route, `${at}.route`, connections, errors);
+  });
+}

@@ -1,0 +1,376 @@
+/**
+ * Connections and routing (issue 16 §2, docs/guides/routing.md): what every organization starts with,
+ * POST/GET/PATCH /v1/routing and GET/PATCH /v1/connections over real HTTP, the validation table (each
+ * bad input names its field and stores nothing), cross-tenant ids answering as unknown, and planRoute
+ * table-driven over every condition kind. Schema violations are 400 INVALID_REQUEST, the rules the
+ * schema cannot state 422 ROUTING_VALIDATION_FAILED.
+ */
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { openConnection } from '../src/routing/connections.js';
+import type { RoutingCondition } from '../src/routing/model.js';
+import type { PaymentFacts } from '../src/routing/plan.js';
+import { planRoute, routingRulesOf, updateRouting } from '../src/routing/service.js';
+import { tenancyRepository } from '../src/tenancy/repository.js';
+import { expectProblem, expectSchema } from './support/assertions.js';
+import { ADMIN_KEY, backends, useServer, type Credentials, type TestServer } from './support/harness.js';
+
+const json = { 'content-type': 'application/json' };
+
+interface ConnectionView {
+  connection_id: string;
+  provider_id: string;
+  name: string;
+  enabled: boolean;
+  timeout_ms: number;
+}
+interface RoutingView {
+  id: string;
+  account_id: string;
+  payment_method: string;
+  name: string;
+  default_route: { steps: { index: number; provider_id: string; connection_id: string }[] };
+  condition_sets: unknown[];
+}
+
+const asOrg = (creds: Pick<Credentials, 'public_api_key' | 'private_secret_key'>) => ({
+  'public-api-key': creds.public_api_key,
+  'private-secret-key': creds.private_secret_key,
+});
+
+async function connections(t: TestServer, creds?: Credentials): Promise<ConnectionView[]> {
+  const res = await t.fetch('/connections', creds ? { headers: asOrg(creds) } : {});
+  expect(res.status).toBe(200);
+  const body = (await res.json()) as ConnectionView[];
+  expectSchema('ConnectionList', body);
+  return body;
+}
+
+async function routings(t: TestServer, accountId: string, creds?: Credentials): Promise<RoutingView[]> {
+  const res = await t.fetch(`/routing?account_id=${accountId}`, creds ? { headers: asOrg(creds) } : {});
+  expect(res.status).toBe(200);
+  const body = (await res.json()) as RoutingView[];
+  expectSchema('RoutingList', body);
+  return body;
+}
+
+const postRouting = (t: TestServer, body: unknown, headers: Record<string, string> = {}) =>
+  t.fetch('/routing', { method: 'POST', headers: { ...json, 'x-idempotency-key': randomUUID(), ...headers }, body: JSON.stringify(body) });
+const patchRouting = (t: TestServer, id: string, body: unknown, headers: Record<string, string> = {}) =>
+  t.fetch(`/routing/${id}`, { method: 'PATCH', headers: { ...json, ...headers }, body: JSON.stringify(body) });
+
+/** An account of the sandbox organization without a routing (accounts made by the API get the default one). */
+async function bareAccount(t: TestServer): Promise<string> {
+  const id = randomUUID();
+  await tenancyRepository.insertAccount(t.db, { id, organizationId: t.sandbox.organization_id, name: 'bare' });
+  return id;
+}
+
+const facts = (over: Partial<PaymentFacts> = {}): PaymentFacts => ({
+  accountId: '',
+  paymentMethod: 'CARD',
+  country: 'CO',
+  currency: 'COP',
+  amount: '100.00',
+  brand: 'VISA',
+  iin: '45079900',
+  metadata: [],
+  ...over,
+});
+
+for (const backend of backends()) {
+  describe(`routing on ${backend}`, () => {
+    const t = useServer(backend);
+
+    describe('what every organization starts with', () => {
+      it('two sandbox connections (10 s timeout, enabled) and a CARD routing SANDBOX_A then SANDBOX_B', async () => {
+        const org = await t.createOrganization();
+        const list = await connections(t, org);
+        expect(list.map((c) => [c.provider_id, c.enabled, c.timeout_ms])).toEqual([
+          ['SANDBOX_A', true, 10_000],
+          ['SANDBOX_B', true, 10_000],
+        ]);
+        const [routing, ...more] = await routings(t, org.account_id, org);
+        expect(more).toEqual([]);
+        expect(routing).toMatchObject({ account_id: org.account_id, payment_method: 'CARD', name: 'Card — SANDBOX_A then SANDBOX_B', condition_sets: [] });
+        expect(routing!.id).toMatch(/^r_[0-9a-f-]{36}$/);
+        expect(routing!.default_route.steps).toEqual([
+          { index: 1, provider_id: 'SANDBOX_A', connection_id: list[0]!.connection_id },
+          { index: 2, provider_id: 'SANDBOX_B', connection_id: list[1]!.connection_id },
+        ]);
+      });
+
+      it('the sandbox organization has them too, and an account added by the admin API gets the routing', async () => {
+        expect((await connections(t)).map((c) => c.provider_id)).toEqual(['SANDBOX_A', 'SANDBOX_B']);
+        expect(await routings(t, t.sandbox.account_id)).toHaveLength(1);
+        const res = await t.fetch(`/admin/organizations/${t.sandbox.organization_id}/accounts`, {
+          method: 'POST',
+          headers: { ...json, 'admin-api-key': ADMIN_KEY },
+          credentials_: false,
+          body: JSON.stringify({ name: 'Second store' }),
+        });
+        expect(res.status).toBe(201);
+        const account = (await res.json()) as { account_id: string };
+        expect((await routings(t, account.account_id)).map((r) => r.default_route.steps.map((s) => s.provider_id))).toEqual([['SANDBOX_A', 'SANDBOX_B']]);
+      });
+
+      it('stores credentials sealed, never in clear; they open to the sandbox acquirers’ forms', async () => {
+        const org = await t.createOrganization();
+        const rows = await t.db.query<{ row: string }>('SELECT row_to_json(c)::text AS row FROM provider_connections c WHERE organization_id = $1', [org.organization_id]);
+        expect(rows).toHaveLength(2);
+        for (const { row } of rows) expect(row).not.toMatch(/sk_sandbox_|merchant_|api_key|password/);
+        const box = t.running.deps.services.connectionBox;
+        const [a, b] = await connections(t, org);
+        const openedA = await openConnection(t.db, box, org.organization_id, a!.connection_id);
+        expect(openedA?.context.credentials.api_key).toMatch(/^sk_sandbox_[A-Za-z0-9_-]+$/);
+        expect(openedA).toMatchObject({ providerId: 'SANDBOX_A', enabled: true, context: { timeoutMs: 10_000 } });
+        const openedB = await openConnection(t.db, box, org.organization_id, b!.connection_id);
+        expect(openedB?.context.credentials).toEqual({ username: expect.stringMatching(/^merchant_/), password: expect.any(String) });
+        // Another organization's connection is unknown; a ciphertext copied onto another connection does not open.
+        expect(await openConnection(t.db, box, t.sandbox.organization_id, a!.connection_id)).toBeUndefined();
+        const [sealedA] = await t.db.query<{ ciphertext: Uint8Array; iv: Uint8Array; tag: Uint8Array; key_id: string }>(
+          'SELECT ciphertext, iv, tag, key_id FROM provider_connections WHERE id = $1',
+          [a!.connection_id],
+        );
+        expect(() => box.open(b!.connection_id, { ciphertext: sealedA!.ciphertext, iv: sealedA!.iv, tag: sealedA!.tag, keyId: sealedA!.key_id })).toThrow();
+      });
+    });
+
+    describe('create, list, get, patch', () => {
+      it('creates a routing with condition sets, lists it, reads it, changes it', async () => {
+        const accountId = await bareAccount(t);
+        const [a, b] = await connections(t);
+        const A = { provider_id: 'SANDBOX_A', connection_id: a!.connection_id };
+        const B = { provider_id: 'SANDBOX_B', connection_id: b!.connection_id };
+        const body = {
+          account_id: accountId,
+          payment_method: 'CARD',
+          name: 'Cards',
+          default_route: { steps: [{ index: 2, ...B }, { index: 1, ...A }] },
+          condition_sets: [
+            { sort_number: 5, name: 'Big BRL', conditions: [{ type: 'CURRENCY', operator: 'IN', values: ['BRL'] }, { type: 'AMOUNT', operator: 'BETWEEN', min: 1000, max: 99999 }], route: { steps: [{ index: 1, ...B }] } },
+            { sort_number: 1, name: 'Brazil', conditions: [{ type: 'COUNTRY', operator: 'IN', values: ['BR'] }], route: { steps: [{ index: 1, ...B }, { index: 2, ...A }] } },
+          ],
+        };
+        const res = await postRouting(t, body);
+        expect(res.status).toBe(201);
+        const created = (await res.json()) as RoutingView & { warnings: string[] };
+        expectSchema('Routing', created);
+        expect(created.default_route.steps).toEqual([{ index: 1, ...A }, { index: 2, ...B }]);
+        expect(created.condition_sets.map((s) => (s as { sort_number: number }).sort_number)).toEqual([1, 5]);
+        expect(created.warnings).toEqual([]);
+
+        expect(await routings(t, accountId)).toEqual([created]);
+        const got = await t.fetch(`/routing/${created.id}`);
+        expect(await got.json()).toEqual(created);
+        const none = await t.fetch(`/routing?account_id=${accountId}&payment_method=PIX`);
+        expect(await none.json()).toEqual([]);
+
+        const changed = await patchRouting(t, created.id, { name: 'Cards v2', condition_sets: [] });
+        expect(changed.status).toBe(200);
+        const after = (await changed.json()) as RoutingView;
+        expect(after).toMatchObject({ name: 'Cards v2', condition_sets: [], default_route: created.default_route });
+
+        await expectProblem(await postRouting(t, body), 409, 'ROUTING_ALREADY_EXISTS');
+      });
+
+      it('lists connections and changes them (name, enabled, timeout_ms bounded)', async () => {
+        const org = await t.createOrganization();
+        const [a] = await connections(t, org);
+        const patch = (body: unknown) =>
+          t.fetch(`/connections/${a!.connection_id}`, { method: 'PATCH', headers: { ...json, ...asOrg(org) }, body: JSON.stringify(body) });
+        const res = await patch({ enabled: false, timeout_ms: 2500, name: 'A, paused' });
+        expect(res.status).toBe(200);
+        const body = await res.json();
+        expectSchema('Connection', body);
+        expect(body).toMatchObject({ enabled: false, timeout_ms: 2500, name: 'A, paused', provider_id: 'SANDBOX_A' });
+        for (const bad of [{ timeout_ms: 99 }, { timeout_ms: 60_001 }, {}, { credentials: {} }]) await expectProblem(await patch(bad), 400, 'INVALID_REQUEST');
+        expect((await connections(t, org))[0]).toMatchObject({ enabled: false, timeout_ms: 2500 });
+      });
+    });
+
+    describe('validation: each bad routing is refused, naming its field, and nothing is stored', () => {
+      type Step = { index: number; provider_id: string; connection_id: string };
+      const cases: { name: string; make: (A: Step, B: Step, accountId: string) => unknown; status: number; code: string; path?: RegExp }[] = [
+        { name: 'steps not from 1', make: (A) => ({ default_route: { steps: [{ ...A, index: 2 }] } }), status: 422, code: 'ROUTING_VALIDATION_FAILED', path: /default_route\.steps\[0\]\.index/ },
+        { name: 'steps with a gap', make: (A, B) => ({ default_route: { steps: [A, { ...B, index: 3 }] } }), status: 422, code: 'ROUTING_VALIDATION_FAILED', path: /default_route\.steps\[1\]\.index/ },
+        { name: 'a connection twice', make: (A) => ({ default_route: { steps: [A, { ...A, index: 2 }] } }), status: 422, code: 'ROUTING_VALIDATION_FAILED', path: /default_route\.steps\[1\]\.connection_id/ },
+        { name: 'an unknown connection', make: (A) => ({ default_route: { steps: [{ ...A, connection_id: randomUUID() }] } }), status: 422, code: 'ROUTING_VALIDATION_FAILED', path: /default_route\.steps\[0\]\.connection_id/ },
+        { name: 'provider not the connection’s', make: (A) => ({ default_route: { steps: [{ ...A, provider_id: 'SANDBOX_B' }] } }), status: 422, code: 'ROUTING_VALIDATION_FAILED', path: /default_route\.steps\[0\]\.provider_id/ },
+        { name: 'no steps', make: () => ({ default_route: { steps: [] } }), status: 400, code: 'INVALID_REQUEST', path: /default_route\/steps/ },
+        { name: 'eleven steps', make: (A) => ({ default_route: { steps: Array.from({ length: 11 }, (_, i) => ({ ...A, index: i + 1 })) } }), status: 400, code: 'INVALID_REQUEST', path: /default_route\/steps/ },
+        { name: 'payment method not CARD', make: () => ({ payment_method: 'PIX' }), status: 400, code: 'INVALID_REQUEST', path: /payment_method/ },
+        { name: 'an account of no organization of ours', make: () => ({ account_id: randomUUID() }), status: 403, code: 'INVALID_ACCOUNT_ID' },
+        { name: 'name too long', make: () => ({ name: 'x'.repeat(256) }), status: 400, code: 'INVALID_REQUEST', path: /name/ },
+        ...(
+          [
+            ['COUNTRY with a bad code', { type: 'COUNTRY', operator: 'IN', values: ['Brazil'] }, /conditions\[0\]\.values\[0\]/],
+            ['CURRENCY with BETWEEN', { type: 'CURRENCY', operator: 'BETWEEN', values: ['BRL'] }, /conditions\[0\]\.operator/],
+            ['CARD_BRAND not a vault brand', { type: 'CARD_BRAND', operator: 'IN', values: ['VISAA'] }, /conditions\[0\]\.values\[0\]/],
+            ['IIN range of unequal lengths', { type: 'IIN', operator: 'IN_RANGE', from: '450799', to: '4508000' }, /conditions\[0\]\.to/],
+            ['IIN range reversed', { type: 'IIN', operator: 'IN_RANGE', from: '450800', to: '450799' }, /conditions\[0\]\.to/],
+            ['IIN STARTS_WITH not digits', { type: 'IIN', operator: 'STARTS_WITH', values: ['45a'] }, /conditions\[0\]\.values\[0\]/],
+            ['AMOUNT without a CURRENCY condition', { type: 'AMOUNT', operator: 'BETWEEN', min: 1, max: 2 }, /conditions\[0\]/],
+            ['AMOUNT min above max', { type: 'AMOUNT', operator: 'BETWEEN', min: 3, max: 2 }, /conditions\[0\]\.max/],
+            ['METADATA without key', { type: 'METADATA', operator: 'IN', values: ['x'] }, /conditions\[0\]\.key/],
+            ['METADATA EQUALS two values', { type: 'METADATA', key: 'k', operator: 'EQUALS', values: ['a', 'b'] }, /conditions\[0\]\.values/],
+            ['a field of another kind', { type: 'COUNTRY', operator: 'IN', values: ['BR'], min: 1 }, /conditions\[0\]\.min/],
+            ['an unknown kind', { type: 'WEEKDAY', operator: 'IN', values: ['MON'] }, /conditions\/0\/type/],
+          ] as const
+        ).map(([name, condition, path]) => ({
+          name: `condition: ${name}`,
+          make: (A: Step) => ({ condition_sets: [{ sort_number: 1, name: 'set', conditions: [condition], route: { steps: [A] } }] }),
+          // The schema knows the kinds and operators; the fields each kind takes are the service's rule.
+          ...(name === 'an unknown kind' ? { status: 400, code: 'INVALID_REQUEST' } : { status: 422, code: 'ROUTING_VALIDATION_FAILED' }),
+          path,
+        })),
+        {
+          name: 'two sets with one sort_number',
+          make: (A) => ({
+            condition_sets: [1, 2].map(() => ({ sort_number: 1, name: 's', conditions: [{ type: 'COUNTRY', operator: 'IN', values: ['BR'] }], route: { steps: [A] } })),
+          }),
+          status: 422,
+          code: 'ROUTING_VALIDATION_FAILED',
+          path: /condition_sets\[1\]\.sort_number/,
+        },
+      ];
+
+      for (const c of cases) {
+        it(`${c.name} → ${c.status} ${c.code}`, async () => {
+          const accountId = await bareAccount(t);
+          const [a, b] = await connections(t);
+          const A = { index: 1, provider_id: 'SANDBOX_A', connection_id: a!.connection_id };
+          const B = { index: 2, provider_id: 'SANDBOX_B', connection_id: b!.connection_id };
+          const body = { account_id: accountId, payment_method: 'CARD', name: 'r', default_route: { steps: [A, B] }, ...(c.make(A, B, accountId) as object) };
+          const problem = await expectProblem(await postRouting(t, body), c.status, c.code);
+          if (c.path) expect(JSON.stringify(problem.errors ?? problem.messages)).toMatch(c.path);
+          expect(await routings(t, accountId)).toEqual([]);
+          // The same change by PATCH on the account's default routing is refused the same way and changes nothing.
+          if (c.status !== 403 && !('payment_method' in (c.make(A, B, accountId) as object)) && !('name' in (c.make(A, B, accountId) as object))) {
+            const [routing] = await routings(t, t.sandbox.account_id);
+            const { account_id: _a, payment_method: _p, ...patchable } = body;
+            await expectProblem(await patchRouting(t, routing!.id, patchable), c.status, c.code);
+            expect((await routings(t, t.sandbox.account_id))[0]).toEqual(routing);
+          }
+        });
+      }
+    });
+
+    describe('another organization’s ids are unknown', () => {
+      it('routing 404, its connections refused in steps, its accounts 403, its connections 404', async () => {
+        const other = await t.createOrganization();
+        const [theirRouting] = await routings(t, other.account_id, other);
+        const [theirA] = await connections(t, other);
+        await expectProblem(await t.fetch(`/routing/${theirRouting!.id}`), 404, 'ROUTING_NOT_FOUND');
+        await expectProblem(await patchRouting(t, theirRouting!.id, { name: 'mine' }), 404, 'ROUTING_NOT_FOUND');
+        await expectProblem(await t.fetch(`/routing?account_id=${other.account_id}`), 403, 'INVALID_ACCOUNT_ID');
+        await expectProblem(await postRouting(t, { account_id: other.account_id, payment_method: 'CARD', name: 'x', default_route: { steps: [{ index: 1, provider_id: 'SANDBOX_A', connection_id: theirA!.connection_id }] } }), 403, 'INVALID_ACCOUNT_ID');
+        const [mine] = await routings(t, t.sandbox.account_id);
+        const refused = await expectProblem(
+          await patchRouting(t, mine!.id, { default_route: { steps: [{ index: 1, provider_id: 'SANDBOX_A', connection_id: theirA!.connection_id }] } }),
+          422,
+          'ROUTING_VALIDATION_FAILED',
+        );
+        expect(JSON.stringify(refused.errors)).toMatch(/default_route\.steps\[0\]\.connection_id/);
+        await expectProblem(
+          await t.fetch(`/connections/${theirA!.connection_id}`, { method: 'PATCH', headers: json, body: JSON.stringify({ enabled: false }) }),
+          404,
+          'CONNECTION_NOT_FOUND',
+        );
+        expect((await connections(t, other))[0]!.enabled).toBe(true);
+        expect((await routings(t, other.account_id, other))[0]).toEqual(theirRouting);
+      });
+    });
+
+    describe('planRoute', () => {
+      const condition = (c: RoutingCondition) => [c];
+      const table: { name: string; conditions: RoutingCondition[]; match: Partial<PaymentFacts>; miss: Partial<PaymentFacts> }[] = [
+        { name: 'COUNTRY IN', conditions: condition({ type: 'COUNTRY', operator: 'IN', values: ['BR', 'CO'] }), match: { country: 'BR' }, miss: { country: 'MX' } },
+        { name: 'COUNTRY NOT_IN', conditions: condition({ type: 'COUNTRY', operator: 'NOT_IN', values: ['BR'] }), match: { country: 'MX' }, miss: { country: 'BR' } },
+        { name: 'CURRENCY IN', conditions: condition({ type: 'CURRENCY', operator: 'IN', values: ['BRL'] }), match: { currency: 'BRL' }, miss: { currency: 'USD' } },
+        { name: 'CARD_BRAND IN', conditions: condition({ type: 'CARD_BRAND', operator: 'IN', values: ['MASTERCARD'] }), match: { brand: 'MASTERCARD' }, miss: { brand: 'VISA' } },
+        { name: 'CARD_BRAND NOT_IN', conditions: condition({ type: 'CARD_BRAND', operator: 'NOT_IN', values: ['AMEX'] }), match: { brand: 'VISA' }, miss: { brand: 'AMEX' } },
+        { name: 'IIN IN_RANGE (6 digits)', conditions: condition({ type: 'IIN', operator: 'IN_RANGE', from: '450799', to: '450800' }), match: { iin: '45080012' }, miss: { iin: '45080112' } },
+        { name: 'IIN IN_RANGE (8 digits)', conditions: condition({ type: 'IIN', operator: 'IN_RANGE', from: '45079900', to: '45079999' }), match: { iin: '45079900' }, miss: { iin: '45078999' } },
+        { name: 'IIN STARTS_WITH', conditions: condition({ type: 'IIN', operator: 'STARTS_WITH', values: ['51', '4507'] }), match: { iin: '45079900' }, miss: { iin: '41111111' } },
+        { name: 'IIN of a payment without a card', conditions: condition({ type: 'IIN', operator: 'STARTS_WITH', values: ['4'] }), match: { iin: '41111111' }, miss: { iin: null } },
+        {
+          name: 'AMOUNT BETWEEN (with CURRENCY)',
+          conditions: [{ type: 'CURRENCY', operator: 'IN', values: ['COP'] }, { type: 'AMOUNT', operator: 'BETWEEN', min: 100, max: 500.5 }],
+          match: { amount: '500.50' },
+          miss: { amount: '500.51' },
+        },
+        { name: 'METADATA EQUALS', conditions: condition({ type: 'METADATA', key: 'tier', operator: 'EQUALS', values: ['gold'] }), match: { metadata: [{ key: 'tier', value: 'gold' }] }, miss: { metadata: [{ key: 'tier', value: 'silver' }] } },
+        { name: 'METADATA IN (key missing misses)', conditions: condition({ type: 'METADATA', key: 'tier', operator: 'IN', values: ['gold', 'silver'] }), match: { metadata: [{ key: 'tier', value: 'silver' }] }, miss: { metadata: [{ key: 'other', value: 'gold' }] } },
+        {
+          name: 'conditions AND together',
+          conditions: [{ type: 'COUNTRY', operator: 'IN', values: ['BR'] }, { type: 'CARD_BRAND', operator: 'IN', values: ['VISA'] }],
+          match: { country: 'BR', brand: 'VISA' },
+          miss: { country: 'BR', brand: 'MASTERCARD' },
+        },
+      ];
+
+      for (const row of table) {
+        it(`${row.name}: the set's route when it matches, the default route when not`, async () => {
+          const org = await t.createOrganization();
+          const [routing] = await routings(t, org.account_id, org);
+          const [a, b] = await connections(t, org);
+          const BA = { steps: [{ index: 1, provider_id: 'SANDBOX_B', connection_id: b!.connection_id }, { index: 2, provider_id: 'SANDBOX_A', connection_id: a!.connection_id }] };
+          const r = await updateRouting(t.db, org.organization_id, routing!.id, { condition_sets: [{ sort_number: 7, name: row.name, conditions: row.conditions, route: BA }] });
+          expect(r.kind === 'invalid' ? r.errors : []).toEqual([]);
+          const hit = await planRoute(t.db, org.organization_id, facts({ accountId: org.account_id, ...row.match }));
+          expect(hit).toEqual({
+            routingId: routing!.id,
+            conditionSet: { sortNumber: 7, name: row.name },
+            steps: [{ index: 1, providerId: 'SANDBOX_B', connectionId: b!.connection_id }, { index: 2, providerId: 'SANDBOX_A', connectionId: a!.connection_id }],
+          });
+          const miss = await planRoute(t.db, org.organization_id, facts({ accountId: org.account_id, ...row.miss }));
+          expect(miss).toEqual({
+            routingId: routing!.id,
+            conditionSet: null,
+            steps: [{ index: 1, providerId: 'SANDBOX_A', connectionId: a!.connection_id }, { index: 2, providerId: 'SANDBOX_B', connectionId: b!.connection_id }],
+          });
+        });
+      }
+
+      it('the lowest sort_number that matches wins; disabled connections are skipped; none left → null', async () => {
+        const org = await t.createOrganization();
+        const [routing] = await routings(t, org.account_id, org);
+        const [a, b] = await connections(t, org);
+        const only = (c: ConnectionView) => ({ steps: [{ index: 1, provider_id: c.provider_id, connection_id: c.connection_id }] });
+        const br: RoutingCondition = { type: 'COUNTRY', operator: 'IN', values: ['BR'] };
+        await updateRouting(t.db, org.organization_id, routing!.id, {
+          condition_sets: [
+            { sort_number: 20, name: 'second', conditions: [br], route: only(a!) },
+            { sort_number: 10, name: 'first', conditions: [br], route: only(b!) },
+          ],
+        });
+        const plan = await planRoute(t.db, org.organization_id, facts({ accountId: org.account_id, country: 'BR' }));
+        expect(plan?.conditionSet).toEqual({ sortNumber: 10, name: 'first' });
+        expect(routingRulesOf(plan!)).toEqual({
+          smart_routing: false,
+          monitors: true,
+          condition: { id: 10, name: 'first', description: expect.stringContaining(routing!.id) },
+          routing_id: routing!.id,
+        });
+
+        const disable = (c: ConnectionView) =>
+          t.fetch(`/connections/${c.connection_id}`, { method: 'PATCH', headers: { ...json, ...asOrg(org) }, body: JSON.stringify({ enabled: false }) });
+        expect((await disable(a!)).status).toBe(200);
+        const def = await planRoute(t.db, org.organization_id, facts({ accountId: org.account_id }));
+        expect(def?.steps).toEqual([{ index: 2, providerId: 'SANDBOX_B', connectionId: b!.connection_id }]);
+        expect(routingRulesOf(def!).condition).toMatchObject({ id: 0, name: 'Default route' });
+        expect(await planRoute(t.db, org.organization_id, facts({ accountId: org.account_id, country: 'BR' }))).toMatchObject({ steps: [{ providerId: 'SANDBOX_B' }] });
+        expect((await disable(b!)).status).toBe(200);
+        expect(await planRoute(t.db, org.organization_id, facts({ accountId: org.account_id }))).toBeNull();
+      });
+
+      it('null for a payment method or account without a routing, and for another organization’s account', async () => {
+        const org = await t.createOrganization();
+        expect(await planRoute(t.db, org.organization_id, facts({ accountId: org.account_id, paymentMethod: 'PIX' }))).toBeNull();
+        expect(await planRoute(t.db, org.organization_id, facts({ accountId: t.sandbox.account_id }))).toBeNull();
+        expect(await planRoute(t.db, t.sandbox.organization_id, facts({ accountId: await bareAccount(t) }))).toBeNull();
+      });
+    });
+  });
+}
