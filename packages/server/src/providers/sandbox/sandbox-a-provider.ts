@@ -5,7 +5,7 @@
 import { ProviderUnavailableError, type Charge, type ConnectionContext, type FollowUp, type ProviderCard, type ProviderLookup, type ProviderResult } from '../provider.js';
 import { SANDBOX_A } from '../registry.js';
 import { callAcquirer, type AcquirerAnswer } from './http-call.js';
-import { PROVIDER_AUTHENTICATION_FAILED, refusedCall, SandboxProvider } from './sandbox-provider.js';
+import { answerToResult, SandboxProvider } from './sandbox-provider.js';
 
 /** The key used when a call names no connection: any `sk_sandbox_…` key is accepted by acquirer A. */
 export const SANDBOX_A_DEFAULT_CREDENTIALS = { api_key: 'sk_sandbox_a_default_key' } as const;
@@ -73,11 +73,7 @@ export class SandboxAProvider extends SandboxProvider {
   }
 
   private interpret(answer: AcquirerAnswer): ProviderResult {
-    if (answer.status === 200) return this.toResult(answer.body);
-    if (answer.status === 401) return refusedCall('ERROR', PROVIDER_AUTHENTICATION_FAILED, 'The provider refused the connection credentials', answer.body);
-    if (answer.status === 404) return refusedCall('DECLINED', 'TRANSACTION_NOT_FOUND', 'The provider has no such transaction', answer.body);
-    if (answer.status === 409) return refusedCall('ERROR', 'PROVIDER_REFERENCE_CLOSED', 'The provider refused a reference it had reported unknown', answer.body);
-    return refusedCall('ERROR', 'PROVIDER_REQUEST_REJECTED', `The provider rejected the request (HTTP ${answer.status})`, answer.body);
+    return answerToResult(answer, (body) => this.toResult(body));
   }
 
   private toResult(body: Record<string, unknown>): ProviderResult {

@@ -7,7 +7,7 @@ import { minorUnits } from '../../payments/money.js';
 import { ProviderUnavailableError, type Charge, type ConnectionContext, type FollowUp, type ProviderCard, type ProviderLookup, type ProviderResult } from '../provider.js';
 import { SANDBOX_B } from '../registry.js';
 import { callAcquirer, type AcquirerAnswer } from './http-call.js';
-import { PROVIDER_AUTHENTICATION_FAILED, refusedCall, SandboxProvider } from './sandbox-provider.js';
+import { answerToResult, SandboxProvider } from './sandbox-provider.js';
 
 /** The account used when a call names no connection: acquirer B accepts any well-formed account and password. */
 export const SANDBOX_B_DEFAULT_CREDENTIALS = { merchant_account: 'PayorchSandbox', password: 'sandbox-b-password' } as const;
@@ -97,11 +97,7 @@ export class SandboxBProvider extends SandboxProvider {
   }
 
   private interpret(answer: AcquirerAnswer): ProviderResult {
-    if (answer.status === 200) return this.toResult(answer.body);
-    if (answer.status === 401) return refusedCall('ERROR', PROVIDER_AUTHENTICATION_FAILED, 'The provider refused the connection credentials', answer.body);
-    if (answer.status === 404) return refusedCall('DECLINED', 'TRANSACTION_NOT_FOUND', 'The provider has no such transaction', answer.body);
-    if (answer.status === 409) return refusedCall('ERROR', 'PROVIDER_REFERENCE_CLOSED', 'The provider refused a reference it had reported unknown', answer.body);
-    return refusedCall('ERROR', 'PROVIDER_REQUEST_REJECTED', `The provider rejected the request (HTTP ${answer.status})`, answer.body);
+    return answerToResult(answer, (body) => this.toResult(body));
   }
 
   private toResult(body: Record<string, unknown>): ProviderResult {

@@ -16,6 +16,7 @@ import {
   type SimulatedChargeback,
   type WebhookHeaders,
 } from '../provider.js';
+import type { AcquirerAnswer } from './http-call.js';
 import { chargebackReason, describeReasonCode } from './chargeback-reasons.js';
 import { API_BASE_PATH } from '../../vault/brand-icons.js';
 import { loadNotificationSecret } from './notification-secret.js';
@@ -200,6 +201,18 @@ export abstract class SandboxProvider implements PaymentProvider {
 }
 
 /** A result for an answer that is not one of the acquirer's operation answers (401, 404, 409, 4xx). */
+/**
+ * A sandbox acquirer's answer as a result. Both acquirers use the same HTTP statuses for a call they
+ * refused (credentials, unknown transaction, a reference closed by a lookup): only a 200's body differs.
+ */
+export function answerToResult(answer: AcquirerAnswer, toResult: (body: Record<string, unknown>) => ProviderResult): ProviderResult {
+  if (answer.status === 200) return toResult(answer.body);
+  if (answer.status === 401) return refusedCall('ERROR', PROVIDER_AUTHENTICATION_FAILED, 'The provider refused the connection credentials', answer.body);
+  if (answer.status === 404) return refusedCall('DECLINED', 'TRANSACTION_NOT_FOUND', 'The provider has no such transaction', answer.body);
+  if (answer.status === 409) return refusedCall('ERROR', 'PROVIDER_REFERENCE_CLOSED', 'The provider refused a reference it had reported unknown', answer.body);
+  return refusedCall('ERROR', 'PROVIDER_REQUEST_REJECTED', `The provider rejected the request (HTTP ${answer.status})`, answer.body);
+}
+
 export function refusedCall(outcome: 'DECLINED' | 'ERROR', responseCode: string, responseMessage: string, raw: Record<string, unknown>): ProviderResult {
   return {
     outcome,
