@@ -9,7 +9,6 @@ import type { Logger } from './platform/logger.js';
 import { routingPort } from './orchestration/routing-port.js';
 import { buildOrchestrationServices } from './orchestration/services.js';
 import { paymentRecoverer } from './payments/created-reply.js';
-import { NO_METRICS } from './platform/metrics.js';
 import { buildPaymentServices } from './payments/services.js';
 import { PrometheusMetrics } from './platform/prometheus.js';
 import { providerSecretBox } from './providers/sandbox/notification-secret.js';
@@ -76,6 +75,6 @@ export async function buildServices(deps: ServiceDeps): Promise<AppServices> {
     ...(await buildWebhookServices(deps, resolved.keyring)),
     ...buildRetentionServices(deps),
     ...routing,
-    ...buildOrchestrationServices(deps, { providers, routing: routingPort(routing.connectionBox), metrics: NO_METRICS }),
+    ...buildOrchestrationServices(deps, { providers, routing: routingPort(routing.connectionBox), metrics }),
   };
 }
