@@ -6,12 +6,18 @@
 import type { Handlers as HandlersOf } from '@payorch/types';
 import type { Database, Queryable } from './db/database.js';
 import type { Config } from './platform/config.js';
+import type { IdempotencyBinding, Recoverers } from './idempotency/idempotency.js';
 import type { Logger } from './platform/logger.js';
 import type { PaymentProvider } from './providers/provider.js';
 
 export interface AppServices {
   /** The payment provider adapter (the sandbox acquirer). */
   provider: PaymentProvider;
+  /**
+   * Deferred idempotency's recoverers by resource type ('payment' → payments/created-reply.ts): they
+   * build a deferred operation's reply from the database when its own request died before storing it.
+   */
+  idempotencyRecoverers: Recoverers;
 }
 
 export interface AppDeps {
@@ -29,8 +35,13 @@ export interface MerchantAuth {
 }
 
 export interface RequestContext {
-  /** Where the operation's SQL goes: the operation's transaction for idempotency-keyed operations. */
+  /**
+   * Where the operation's SQL goes: the operation's transaction for idempotency-keyed operations in atomic
+   * mode; the pool in deferred mode (operations that call a provider open their own short transactions).
+   */
   db: Queryable;
+  /** Deferred mode: binds the request's idempotency record to what it creates (a no-op otherwise). */
+  idempotency: IdempotencyBinding;
   deps: AppDeps;
   log: Logger;
   requestId: string;

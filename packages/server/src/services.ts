@@ -6,13 +6,16 @@ import type { AppServices } from './context.js';
 import type { Database } from './db/database.js';
 import type { Config } from './platform/config.js';
 import type { Logger } from './platform/logger.js';
+import { routingPort } from './orchestration/routing-port.js';
+import { buildOrchestrationServices } from './orchestration/services.js';
+import { paymentRecoverer } from './payments/created-reply.js';
 import { buildPaymentServices } from './payments/services.js';
 import { PrometheusMetrics } from './platform/prometheus.js';
 import { providerSecretBox } from './providers/sandbox/notification-secret.js';
 import { buildRetentionServices } from './retention/services.js';
-import { buildRoutingServices } from './routing/services.js';
 import { buildSandboxAdapters } from './providers/sandbox/build.js';
 import { providerRegistry, type ProviderRegistry } from './providers/registry.js';
+import { buildRoutingServices } from './routing/services.js';
 import { buildTenancyServices } from './tenancy/services.js';
 import { resolveKeyring } from './vault/crypto/keyring.js';
 import { buildVaultServices } from './vault/services.js';
@@ -59,15 +62,19 @@ export async function buildServices(deps: ServiceDeps): Promise<AppServices> {
   const sandbox = await buildSandboxAdapters(deps.config, { db: deps.db, secrets: providerSecretBox(resolved.keyring), onClose: deps.onClose });
   // `provider` is SANDBOX_A until payments go through routing (the orchestrator picks from `providers`).
   const provider = sandbox.a;
+  const providers = providerRegistry([sandbox.a, sandbox.b]);
+  const routing = await buildRoutingServices(deps, resolved.keyring);
   return {
     metrics,
     provider,
-    providers: providerRegistry([sandbox.a, sandbox.b]),
+    providers,
+    idempotencyRecoverers: { payment: paymentRecoverer },
     ...buildTenancyServices(deps),
     ...vault,
     ...(await buildPaymentServices(deps, provider)),
     ...(await buildWebhookServices(deps, resolved.keyring)),
     ...buildRetentionServices(deps),
-    ...(await buildRoutingServices(deps, resolved.keyring)),
+    ...routing,
+    ...buildOrchestrationServices(deps, { providers, routing: routingPort(routing.connectionBox), metrics }),
   };
 }

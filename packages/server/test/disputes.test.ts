@@ -60,7 +60,7 @@ for (const backend of backends()) {
         fraud_screening: null,
         payment_link_id: '',
         subscription_code: null,
-        routing_rules: { smart_routing: false, monitors: false, condition: { id: 0, name: null, description: null } },
+        routing_rules: { smart_routing: false, monitors: true, condition: { id: 0, name: 'Default route' } },
         simplified_mode: false,
       });
       expect(Array.isArray(d.transactions)).toBe(false);

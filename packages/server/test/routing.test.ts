@@ -122,10 +122,10 @@ for (const backend of backends()) {
         const box = t.running.deps.services.connectionBox;
         const [a, b] = await connections(t, org);
         const openedA = await openConnection(t.db, box, org.organization_id, a!.connection_id);
-        expect(openedA?.context.credentials.api_key).toMatch(/^sk_sandbox_[A-Za-z0-9_-]+$/);
+        expect(openedA?.context.credentials.api_key).toMatch(/^sk_sandbox_[A-Za-z0-9_]{8,120}$/);
         expect(openedA).toMatchObject({ providerId: 'SANDBOX_A', enabled: true, context: { timeoutMs: 10_000 } });
         const openedB = await openConnection(t.db, box, org.organization_id, b!.connection_id);
-        expect(openedB?.context.credentials).toEqual({ username: expect.stringMatching(/^merchant_/), password: expect.any(String) });
+        expect(openedB?.context.credentials).toEqual({ merchant_account: expect.stringMatching(/^merchant_[A-Za-z0-9_]{1,55}$/), password: expect.stringMatching(/^.{8,}$/) });
         // Another organization's connection is unknown; a ciphertext copied onto another connection does not open.
         expect(await openConnection(t.db, box, t.sandbox.organization_id, a!.connection_id)).toBeUndefined();
         const [sealedA] = await t.db.query<{ ciphertext: Uint8Array; iv: Uint8Array; tag: Uint8Array; key_id: string }>(

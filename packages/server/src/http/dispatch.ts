@@ -4,7 +4,7 @@
  */
 import type { Request, RequestHandler, Response } from 'express';
 import type { AppDeps, Handlers, MerchantAuth, RequestContext } from '../context.js';
-import { fingerprintOf, runIdempotent, type Reply } from '../idempotency/idempotency.js';
+import { fingerprintOf, idempotencyModeOf, NO_BINDING, runDeferred, runIdempotent, type Reply } from '../idempotency/idempotency.js';
 import { linkBase } from '../platform/config.js';
 import { ProblemError } from './problems.js';
 import { requestIdOf, sendReply } from './send.js';
@@ -35,6 +35,7 @@ export function dispatch(handlers: Handlers, deps: AppDeps): RequestHandler {
         return (log ??= deps.log.child({ reqId: requestId }));
       },
       requestId,
+      idempotency: NO_BINDING,
       merchant: res.locals.merchant as MerchantAuth,
       // Read when a handler builds a link (an app made without startServer has none to give).
       get baseUrl() {
@@ -44,18 +45,18 @@ export function dispatch(handlers: Handlers, deps: AppDeps): RequestHandler {
     try {
       let reply: Reply;
       if (op.idempotent && ctx.merchant) {
-        const outcome = await runIdempotent(
-          deps.db,
-          {
-            organizationId: ctx.merchant.organizationId,
-            key: req.get('x-idempotency-key')!,
-            operationId: op.operationId,
-            fingerprint: fingerprintOf(req.method, req.path, req.body, (data) =>
-              deps.services.vault.fingerprint(ctx.merchant.organizationId, `idempotency:${data}`),
-            ),
-          },
-          (tx) => handler(request, { ...ctx, db: tx }),
-        );
+        const idempotent = {
+          organizationId: ctx.merchant.organizationId,
+          key: req.get('x-idempotency-key')!,
+          operationId: op.operationId,
+          fingerprint: fingerprintOf(req.method, req.path, req.body, (data) =>
+            deps.services.vault.fingerprint(ctx.merchant.organizationId, `idempotency:${data}`),
+          ),
+        };
+        const outcome =
+          idempotencyModeOf(op.operationId) === 'deferred'
+            ? await runDeferred(deps.db, idempotent, deps.services.idempotencyRecoverers, (binding) => handler(request, { ...ctx, idempotency: binding }))
+            : await runIdempotent(deps.db, idempotent, (tx) => handler(request, { ...ctx, db: tx }));
         reply = outcome.replayed ? { ...outcome.reply, headers: { ...outcome.reply.headers, 'Idempotent-Replayed': 'true' } } : outcome.reply;
       } else {
         reply = await handler(request, ctx).catch((err: unknown) => {

@@ -1,19 +1,48 @@
 /**
- * Idempotency (docs/design.md §4), one mechanism for every operation whose spec declares X-Idempotency-Key.
+ * Idempotency (docs/design.md §4), one mechanism for every operation whose spec declares X-Idempotency-Key,
+ * in one of two modes (`idempotencyModeOf`).
  *
- * Everything happens in ONE database transaction: a transaction-scoped advisory lock on
- * (organization, key) — a second request with the key while the first is running gets 409
- * REQUEST_IN_PROCESS instead of waiting —, the lookup of a stored reply, the operation itself, and the
- * stored reply. So after a crash there is both the effect and the record, or neither, across any number
- * of server processes on one database. A business 4xx rolls the operation's writes back (savepoint) but
- * is stored, so a retry gets the same answer; a throw (500/503) stores nothing and a retry can succeed.
+ * Atomic mode (every operation that calls no provider): everything happens in ONE database transaction: a
+ * transaction-scoped advisory lock on (organization, key) — a second request with the key while the first
+ * is running gets 409 REQUEST_IN_PROCESS instead of waiting —, the lookup of a stored reply, the operation
+ * itself, and the stored reply. So after a crash there is both the effect and the record, or neither,
+ * across any number of server processes on one database. A business 4xx rolls the operation's writes back
+ * (savepoint) but is stored, so a retry gets the same answer; a throw (500/503) stores nothing and a retry
+ * can succeed.
+ *
+ * Deferred mode (operations that call a provider, which must happen outside any transaction): see
+ * runDeferred. The key is claimed first (a PENDING record), the operation runs its own short
+ * transactions and binds the record to what it created in the first of them, and the reply is stored when
+ * it returns. A crash in between leaves a bound PENDING record that the resource's recoverer completes
+ * from the database once the resource is settled (reconciliation settles what a crash left in flight).
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Database, Queryable } from '../db/database.js';
 import { problem, ProblemError, type ProblemReply } from '../http/problems.js';
-import { idempotencyRepository as repo } from './repository.js';
+import { idempotencyRepository as repo, type StoredRecord } from './repository.js';
 
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
+
+/**
+ * How long an unbound PENDING claim belongs to its claimer: a claimer that has not bound the record (written
+ * anything) within this time is taken to be dead, and a retry with the key takes the claim over. Generous
+ * against the few milliseconds a live claimer needs between claim and bind (validation, one transaction).
+ */
+export const DEFERRED_CLAIM_LEASE_SECONDS = 60;
+
+/**
+ * The operations that call a provider: their provider calls happen outside any database transaction, so
+ * they run in deferred mode. ONE list. createPayment is converted (payments/create-payment.ts binds
+ * 'payment:<id>'); capturePayment, cancelPayment, refundPayment and cancelOrRefundPayment join it when
+ * their handlers open their own transactions and bind (payments/lifecycle.ts).
+ */
+export const DEFERRED_OPERATIONS: ReadonlySet<string> = new Set(['createPayment']);
+
+export type IdempotencyMode = 'atomic' | 'deferred';
+
+export function idempotencyModeOf(operationId: string): IdempotencyMode {
+  return DEFERRED_OPERATIONS.has(operationId) ? 'deferred' : 'atomic';
+}
 
 export interface Reply {
   status: number;
@@ -85,6 +114,23 @@ function writeCanonicalJson(value: unknown, write: (piece: string) => void): voi
   }
 }
 
+function inProcess(): Reply {
+  return problem('REQUEST_IN_PROCESS', 'A request with this X-Idempotency-Key is still being processed; retry later.', {
+    headers: { 'Retry-After': '1' },
+  }) as Reply;
+}
+
+function keyReused(): Reply {
+  return problem(
+    'IDEMPOTENCY_KEY_REUSED',
+    'This X-Idempotency-Key was already used with a different request; use a new key for a new request.',
+  ) as Reply;
+}
+
+function storedReply(stored: StoredRecord): Reply {
+  return { status: stored.status_code!, body: stored.response_body ?? undefined, headers: stored.response_headers };
+}
+
 class RollBack extends Error {
   constructor(readonly reply: Reply) {
     super('roll back the operation, keep the reply');
@@ -97,29 +143,13 @@ export async function runIdempotent(
   operation: (tx: Queryable) => Promise<Reply>,
 ): Promise<{ reply: Reply; replayed: boolean }> {
   return db.transaction(async (tx) => {
-    if (!(await repo.tryLock(tx, request.organizationId, request.key))) {
-      return {
-        reply: problem('REQUEST_IN_PROCESS', 'A request with this X-Idempotency-Key is still being processed; retry later.', {
-          headers: { 'Retry-After': '1' },
-        }) as Reply,
-        replayed: false,
-      };
-    }
+    if (!(await repo.tryLock(tx, request.organizationId, request.key))) return { reply: inProcess(), replayed: false };
     const stored = await repo.findLive(tx, request.organizationId, request.key);
     if (stored) {
-      if (stored.fingerprint !== request.fingerprint) {
-        return {
-          reply: problem(
-            'IDEMPOTENCY_KEY_REUSED',
-            'This X-Idempotency-Key was already used with a different request; use a new key for a new request.',
-          ) as Reply,
-          replayed: false,
-        };
-      }
-      return {
-        reply: { status: stored.status_code, body: stored.response_body ?? undefined, headers: stored.response_headers },
-        replayed: true,
-      };
+      if (stored.fingerprint !== request.fingerprint) return { reply: keyReused(), replayed: false };
+      // A PENDING claim here means the operation ran deferred (an older or newer version of this service).
+      if (stored.state === 'PENDING') return { reply: inProcess(), replayed: false };
+      return { reply: storedReply(stored), replayed: true };
     }
 
     let reply: Reply;
@@ -148,4 +178,119 @@ export async function runIdempotent(
     });
     return { reply, replayed: false };
   });
+}
+
+/**
+ * What a deferred operation gets: `bind` ties the claimed record to the resource the operation creates,
+ * in the transaction that creates it (so the record and the resource exist together, or neither).
+ */
+export interface IdempotencyBinding {
+  /**
+   * Binds the record to `resource` ('<type>:<id>', e.g. 'payment:<id>'; the type names its recoverer).
+   * Throws when the claim is no longer this request's (taken over after its lease ran out): the caller's
+   * transaction then rolls back, so the resource is not created twice.
+   */
+  bind(tx: Queryable, resource: string): Promise<void>;
+}
+
+/** For operations that run without a claim (atomic mode, or no key): binding has nothing to do. */
+export const NO_BINDING: IdempotencyBinding = { bind: async () => {} };
+
+/**
+ * Builds the final reply of a deferred operation from the database, for a retry that finds the record
+ * bound but without a reply (the claimer crashed, or is still running): null while the resource is not
+ * settled (the retry gets 409 REQUEST_IN_PROCESS and tries again later).
+ */
+export type Recoverer = (db: Queryable, target: { organizationId: string; operationId: string; id: string }) => Promise<Reply | null>;
+
+/** Recoverers by resource type (the part of the bound resource before the first ':'). */
+export type Recoverers = Readonly<Record<string, Recoverer>>;
+
+export class ClaimLostError extends Error {
+  constructor() {
+    super('the idempotency claim was taken over by another request; this request must not create anything');
+    this.name = 'ClaimLostError';
+  }
+}
+
+type Claim = { kind: 'claimed'; claimId: string } | { kind: 'answered'; reply: Reply; replayed: boolean };
+
+/**
+ * Deferred mode. 1. Claim the key in its own short transaction (a PENDING record: fingerprint, operation,
+ * no resource). 2. Run the operation with the binding; it opens its own short transactions and binds the
+ * record in the first one. 3. Store its reply (COMPLETE).
+ *
+ * A second request with the key finds: a COMPLETE record → its reply, replayed; a PENDING bound record →
+ * the resource's recoverer builds the final reply from the database (stored, then replayed) or, while the
+ * resource is unsettled, 409 REQUEST_IN_PROCESS; a PENDING unbound record older than the lease (its
+ * claimer died before writing anything) → the claim is taken over and the operation runs; younger → 409.
+ * The fingerprint rules are the atomic mode's. A business 4xx is stored like any reply (the operation
+ * returns it before committing anything). A throw before binding gives the claim back (a retry runs at
+ * once, as in atomic mode); after binding the record stays PENDING and a retry recovers it.
+ */
+export async function runDeferred(
+  db: Database,
+  request: IdempotentRequest,
+  recoverers: Recoverers,
+  operation: (binding: IdempotencyBinding) => Promise<Reply>,
+  options: { leaseSeconds?: number } = {},
+): Promise<{ reply: Reply; replayed: boolean }> {
+  const { organizationId, key } = request;
+  const leaseSeconds = options.leaseSeconds ?? DEFERRED_CLAIM_LEASE_SECONDS;
+  const claim = await db.transaction(async (tx): Promise<Claim> => {
+    if (!(await repo.tryLock(tx, organizationId, key))) return { kind: 'answered', reply: inProcess(), replayed: false };
+    const stored = await repo.findLive(tx, organizationId, key);
+    const claimId = randomUUID();
+    if (!stored) {
+      await repo.claim(tx, { organizationId, key, fingerprint: request.fingerprint, operationId: request.operationId, claimId, ttlSeconds: IDEMPOTENCY_TTL_SECONDS });
+      return { kind: 'claimed', claimId };
+    }
+    if (stored.fingerprint !== request.fingerprint) return { kind: 'answered', reply: keyReused(), replayed: false };
+    if (stored.state === 'COMPLETE') return { kind: 'answered', reply: storedReply(stored), replayed: true };
+    if (stored.resource !== null) {
+      const recovered = await recover(tx, recoverers, organizationId, stored.operation_id, stored.resource);
+      if (!recovered) return { kind: 'answered', reply: inProcess(), replayed: false };
+      const reply = toStore(recovered);
+      await repo.complete(tx, organizationId, key, null, reply);
+      return { kind: 'answered', reply, replayed: true };
+    }
+    if ((stored.claim_age_seconds ?? 0) < leaseSeconds) return { kind: 'answered', reply: inProcess(), replayed: false };
+    await repo.takeOver(tx, organizationId, key, claimId);
+    return { kind: 'claimed', claimId };
+  });
+  if (claim.kind === 'answered') return { reply: claim.reply, replayed: claim.replayed };
+
+  const binding: IdempotencyBinding = {
+    async bind(tx, resource) {
+      if (!(await repo.bind(tx, organizationId, key, claim.claimId, resource))) throw new ClaimLostError();
+    },
+  };
+  let reply: Reply;
+  try {
+    reply = await operation(binding).catch((err: unknown) => {
+      if (err instanceof ProblemError) return err.reply as ProblemReply as Reply;
+      throw err;
+    });
+  } catch (err) {
+    // Unbound: nothing was written, so give the key back (best effort: the lease covers a failure here).
+    // Bound: the resource exists; the record stays PENDING and a retry recovers the reply.
+    // (release only deletes an unbound claim of this claimer: a bind rolled back with its transaction counts as unbound.)
+    await repo.release(db, organizationId, key, claim.claimId).catch(() => {});
+    // Another request took the claim over while this one was stalled past the lease: it owns the key now.
+    if (err instanceof ClaimLostError) return { reply: inProcess(), replayed: false };
+    throw err;
+  }
+  await repo.complete(db, organizationId, key, claim.claimId, toStore(reply));
+  return { reply, replayed: false };
+}
+
+async function recover(db: Queryable, recoverers: Recoverers, organizationId: string, operationId: string, resource: string): Promise<Reply | null> {
+  const cut = resource.indexOf(':');
+  const recoverer = recoverers[resource.slice(0, cut)];
+  if (cut < 0 || !recoverer) throw new Error(`no idempotency recoverer for resource ${resource}`);
+  return recoverer(db, { organizationId, operationId, id: resource.slice(cut + 1) });
+}
+
+function toStore(reply: Reply): Reply & { headers: Record<string, string> } {
+  return { status: reply.status, headers: reply.headers ?? {}, body: reply.body };
 }

@@ -1,9 +1,11 @@
 /**
- * createPayment (docs/design.md §5): checks the request, charges the card through the provider synchronously
- * and records what happened, all in the operation's one transaction (with its idempotency record).
- * The provider's answer decides the state: SUCCEEDED / APPROVED (captured), DECLINED / DECLINED, or
- * ERROR / ERROR when the provider answered that it could not process the payment — all 201, because
- * the payment exists and the provider did answer. An unreachable provider throws: 5xx, nothing stored.
+ * createPayment (docs/design.md §5 and "Orchestration"): checks the request, records the payment and its
+ * first provider attempt (phase A, one short transaction, bound to the request's idempotency record), then
+ * walks the payment's route (orchestration/orchestrator.ts: each provider call outside any transaction,
+ * failover on soft failures, one attempt per provider tried). The reply is read back from the database, as a
+ * retry recovers it. Every provider outcome is a 201 (the payment exists): SUCCEEDED / APPROVED,
+ * PENDING / AUTHORIZED (capture: false), DECLINED, ERROR, or PENDING / IN_PROCESS while an attempt's outcome
+ * is unknown (reconciliation settles it).
  */
 import { randomUUID } from 'node:crypto';
 import type { Schemas } from '@payorch/types';
@@ -11,16 +13,18 @@ import type { AppDeps, MerchantAuth } from '../context.js';
 import type { Queryable } from '../db/database.js';
 import { customersRepository } from '../customers/repository.js';
 import { problem } from '../http/problems.js';
+import { NO_BINDING, type IdempotencyBinding } from '../idempotency/idempotency.js';
+import { DEADLINE_GRACE_MS, nextStep, runRoute, type ChargeRoute, type ChosenStep } from '../orchestration/orchestrator.js';
+import { orchestrationRepository } from '../orchestration/repository.js';
+import { providerDataOf, takeApproval } from '../orchestration/settle.js';
 import type { ProviderResult } from '../providers/provider.js';
 import { tenancyRepository } from '../tenancy/repository.js';
 import { RAW_CARD_PATH, resolveCard, type CardSourceProblem, type ResolvedCard } from './card-source.js';
-import { toCreatedPayment, transactionMethodOf } from './mapper.js';
+import { transactionMethodOf } from './mapper.js';
+import { createdPaymentOf } from './created-reply.js';
 import { toDecimal } from './money.js';
-import { recordPaymentOutcome } from './events.js';
 import { enqueueSandboxChargeback } from './outbox-topics.js';
-import { connectionDataOf, providerDataOf, providerLabel } from './provider-data.js';
 import { paymentsRepository as repo } from './repository.js';
-import { markVaultedCardUsed } from './vaulted-card.js';
 import { payerOf } from './payer.js';
 import { vaultOnSuccess, type VaultOnSuccessContext } from './vault-on-success.js';
 
@@ -32,26 +36,43 @@ export type CreatePaymentOutcome =
         | CardSourceProblem
         | ReturnType<typeof problem<'INVALID_REQUEST'>>
         | ReturnType<typeof problem<'INVALID_ACCOUNT_ID'>>
-        | ReturnType<typeof problem<'CUSTOMER_NOT_FOUND'>>;
+        | ReturnType<typeof problem<'CUSTOMER_NOT_FOUND'>>
+        | ReturnType<typeof problem<'NO_ROUTE'>>;
     };
 
-/** Payment status / sub_status and transaction status for each provider outcome. */
-const OUTCOME_STATES = {
-  SUCCEEDED: { status: 'SUCCEEDED', subStatus: 'APPROVED', transaction: 'SUCCEEDED' },
-  DECLINED: { status: 'DECLINED', subStatus: 'DECLINED', transaction: 'DECLINED' },
-  ERROR: { status: 'ERROR', subStatus: 'ERROR', transaction: 'ERROR' },
-} as const;
+/** No routing applies to the payment, or every step of its route is disabled: nothing can be tried. */
+const noRoute = (accountId: string) =>
+  problem('NO_ROUTE', `No route for this payment: account ${accountId} has no CARD routing with an enabled connection (GET /v1/routing).`);
 
-/** A successful authorization without capture. */
-const AUTHORIZED_STATES = { status: 'PENDING', subStatus: 'AUTHORIZED', transaction: 'SUCCEEDED' } as const;
-
+/**
+ * Runs in idempotency's deferred mode: `db` is the pool (or a caller's transaction, where each step
+ * becomes a savepoint), the payment is bound to the request's idempotency record in phase A's transaction.
+ */
 export async function createPayment(
   db: Queryable,
   deps: AppDeps,
   merchant: MerchantAuth,
   input: Schemas['CreatePaymentRequest'],
   request: VaultOnSuccessContext,
+  binding: IdempotencyBinding = NO_BINDING,
 ): Promise<CreatePaymentOutcome> {
+  const o = deps.services.orchestration;
+  const started = await db.transaction((tx) => startPayment(tx, deps, merchant, input, request, binding));
+  if (!started.ok) return started;
+  await runRoute(o, started.route);
+  const payment = await createdPaymentOf(db, merchant.organizationId, started.route.paymentId, { settledOnly: false });
+  return { ok: true, payment: payment! };
+}
+
+/** Phase A: the checks, the route, the payment and its first attempt; nothing is called yet. */
+async function startPayment(
+  db: Queryable,
+  deps: AppDeps,
+  merchant: MerchantAuth,
+  input: Schemas['CreatePaymentRequest'],
+  request: VaultOnSuccessContext,
+  binding: IdempotencyBinding,
+): Promise<Exclude<CreatePaymentOutcome, { ok: true }> | { ok: true; route: ChargeRoute }> {
   const method = input.payment_method;
   // One card source: the vaulted card, or raw card data. With a vaulted_token, detail.card carries only the
   // processing options (Yuno sends `{vaulted_token, detail: {card: {capture: false}}}`).
@@ -97,7 +118,20 @@ export async function createPayment(
   const resolved = await resolveCard(db, deps, merchant, customer?.id ?? null, method);
   if (!resolved.ok) return { ok: false, problem: resolved.problem };
   const source = resolved.value;
-  const provider = deps.services.provider;
+  const o = deps.services.orchestration;
+
+  const plan = await o.routing.planRoute(db, merchant.organizationId, {
+    accountId: input.account_id,
+    paymentMethod: 'CARD',
+    country: input.country,
+    currency: input.amount.currency,
+    amount: amount.decimal,
+    brand: source.cardData.brand ?? null,
+    iin: source.cardData.iin ?? null,
+    metadata: input.metadata ?? [],
+  });
+  const first = plan ? await nextStep(o, db, merchant.organizationId, plan.steps, -1) : null;
+  if (!plan || !first) return { ok: false, problem: noRoute(input.account_id) };
 
   const paymentId = randomUUID();
   await repo.insertPayment(db, {
@@ -124,80 +158,74 @@ export async function createPayment(
       split_marketplace: input.split_marketplace ?? null,
     },
   });
+  await orchestrationRepository.setRoutingRules(db, paymentId, o.routing.routingRulesOf(plan));
   await repo.insertHistory(db, { id: randomUUID(), paymentId, status: 'CREATED', subStatus: 'CREATED', transactionId: null, transactionStatus: null, reason: null });
+  await binding.bind(db, `payment:${paymentId}`);
 
-  // The payment id is the provider reference: the provider can tie its records (and chargebacks) to it.
   // `detail.card.capture: false` authorizes only; capture or cancel come later (lifecycle.ts).
   const capture = method.detail?.card.capture !== false;
-  const call = {
-    card: source.card,
-    amount: amount.decimal,
-    currency: input.amount.currency,
-    reference: paymentId,
-    paymentId,
-    description: input.description,
-    softDescriptor: method.detail?.card.soft_descriptor ?? null,
+  const methodWith = (result: ProviderResult | null) => {
+    const payment = paymentMethodOf(source, result, method);
+    return { payment, transaction: transactionMethodOf(payment) };
   };
-  const result = capture ? await provider.purchase(call) : await provider.authorize(call);
-  const states = result.outcome === 'SUCCEEDED' && !capture ? AUTHORIZED_STATES : OUTCOME_STATES[result.outcome];
-  // vault_on_success: the card just charged (or authorized) successfully is enrolled for the customer.
-  const vaulted = result.outcome === 'SUCCEEDED' && method.vault_on_success === true && customer ? await vaultOnSuccess(request, customer.id, input, result.cardInfo) : null;
-  const paymentMethod = paymentMethodOf(vaulted ? { ...source, vaultedToken: vaulted } : source, result, method);
+  const newAttempt = (tx: Queryable, chosen: ChosenStep) =>
+    orchestrationRepository.insertAttempt(tx, {
+      id: randomUUID(),
+      payment_id: paymentId,
+      type: capture ? 'PURCHASE' : 'AUTHORIZE',
+      status: 'PENDING',
+      category: 'CARD',
+      amount: amount.decimal,
+      provider_id: chosen.step.providerId,
+      payment_method: methodWith(null).transaction,
+      response_code: null,
+      response_message: null,
+      reason: null,
+      description: input.description,
+      merchant_reference: input.merchant_reference ?? input.merchant_order_id,
+      provider_data: providerDataOf(chosen.step.providerId, null),
+      raw_response: null,
+      provider_transaction_id: null,
+      connection_data: { id: chosen.connection.connectionId, name: chosen.connection.name },
+      merchant_advice_code: null,
+      merchant_advice_code_message: null,
+      payment_status_before: null,
+      payment_sub_status_before: null,
+      connection_id: chosen.connection.connectionId,
+      deadlineMs: chosen.connection.context.timeoutMs + DEADLINE_GRACE_MS,
+    });
 
-  const purchase = await repo.insertTransaction(db, {
-    id: randomUUID(),
-    payment_id: paymentId,
-    type: capture ? 'PURCHASE' : 'AUTHORIZE',
-    status: states.transaction,
-    category: 'CARD',
-    amount: amount.decimal,
-    provider_id: providerLabel(provider),
-    payment_method: transactionMethodOf(paymentMethod),
-    response_code: result.responseCode,
-    response_message: result.responseMessage,
-    reason: null,
-    description: input.description,
-    merchant_reference: input.merchant_reference ?? input.merchant_order_id,
-    provider_data: providerDataOf(provider, result),
-    raw_response: result.rawResponse,
-    provider_transaction_id: result.providerTransactionId,
-    connection_data: connectionDataOf(provider),
-    merchant_advice_code: result.merchantAdviceCode,
-    merchant_advice_code_message: result.merchantAdviceCodeMessage,
-    payment_status_before: null,
-    payment_sub_status_before: null,
-  });
-  const payment = await repo.updatePayment(db, paymentId, {
-    status: states.status,
-    subStatus: states.subStatus,
-    paymentMethod,
-    // Captured in the same step as the authorization (capture: true); nothing otherwise.
-    captured: result.outcome === 'SUCCEEDED' && capture ? amount.decimal : '0',
-  });
-  await repo.insertHistory(db, {
-    id: randomUUID(),
+  const route: ChargeRoute = {
+    organizationId: merchant.organizationId,
     paymentId,
-    status: states.status,
-    subStatus: states.subStatus,
-    transactionId: purchase.id,
-    transactionStatus: states.transaction,
-    reason: result.outcome === 'SUCCEEDED' ? null : result.responseCode,
-  });
-
-  if (result.outcome !== 'ERROR') {
-    await recordPaymentOutcome(db, payment, result.outcome !== 'SUCCEEDED' ? 'payment.declined' : capture ? 'payment.succeeded' : 'payment.authorized');
-  }
-  // The vault records how its card fared (an ERROR is the provider's failure, not the card's).
-  if (source.vaultedToken && result.outcome !== 'ERROR') await markVaultedCardUsed(db, source.vaultedToken, result.outcome === 'SUCCEEDED');
-  if (result.outcome === 'SUCCEEDED') {
-    // Sandbox test card 4000000000000259: the issuer charges it back right after; the provider's
-    // notification arrives asynchronously, after this payment is committed.
-    if (result.chargebackFollows && capture) {
-      await enqueueSandboxChargeback(db, { paymentId, providerTransactionId: result.providerTransactionId, amount: amount.decimal });
-    }
-  }
-
-  return { ok: true, payment: toCreatedPayment(payment, purchase, [purchase]) };
+    capture,
+    // The card lives in this object only, for the calls of this request.
+    charge: {
+      card: source.card,
+      amount: amount.decimal,
+      currency: input.amount.currency,
+      description: input.description,
+      softDescriptor: method.detail?.card.soft_descriptor ?? null,
+    },
+    steps: plan.steps,
+    current: first,
+    attempt: await newAttempt(db, first),
+    newAttempt,
+    methodWith,
+    vaultedToken: source.vaultedToken,
+    async approve(tx, payment, attempt, result) {
+      // vault_on_success: the card just charged (or authorized) successfully is enrolled for the customer.
+      const vaulted = method.vault_on_success === true && customer ? await vaultOnSuccess({ ...request, db: tx }, customer.id, input, result.cardInfo) : null;
+      const paymentMethod = paymentMethodOf(vaulted ? { ...source, vaultedToken: vaulted } : source, result, method);
+      await takeApproval(tx, payment, attempt, paymentMethod, source.vaultedToken);
+      // Sandbox test card 4000000000000259: the issuer charges it back right after; the provider's
+      // notification arrives asynchronously, after this payment is committed.
+      if (result.chargebackFollows && capture) {
+        await enqueueSandboxChargeback(tx, { paymentId, providerTransactionId: result.providerTransactionId, amount: amount.decimal });
+      }
+    },
+  };
+  return { ok: true, route };
 }
 
 /** The payment's method as recorded: masked card data plus what the provider answered. */

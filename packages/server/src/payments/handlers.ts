@@ -27,7 +27,7 @@ const sandboxOff = (path: string) => problem('NOT_FOUND', `No route ${path}: the
 
 export const paymentHandlers = {
   async createPayment({ body }, ctx) {
-    const outcome = await createPayment(ctx.db, ctx.deps, ctx.merchant, body, vaultContext(ctx));
+    const outcome = await createPayment(ctx.db, ctx.deps, ctx.merchant, body, vaultContext(ctx), ctx.idempotency);
     return outcome.ok ? { status: 201, body: outcome.payment } : outcome.problem;
   },
 

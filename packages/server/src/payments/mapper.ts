@@ -87,8 +87,11 @@ function checkoutOf(p: PaymentRow): Payment['checkout'] {
   return session ? { session, sdk_action_required: false } : null;
 }
 
-/** No smart routing: every payment goes to the one configured provider. */
+/** Payments made before routing existed went to the one configured provider. */
 const ROUTING_RULES = { smart_routing: false, monitors: false, condition: { id: 0, name: null, description: null } } as const;
+
+/** How the payment was routed (orchestration stores routing/service.ts's routingRulesOf at creation). */
+const routingRulesOf = (p: PaymentRow): Schemas['PaymentRoutingRules'] => (p.routing_rules as Schemas['PaymentRoutingRules'] | null | undefined) ?? ROUTING_RULES;
 
 /**
  * Yuno's create shape (POST /payments): the transaction the request made under `transactions`, every
@@ -105,7 +108,7 @@ export function toCreatedPayment(p: PaymentRow, made: TransactionRow, transactio
     fraud_screening: null,
     payment_link_id: '',
     subscription_code: null,
-    routing_rules: ROUTING_RULES,
+    routing_rules: routingRulesOf(p),
     simplified_mode: false,
   };
 }
@@ -131,7 +134,7 @@ export function toDisputedPayment(p: PaymentRow, chargeback: TransactionRow): Sc
     fraud_screening: null,
     payment_link_id: '',
     subscription_code: null,
-    routing_rules: ROUTING_RULES,
+    routing_rules: routingRulesOf(p),
     simplified_mode: false,
   };
 }

@@ -29,11 +29,13 @@ export interface PaymentRow {
   taxes: unknown;
   /** Request fields stored as given (checkout, fraud_screening, split_marketplace). */
   request_details: unknown;
+  /** How the payment was routed (PaymentRoutingRules), null for payments made before routing. */
+  routing_rules?: unknown;
   created_at: string;
   updated_at: string;
 }
 
-export type NewPaymentRow = Omit<PaymentRow, 'created_at' | 'updated_at' | 'amount_captured' | 'amount_refunded' | 'taxes'>;
+export type NewPaymentRow = Omit<PaymentRow, 'created_at' | 'updated_at' | 'amount_captured' | 'amount_refunded' | 'taxes' | 'routing_rules'>;
 
 export interface TransactionRow {
   id: string;
@@ -103,7 +105,7 @@ export interface EvidenceRow {
 
 const PAYMENT_COLUMNS = `id, organization_id, account_id, customer_id, description, country, merchant_order_id, status, sub_status,
   currency, amount_value, amount_captured, amount_refunded, workflow, callback_url, metadata, additional_data, customer_payer,
-  payment_method, taxes, request_details, created_at, updated_at`;
+  payment_method, taxes, request_details, routing_rules, created_at, updated_at`;
 
 const TRANSACTION_COLUMNS = `id, payment_id, type, status, category, amount, provider_id, payment_method, response_code, response_message,
   reason, description, merchant_reference, provider_data, raw_response, provider_transaction_id, connection_data, merchant_advice_code,

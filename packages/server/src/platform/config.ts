@@ -64,6 +64,8 @@ const schema = z.object({
   SANDBOX_A_URL: z.url({ protocol: /^https?$/, message: 'must be an absolute http(s) URL' }).optional(),
   SANDBOX_B_URL: z.url({ protocol: /^https?$/, message: 'must be an absolute http(s) URL' }).optional(),
   PROVIDER_TIMEOUT_MS: z.coerce.number({ message: 'must be a whole number of milliseconds from 100 to 120000' }).int().min(100).max(120_000).default(10_000),
+  CIRCUIT_COOL_DOWN_MS: z.coerce.number({ message: 'must be a whole number of milliseconds from 100 to 3600000' }).int().min(100).max(3_600_000).default(30_000),
+  RECONCILIATION_INTERVAL_MS: z.coerce.number({ message: 'must be a whole number of milliseconds from 100 to 3600000' }).int().min(100).max(3_600_000).default(5_000),
 });
 
 export interface Config {
@@ -105,6 +107,10 @@ export interface Config {
   sandboxBUrl: string | undefined;
   /** How long a provider call waits for its answer when the call names no connection (ms). */
   providerTimeoutMs: number;
+  /** How long an open circuit (a connection found down) is skipped before one probe call (orchestration/circuit-breaker.ts). */
+  circuitCoolDownMs: number;
+  /** How often the reconciliation worker looks for provider attempts with an unknown outcome. */
+  reconciliationIntervalMs: number;
 }
 
 export class ConfigError extends Error {
@@ -152,6 +158,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sandboxAUrl: e.SANDBOX_A_URL?.replace(/\/+$/, ''),
     sandboxBUrl: e.SANDBOX_B_URL?.replace(/\/+$/, ''),
     providerTimeoutMs: e.PROVIDER_TIMEOUT_MS,
+    circuitCoolDownMs: e.CIRCUIT_COOL_DOWN_MS,
+    reconciliationIntervalMs: e.RECONCILIATION_INTERVAL_MS,
   };
 }
 

@@ -16,12 +16,13 @@ export const TIMEOUT_BOUNDS = { min: 100, max: 60_000 } as const;
 
 /**
  * Sandbox credentials by the convention the sandbox acquirers check (any value of this form is accepted):
- * SANDBOX_A an API key `sk_sandbox_…`, SANDBOX_B a username `merchant_…` and a password.
+ * SANDBOX_A an API key `sk_sandbox_` + letters, digits or `_`; SANDBOX_B a merchant account `merchant_…` (3–64
+ * letters, digits, `_`) and a password of 8+ characters (the acquirers' servers in providers/sandbox/).
  */
 export function sandboxCredentials(providerId: string): Record<string, string> {
-  const random = () => randomBytes(18).toString('base64url');
+  const random = () => randomBytes(18).toString('hex');
   if (providerId === SANDBOX_A) return { api_key: `sk_sandbox_${random()}` };
-  if (providerId === SANDBOX_B) return { username: `merchant_${random()}`, password: random() };
+  if (providerId === SANDBOX_B) return { merchant_account: `merchant_${random()}`, password: random() };
   throw new Error(`no sandbox credentials for provider ${providerId}`);
 }
 

@@ -14,6 +14,7 @@ import retention from './0012_retention.js';
 import customerList from './0013_customer_list.js';
 import enrolledCardCountry from './0014_enrolled_card_country.js';
 import routing from './0016_routing.js';
+import orchestration from './0017_orchestration.js';
 
 /** Every migration, in order. Add a new file (next number) and list it here; never edit an applied one. */
 export const migrations: readonly Migration[] = [
@@ -21,4 +22,5 @@ export const migrations: readonly Migration[] = [
   customerList,
   enrolledCardCountry,
   routing,
+  orchestration,
 ];

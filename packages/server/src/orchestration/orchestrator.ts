@@ -1,0 +1,184 @@
+/**
+ * The payment orchestrator (docs/design.md "Orchestration"): walks a payment's route, one provider attempt
+ * at a time, with every provider call outside any database transaction.
+ *
+ *   Phase A (the caller's short transaction): the payment and attempt 1 (PENDING, naming provider and
+ *     connection, reference = its id, a deadline) are recorded, the idempotency record bound. Commit.
+ *   Phase B: the call, through the attempt's connection and its timeout; card data only in memory.
+ *   Phase C (one short transaction, payment row locked): the answer is recorded on the attempt and the
+ *     failover table decides: approved → the payment takes it; hard decline → DECLINED, nobody else is
+ *     asked; soft failure or unknown outcome → the next step's attempt is inserted in the same transaction,
+ *     committed, and called (phase B again); no step left → ERROR / DECLINED, or PENDING / IN_PROCESS while
+ *     an earlier attempt's outcome is unknown (reconciliation decides: it may have been charged there).
+ *
+ * Steps whose connection's circuit is open are skipped (circuit-breaker.ts); when every step of a route is
+ * open, the one whose cool-down ends first is tried anyway as its probe rather than refusing the payment.
+ */
+import type { Database, Queryable } from '../db/database.js';
+import type { PaymentRow } from '../payments/repository.js';
+import { paymentsRepository as payments } from '../payments/repository.js';
+import type { OrchestrationMetrics, ProviderCallOutcome } from '../platform/metrics.js';
+import { ProviderUnavailableError, type Charge, type PaymentProvider, type ProviderResult } from '../providers/provider.js';
+import type { ProviderRegistry } from '../providers/registry.js';
+import type { PaymentFacts, RoutePlan, RouteStep, UsableConnection } from '../routing/plan.js';
+import type { CallHealth, CircuitBreaker } from './circuit-breaker.js';
+import { failoverDecision, movesOn, type AttemptAnswer } from './failover.js';
+import { orchestrationRepository as repo, type AttemptRow } from './repository.js';
+import { answeredRecord, concludeWithoutApproval, isUndecided, unansweredRecord } from './settle.js';
+
+/** What the orchestrator needs from routing (routing/service.ts, routing/connections.ts). */
+export interface RoutingPort {
+  planRoute(db: Queryable, organizationId: string, facts: PaymentFacts): Promise<RoutePlan | null>;
+  /** The connection ready for a call (credentials opened), or undefined when the organization has none such. */
+  openConnection(db: Queryable, organizationId: string, connectionId: string): Promise<UsableConnection | undefined>;
+  /** The payment's `routing_rules` for a plan. */
+  routingRulesOf(plan: RoutePlan): unknown;
+}
+
+export interface Orchestration {
+  db: Database;
+  routing: RoutingPort;
+  providers: ProviderRegistry;
+  breaker: CircuitBreaker;
+  metrics: OrchestrationMetrics;
+}
+
+/** Time past a call's timeout before its attempt counts as abandoned (its caller died) and is reconciled. */
+export const DEADLINE_GRACE_MS = 5_000;
+
+/** A step ready to be called: where it is in the route, its connection, and whether it is its circuit's probe. */
+export interface ChosenStep {
+  position: number;
+  step: RouteStep;
+  connection: UsableConnection;
+}
+
+/**
+ * The next step to call after `after` (a position in the route; -1 before the first): the first whose
+ * connection exists, is enabled and whose circuit admits a call. When nothing has been tried yet and
+ * every usable step is open, the one whose cool-down ends first (its probe). null: none left.
+ */
+export async function nextStep(o: Orchestration, db: Queryable, organizationId: string, steps: readonly RouteStep[], after: number): Promise<ChosenStep | null> {
+  const usable: ChosenStep[] = [];
+  for (let position = after + 1; position < steps.length; position++) {
+    const step = steps[position]!;
+    const connection = await o.routing.openConnection(db, organizationId, step.connectionId);
+    if (!connection || !connection.enabled || !o.providers.get(step.providerId)) continue;
+    const chosen = { position, step, connection };
+    if (o.breaker.admit(step.connectionId, step.providerId) !== 'SKIP') return chosen;
+    usable.push(chosen);
+  }
+  if (after >= 0 || usable.length === 0) return null;
+  return usable[o.breaker.forceProbe(usable.map((c) => ({ connectionId: c.step.connectionId, providerId: c.step.providerId })))]!;
+}
+
+/** One payment's walk along its route, from the attempt phase A recorded. */
+export interface ChargeRoute {
+  organizationId: string;
+  paymentId: string;
+  /** PURCHASE (capture) or AUTHORIZE. */
+  capture: boolean;
+  /** The charge without its per-attempt reference and connection. Card data: memory only. */
+  charge: Omit<Charge, 'reference' | 'connection'>;
+  steps: readonly RouteStep[];
+  current: ChosenStep;
+  attempt: AttemptRow;
+  /** Inserts the next attempt (PENDING) for a step, in phase C's transaction. */
+  newAttempt(tx: Queryable, chosen: ChosenStep): Promise<AttemptRow>;
+  /** The payment's method as recorded with this answer (authorization code…); the transaction's is derived from it. */
+  methodWith(result: ProviderResult | null): { payment: unknown; transaction: unknown };
+  /** The payment takes an approval (vault_on_success, events, the vault's record), in phase C's transaction. */
+  approve(tx: Queryable, payment: PaymentRow, attempt: AttemptRow, result: ProviderResult): Promise<void>;
+  /** The vaulted card the payment uses, if any (a decline is recorded on it). */
+  vaultedToken: string | null;
+}
+
+/** Phases B and C until the route is decided (or waits for reconciliation). */
+export async function runRoute(o: Orchestration, route: ChargeRoute): Promise<void> {
+  let { current, attempt } = route;
+  for (;;) {
+    const answer = await call(o, route, current, attempt);
+    const next = await o.db.transaction(async (tx) => settleAnswer(o, tx, route, current, attempt, answer));
+    if (!next) return;
+    o.metrics.failover({ fromProviderId: current.step.providerId, toProviderId: next.chosen.step.providerId, reason: reasonOf(answer) });
+    current = next.chosen;
+    attempt = next.attempt;
+  }
+}
+
+/** Phase B: the call, outside any transaction. Never throws for the provider's failures: they are answers too. */
+async function call(o: Orchestration, route: ChargeRoute, chosen: ChosenStep, attempt: AttemptRow): Promise<AttemptAnswer & { result?: ProviderResult }> {
+  const provider = o.providers.get(chosen.step.providerId) as PaymentProvider;
+  const input: Charge = { ...route.charge, reference: attempt.id, paymentId: route.paymentId, connection: chosen.connection.context };
+  const started = performance.now();
+  let answer: AttemptAnswer & { result?: ProviderResult };
+  try {
+    const result = route.capture ? await provider.purchase(input) : await provider.authorize(input);
+    answer = { answered: true, result };
+  } catch (err) {
+    if (!(err instanceof ProviderUnavailableError)) throw err; // a bug: the attempt stays PENDING past its deadline → reconciliation
+    answer = { answered: false, kind: err.kind };
+  }
+  const outcome: ProviderCallOutcome = answer.answered ? answer.result.outcome : answer.kind;
+  const labels = { providerId: chosen.step.providerId, connectionId: chosen.step.connectionId };
+  o.metrics.providerCall({ ...labels, operation: route.capture ? 'purchase' : 'authorize', outcome }, (performance.now() - started) / 1000);
+  o.breaker.record(labels.connectionId, labels.providerId, healthOf(answer));
+  return answer;
+}
+
+/** What a call says about its connection's health: answers are health, whatever the issuer decided. */
+export function healthOf(answer: AttemptAnswer): CallHealth {
+  if (answer.answered) return answer.result.outcome === 'ERROR' ? 'FAILURE' : 'SUCCESS';
+  return answer.kind === 'BAD_RESPONSE' ? 'FAILURE' : 'NO_ANSWER';
+}
+
+const reasonOf = (answer: AttemptAnswer & { result?: ProviderResult }) => (answer.answered ? (answer.result?.responseCode ?? 'ERROR') : answer.kind);
+
+/** Phase C. Returns the next attempt to call, or null when the route is over. */
+async function settleAnswer(
+  o: Orchestration,
+  tx: Queryable,
+  route: ChargeRoute,
+  current: ChosenStep,
+  attempt: AttemptRow,
+  answer: AttemptAnswer & { result?: ProviderResult },
+): Promise<{ chosen: ChosenStep; attempt: AttemptRow } | null> {
+  const payment = (await payments.lockPaymentById(tx, route.paymentId))!;
+  const recorded = await repo.find(tx, attempt.id);
+  // Reconciliation got here first (the call outlived its deadline): its word stands, and it concludes the payment.
+  if (!recorded || recorded.status !== 'PENDING') return null;
+  const result = answer.answered ? answer.result : null;
+  const method = route.methodWith(result);
+
+  if (answer.answered) {
+    const decision = failoverDecision(answer);
+    if (decision === 'APPROVED') {
+      const others = await repo.transactionsOf(tx, route.paymentId);
+      if (!isUndecided(payment) || others.some((t) => t.id !== attempt.id && t.status === 'SUCCEEDED' && (t.type === 'PURCHASE' || t.type === 'AUTHORIZE'))) {
+        // Approved after the payment was decided without it (reconciliation took another approval):
+        // left PENDING and due now, so reconciliation finds the approval and voids it at the provider.
+        await repo.record(tx, attempt.id, { ...answeredRecord(attempt, answer.result, method.transaction), status: 'PENDING' }, 0);
+        return null;
+      }
+      const approved = await repo.record(tx, attempt.id, answeredRecord(attempt, answer.result, method.transaction), null);
+      await route.approve(tx, payment, approved, answer.result);
+      return null;
+    }
+    await repo.record(tx, attempt.id, answeredRecord(attempt, answer.result, method.transaction), null);
+    if (decision === 'HARD_DECLINE') {
+      await concludeWithoutApproval(tx, payment, route.vaultedToken, method.payment);
+      return null;
+    }
+  } else {
+    const { record, reconcileInMs } = unansweredRecord(attempt, answer.kind);
+    await repo.record(tx, attempt.id, record, reconcileInMs);
+  }
+  if (!movesOn(failoverDecision(answer))) return null;
+
+  const chosen = await nextStep(o, tx, route.organizationId, route.steps, current.position);
+  if (!chosen) {
+    await concludeWithoutApproval(tx, payment, route.vaultedToken, method.payment);
+    return null;
+  }
+  return { chosen, attempt: await route.newAttempt(tx, chosen) };
+}

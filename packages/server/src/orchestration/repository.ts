@@ -1,0 +1,147 @@
+/**
+ * SQL of the orchestrator and the reconciliation worker: provider attempts (payment_transactions rows of
+ * type PURCHASE / AUTHORIZE, one per provider tried) and the queue of transactions whose outcome is
+ * unknown (status PENDING with a reconcile_after: attempts, and the lifecycle's follow-ups).
+ */
+import type { Queryable } from '../db/database.js';
+import type { NewTransactionRow, TransactionRow } from '../payments/repository.js';
+
+const json = (v: unknown) => (v === null || v === undefined ? null : JSON.stringify(v));
+const rawJson = (v: unknown) => (typeof v === 'string' ? v : json(v));
+
+/** A transaction's columns with the orchestration ones. */
+export interface AttemptRow extends TransactionRow {
+  connection_id: string | null;
+  reconcile_attempts: number;
+  /** PENDING and not due for reconciliation yet: its call is (or may still be) running. */
+  in_flight: boolean;
+}
+
+const COLUMNS = `id, payment_id, type, status, category, amount::text AS amount, provider_id, payment_method, response_code, response_message,
+  reason, description, merchant_reference, provider_data, raw_response, provider_transaction_id, connection_data, merchant_advice_code,
+  merchant_advice_code_message, payment_status_before, payment_sub_status_before, created_at::text AS created_at, updated_at::text AS updated_at,
+  COALESCE(connection_id, connection_data->>'id') AS connection_id, reconcile_attempts,
+  (status = 'PENDING' AND reconcile_after > clock_timestamp()) AS in_flight`;
+
+/** What a provider said (or why it said nothing) as recorded on the transaction. */
+export type AttemptRecord = Pick<
+  TransactionRow,
+  | 'status'
+  | 'reason'
+  | 'response_code'
+  | 'response_message'
+  | 'provider_data'
+  | 'raw_response'
+  | 'provider_transaction_id'
+  | 'merchant_advice_code'
+  | 'merchant_advice_code_message'
+  | 'payment_method'
+>;
+
+/** A transaction the reconciliation worker claimed, with the organization of its payment. */
+export interface DueTransaction extends AttemptRow {
+  organization_id: string;
+}
+
+export const orchestrationRepository = {
+  /**
+   * Inserts a provider attempt PENDING: its deadline is when its call is overdue (timeout + grace), and the
+   * reconciliation worker looks at it from then on unless the call's own phase C settled it first.
+   */
+  async insertAttempt(db: Queryable, t: NewTransactionRow & { connection_id: string; deadlineMs: number }): Promise<AttemptRow> {
+    const rows = await db.query<AttemptRow>(
+      `INSERT INTO payment_transactions (id, payment_id, type, status, category, amount, provider_id, payment_method, response_code,
+         response_message, reason, description, merchant_reference, provider_data, raw_response, provider_transaction_id, connection_data,
+         merchant_advice_code, merchant_advice_code_message, payment_status_before, payment_sub_status_before,
+         connection_id, deadline_at, reconcile_after)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
+         clock_timestamp() + make_interval(secs => $23::float8 / 1000), clock_timestamp() + make_interval(secs => $23::float8 / 1000))
+       RETURNING ${COLUMNS}`,
+      [
+        t.id, t.payment_id, t.type, t.status, t.category, t.amount, t.provider_id, json(t.payment_method), t.response_code,
+        t.response_message, t.reason, t.description, t.merchant_reference, json(t.provider_data), rawJson(t.raw_response),
+        t.provider_transaction_id, json(t.connection_data), t.merchant_advice_code, t.merchant_advice_code_message,
+        t.payment_status_before, t.payment_sub_status_before, t.connection_id, t.deadlineMs,
+      ],
+    );
+    return rows[0]!;
+  },
+
+  /**
+   * Records a provider's word on a transaction. `reconcileInMs`: the outcome is still unknown (status stays
+   * PENDING) and reconciliation asks the provider after that delay; null: settled, out of the queue.
+   */
+  async record(db: Queryable, id: string, r: AttemptRecord, reconcileInMs: number | null): Promise<AttemptRow> {
+    const rows = await db.query<AttemptRow>(
+      `UPDATE payment_transactions SET status = $2, reason = $3, response_code = $4, response_message = $5, provider_data = $6,
+         raw_response = $7, provider_transaction_id = $8, merchant_advice_code = $9, merchant_advice_code_message = $10,
+         payment_method = COALESCE($11::json, payment_method),
+         reconcile_after = CASE WHEN $12::float8 IS NULL THEN NULL ELSE clock_timestamp() + make_interval(secs => $12::float8 / 1000) END,
+         claimed_until = NULL, updated_at = clock_timestamp()
+       WHERE id = $1 RETURNING ${COLUMNS}`,
+      [
+        id, r.status, r.reason, r.response_code, r.response_message, json(r.provider_data), rawJson(r.raw_response), r.provider_transaction_id,
+        r.merchant_advice_code, r.merchant_advice_code_message, json(r.payment_method), reconcileInMs,
+      ],
+    );
+    return rows[0]!;
+  },
+
+  /** The payment's transactions with the orchestration columns, in creation order. */
+  async transactionsOf(db: Queryable, paymentId: string): Promise<AttemptRow[]> {
+    return db.query<AttemptRow>(`SELECT ${COLUMNS} FROM payment_transactions WHERE payment_id = $1 ORDER BY seq`, [paymentId]);
+  },
+
+  async find(db: Queryable, id: string): Promise<AttemptRow | undefined> {
+    const rows = await db.query<AttemptRow>(`SELECT ${COLUMNS} FROM payment_transactions WHERE id = $1`, [id]);
+    return rows[0];
+  },
+
+  /**
+   * Claims up to `limit` transactions due for reconciliation (PENDING past their reconcile_after; a
+   * follow-up without one is due `followUpGraceMs` after it was created) for `leaseMs`: several instances
+   * share the queue without taking the same row (SKIP LOCKED), and a claim whose worker died runs out.
+   */
+  async claimDue(db: Queryable, limit: number, leaseMs: number, followUpGraceMs: number): Promise<DueTransaction[]> {
+    const rows = await db.query<DueTransaction>(
+      `WITH due AS (
+         SELECT id FROM payment_transactions
+          WHERE status = 'PENDING' AND type IN ('PURCHASE', 'AUTHORIZE', 'CAPTURE', 'CANCEL', 'REFUND')
+            AND COALESCE(reconcile_after, created_at + make_interval(secs => $3::float8 / 1000)) <= clock_timestamp()
+            AND (claimed_until IS NULL OR claimed_until < clock_timestamp())
+          ORDER BY COALESCE(reconcile_after, created_at) LIMIT $1 FOR UPDATE SKIP LOCKED)
+       UPDATE payment_transactions SET claimed_until = clock_timestamp() + make_interval(secs => $2::float8 / 1000)
+        WHERE id IN (SELECT id FROM due)
+       RETURNING ${COLUMNS}, (SELECT organization_id FROM payments p WHERE p.id = payment_id) AS organization_id`,
+      [limit, leaseMs, followUpGraceMs],
+    );
+    // In creation order (RETURNING keeps none): of two approvals of one payment, its earlier attempt's is taken.
+    return rows.sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : 1));
+  },
+
+  /** A lookup failed or must wait: asked again after `delayMs` (counted when `failed`), claim released. */
+  async postpone(db: Queryable, id: string, delayMs: number, failed: boolean): Promise<void> {
+    await db.query(
+      `UPDATE payment_transactions SET reconcile_after = clock_timestamp() + make_interval(secs => $2::float8 / 1000),
+         reconcile_attempts = reconcile_attempts + $3, claimed_until = NULL
+       WHERE id = $1 AND status = 'PENDING'`,
+      [id, delayMs, failed ? 1 : 0],
+    );
+  },
+
+  /** What reconciliation has yet to settle: transactions PENDING past their reconcile time, and the oldest one's age. */
+  async backlog(db: Queryable, followUpGraceMs: number): Promise<{ count: number; oldestAgeSeconds: number }> {
+    const rows = await db.query<{ count: number; oldest: number | null }>(
+      `SELECT count(*)::int AS count, extract(epoch FROM clock_timestamp() - min(created_at))::float8 AS oldest
+         FROM payment_transactions
+        WHERE status = 'PENDING' AND type IN ('PURCHASE', 'AUTHORIZE', 'CAPTURE', 'CANCEL', 'REFUND')
+          AND COALESCE(reconcile_after, created_at + make_interval(secs => $1::float8 / 1000)) <= clock_timestamp()`,
+      [followUpGraceMs],
+    );
+    return { count: rows[0]?.count ?? 0, oldestAgeSeconds: rows[0]?.oldest ?? 0 };
+  },
+
+  async setRoutingRules(db: Queryable, paymentId: string, rules: unknown): Promise<void> {
+    await db.query('UPDATE payments SET routing_rules = $2 WHERE id = $1', [paymentId, json(rules)]);
+  },
+};

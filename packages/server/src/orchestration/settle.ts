@@ -1,0 +1,219 @@
+/**
+ * How provider attempts and their payment are settled: shared by the request's phase C (orchestrator.ts)
+ * and the reconciliation worker, so an outcome means the same whoever learns it. Every function runs in
+ * the caller's short transaction with the payment row locked.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Schemas } from '@payorch/types';
+import type { Queryable } from '../db/database.js';
+import { recordPaymentOutcome } from '../payments/events.js';
+import { paymentsRepository as payments, type PaymentRow } from '../payments/repository.js';
+import { markVaultedCardUsed } from '../payments/vaulted-card.js';
+import type { ProviderResult, UnavailableKind } from '../providers/provider.js';
+import { orchestrationRepository as repo, type AttemptRecord, type AttemptRow } from './repository.js';
+
+/** Types of the transactions that are provider attempts of a payment (one per provider tried). */
+export const ATTEMPT_TYPES: ReadonlySet<string> = new Set(['PURCHASE', 'AUTHORIZE']);
+export const isAttempt = (t: { type: string }) => ATTEMPT_TYPES.has(t.type);
+
+/** A payment whose route ended with an attempt's outcome unknown: it waits for reconciliation. */
+export const IN_PROCESS = { status: 'PENDING', subStatus: 'IN_PROCESS' } as const;
+
+/** Not decided yet: its route is running (CREATED) or it waits for reconciliation (PENDING / IN_PROCESS). */
+export const isUndecided = (p: Pick<PaymentRow, 'status' | 'sub_status'>) =>
+  p.status === 'CREATED' || (p.status === IN_PROCESS.status && p.sub_status === IN_PROCESS.subStatus);
+
+/** A late approval voided at its provider because the payment ended without it (transaction CANCELED). */
+export const LATE_APPROVAL_REVERSED = 'LATE_APPROVAL_REVERSED';
+
+/**
+ * How long after a call without an answer reconciliation first asks the provider: at once. Asking early is
+ * safe: a provider that has not processed the reference yet answers "not found" and refuses it from then on.
+ */
+export const FIRST_LOOKUP_DELAY_MS = 0;
+
+const PROVIDER_STATUS = { SUCCEEDED: 'APPROVED', DECLINED: 'DECLINED', ERROR: 'ERROR' } as const;
+
+export function providerDataOf(providerId: string | null, r: ProviderResult | null): Omit<Schemas['ProviderData'], 'raw_response'> {
+  return {
+    id: providerId,
+    transaction_id: r?.providerTransactionId ?? null,
+    account_id: null,
+    status: r ? PROVIDER_STATUS[r.outcome] : null,
+    sub_status: null,
+    status_detail: r?.responseCode ?? null,
+    response_message: r?.iso8583ResponseMessage ?? null,
+    response_code: r?.iso8583ResponseCode ?? null,
+    third_party_transaction_id: null,
+    third_party_account_id: null,
+    iso8583_response_code: r?.iso8583ResponseCode ?? null,
+    iso8583_response_message: r?.iso8583ResponseMessage ?? null,
+    merchant_advice_code: r?.merchantAdviceCode ?? null,
+    merchant_advice_code_message: r?.merchantAdviceCodeMessage ?? null,
+    reason_code: null,
+    reason_description: null,
+  };
+}
+
+/** The provider's answer as the attempt records it (status = the provider's outcome). */
+export function answeredRecord(attempt: Pick<AttemptRow, 'provider_id'>, r: ProviderResult, paymentMethod: unknown = null): AttemptRecord {
+  return {
+    status: r.outcome,
+    reason: null,
+    response_code: r.responseCode,
+    response_message: r.responseMessage,
+    provider_data: providerDataOf(attempt.provider_id, r),
+    raw_response: r.rawResponse,
+    provider_transaction_id: r.providerTransactionId,
+    merchant_advice_code: r.merchantAdviceCode,
+    merchant_advice_code_message: r.merchantAdviceCodeMessage,
+    payment_method: paymentMethod,
+  };
+}
+
+const NO_ANSWER: Record<UnavailableKind, string> = {
+  NOT_SENT: 'The provider could not be reached: the request was not sent',
+  TIMEOUT: 'No answer from the provider within the connection timeout; its outcome is being reconciled',
+  CONNECTION_CUT: 'The connection to the provider broke before its answer; its outcome is being reconciled',
+  BAD_RESPONSE: 'The provider answered unreadably; its outcome is being reconciled',
+};
+
+/**
+ * A call without a usable answer. NOT_SENT certainly did nothing: ERROR, settled. The others may have
+ * been processed: the attempt stays PENDING and reconciliation asks the provider by reference.
+ */
+export function unansweredRecord(attempt: Pick<AttemptRow, 'provider_id'>, kind: UnavailableKind): { record: AttemptRecord; reconcileInMs: number | null } {
+  return {
+    record: {
+      status: kind === 'NOT_SENT' ? 'ERROR' : 'PENDING',
+      reason: null,
+      response_code: kind === 'NOT_SENT' ? 'PROVIDER_NOT_REACHED' : `PROVIDER_${kind}`,
+      response_message: NO_ANSWER[kind],
+      provider_data: providerDataOf(attempt.provider_id, null),
+      raw_response: null,
+      provider_transaction_id: null,
+      merchant_advice_code: null,
+      merchant_advice_code_message: null,
+      payment_method: null,
+    },
+    reconcileInMs: kind === 'NOT_SENT' ? null : FIRST_LOOKUP_DELAY_MS,
+  };
+}
+
+/** What reconciliation records when the provider has no trace of the reference: it never processed it. */
+export function notProcessedRecord(attempt: Pick<AttemptRow, 'provider_id'>): AttemptRecord {
+  return {
+    status: 'ERROR',
+    reason: null,
+    response_code: 'NOT_PROCESSED',
+    response_message: 'The provider has no record of this attempt: it never reached the provider and nothing was charged',
+    provider_data: providerDataOf(attempt.provider_id, null),
+    raw_response: null,
+    provider_transaction_id: null,
+    merchant_advice_code: null,
+    merchant_advice_code_message: null,
+    payment_method: null,
+  };
+}
+
+/** A late approval voided at its provider: kept as CANCELED with its reason (the card was never charged in the end). */
+export function reversedRecord(attempt: Pick<AttemptRow, 'provider_id'>, approval: ProviderResult): AttemptRecord {
+  return {
+    ...answeredRecord(attempt, approval),
+    status: 'CANCELED',
+    reason: LATE_APPROVAL_REVERSED,
+    response_message: 'Approved after the payment had ended without it: voided at the provider',
+  };
+}
+
+/** The payment's method with what the approving provider answered (authorization code, reference number). */
+export function withAuthorization(paymentMethod: unknown, r: ProviderResult): unknown {
+  const m = paymentMethod as Schemas['PaymentMethod'] | null;
+  if (!m?.payment_method_detail?.card) return paymentMethod;
+  return {
+    ...m,
+    payment_method_detail: {
+      ...m.payment_method_detail,
+      card: { ...m.payment_method_detail.card, authorization_code: r.authorizationCode, retrieval_reference_number: r.retrievalReferenceNumber },
+    },
+  };
+}
+
+/**
+ * The payment takes an approval: SUCCEEDED / APPROVED (captured) for a purchase, PENDING / AUTHORIZED for an
+ * authorization; its history and event, and the vaulted card's record. The attempt is recorded already.
+ */
+export async function takeApproval(
+  tx: Queryable,
+  payment: PaymentRow,
+  attempt: AttemptRow,
+  paymentMethod: unknown,
+  /** The vaulted card the payment was made with, if any (its record notes the use). */
+  vaultedToken: string | null,
+): Promise<PaymentRow> {
+  const capture = attempt.type === 'PURCHASE';
+  const states = capture ? { status: 'SUCCEEDED', subStatus: 'APPROVED' } : { status: 'PENDING', subStatus: 'AUTHORIZED' };
+  const updated = await payments.updatePayment(tx, payment.id, {
+    ...states,
+    paymentMethod,
+    captured: capture ? payment.amount_value : '0',
+  });
+  await payments.insertHistory(tx, {
+    id: randomUUID(),
+    paymentId: payment.id,
+    status: states.status,
+    subStatus: states.subStatus,
+    transactionId: attempt.id,
+    transactionStatus: 'SUCCEEDED',
+    reason: null,
+  });
+  await recordPaymentOutcome(tx, updated, capture ? 'payment.succeeded' : 'payment.authorized');
+  if (vaultedToken) await markVaultedCardUsed(tx, vaultedToken, true);
+  return updated;
+}
+
+/**
+ * Ends a payment none of whose attempts was approved, once none is in flight: DECLINED when an issuer
+ * declined it anywhere, else ERROR (no provider could process it). While an attempt's outcome is unknown
+ * the payment waits as PENDING / IN_PROCESS instead (it may have been charged there). `paymentMethod`:
+ * the method with the last answer's data, when the caller has it.
+ */
+export async function concludeWithoutApproval(tx: Queryable, payment: PaymentRow, vaultedToken: string | null, paymentMethod?: unknown): Promise<PaymentRow> {
+  const attempts = (await repo.transactionsOf(tx, payment.id)).filter(isAttempt);
+  if (!isUndecided(payment) || attempts.some((a) => a.status === 'SUCCEEDED')) return payment;
+  const last = attempts.at(-1);
+  // Another attempt's call is still running: the route decides when it returns (its phase C).
+  if (attempts.some((a) => a.in_flight)) return payment;
+  if (attempts.some((a) => a.status === 'PENDING')) {
+    if (payment.status === IN_PROCESS.status) return payment;
+    const waiting = await payments.updatePayment(tx, payment.id, { ...IN_PROCESS, paymentMethod });
+    await payments.insertHistory(tx, {
+      id: randomUUID(),
+      paymentId: payment.id,
+      ...IN_PROCESS,
+      transactionId: last?.id ?? null,
+      transactionStatus: last?.status ?? null,
+      reason: last?.response_code ?? null,
+    });
+    return waiting;
+  }
+  const declined = [...attempts].reverse().find((a) => a.status === 'DECLINED');
+  const deciding = declined ?? last;
+  const status = declined ? 'DECLINED' : 'ERROR';
+  const ended = await payments.updatePayment(tx, payment.id, { status, subStatus: status, paymentMethod });
+  await payments.insertHistory(tx, {
+    id: randomUUID(),
+    paymentId: payment.id,
+    status,
+    subStatus: status,
+    transactionId: deciding?.id ?? null,
+    transactionStatus: deciding?.status ?? null,
+    reason: deciding?.response_code ?? null,
+  });
+  if (declined) {
+    await recordPaymentOutcome(tx, ended, 'payment.declined');
+    // (An ERROR is the providers' failure, not the card's: the vault records nothing.)
+    if (vaultedToken) await markVaultedCardUsed(tx, vaultedToken, false);
+  }
+  return ended;
+}
