@@ -4,8 +4,10 @@
  *   1. a bare Express 5 app answering comparable JSON (the ceiling),
  *   2. the service on PGlite (embedded) and
  *   3. the service on PostgreSQL (DATABASE_URL, default the local server on 127.0.0.1:5432),
- * for GET /payments/{id}, POST /customers, GET payment-methods, enrollment and a dispute with 1 MB of
- * evidence (10 concurrent), plus cold start on an existing data dir and peak RSS. Each service scenario
+ * for GET /payments/{id}, POST /customers, GET payment-methods, enrollment, a dispute with 1 MB of
+ * evidence (10 concurrent), and POST /payments through routing with the sandbox acquirers as their own
+ * process on loopback (once healthy, once with SANDBOX_A failing half its calls: the failovers are read
+ * from the service's GET /metrics), plus cold start on an existing data dir and peak RSS. Each service scenario
  * runs right after the same scenario against the ceiling, and its ratio is taken to that ceiling (the
  * machine's speed drifts over minutes). Prints a table and writes bench-results.json. Servers run as separate processes, so
  * the load generator does not share their event loop, in production mode: no response validation, access
@@ -15,7 +17,7 @@
 import autocannon from 'autocannon';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { closeSync, openSync } from 'node:fs';
+import { closeSync, existsSync, openSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
@@ -29,16 +31,22 @@ const DISPUTES = Number(process.env.BENCH_DISPUTES ?? 400);
 // Narrow a run while profiling: BENCH_RUNS=postgres BENCH_SCENARIOS=GET,dispute (substrings of the names; the ceiling always runs).
 const RUNS = (process.env.BENCH_RUNS ?? 'pglite,postgres').split(',');
 const SCENARIOS = process.env.BENCH_SCENARIOS?.split(',');
+// Only the payment scenarios: BENCH_SCENARIOS='POST /payments'.
 // BENCH_PROFILE=<dir>: the services write V8 CPU profiles there (open in Chrome DevTools).
 const PROFILE = process.env.BENCH_PROFILE;
 const selected = (list) => (SCENARIOS ? list.filter((s) => SCENARIOS.some((f) => s.name.includes(f))) : list);
+/** The sandbox acquirers' own process (issue 16): without it (an older build) the payment scenarios use whatever the service calls. */
+const ACQUIRERS = join(here, '..', 'dist', 'providers', 'sandbox', 'acquirers-main.js');
+// The service's GET /metrics, read after each payment scenario (failovers, provider calls by outcome).
+const METRICS_TOKEN = `bench-metrics-${randomUUID()}`;
+const APPROVED_CARD = '4507990000000002';
 
 /**
  * Starts a server process. Its standard output goes to a file (the path is printed on failure), not into
  * this process: autocannon runs on this event loop, and reading a thousand access lines a second here
  * would slow the load generator instead of the server. The listening line is found by polling the file.
  */
-function startProcess(script, env) {
+function startProcess(script, env, ready = (text) => /listening on (http:\/\/[0-9.:]+)/.exec(text)?.[1]) {
   const started = Date.now();
   const flags = PROFILE && script.endsWith('main.js') ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE}`] : [];
   const logFile = join(tmpdir(), `payorch-bench-${process.pid}-${basename(script)}-${started}.log`);
@@ -53,8 +61,8 @@ function startProcess(script, env) {
     });
     const poll = async () => {
       if (exited) return;
-      const m = /listening on (http:\/\/[0-9.:]+)/.exec(await readFile(logFile, 'utf8'));
-      if (m) resolve(m[1]);
+      const found = ready(await readFile(logFile, 'utf8'));
+      if (found) resolve(found);
       else setTimeout(poll, 10);
     };
     void poll();
@@ -80,7 +88,7 @@ async function load(base, scenario) {
     connections: scenario.connections,
     ...(scenario.amount ? { amount: scenario.amount } : { duration: DURATION }),
     pipelining: 1,
-    requests: [scenario.request],
+    requests: [scenario.onResponse ? { ...scenario.request, onResponse: scenario.onResponse } : scenario.request],
   });
   const ok = result['2xx'];
   return {
@@ -105,13 +113,54 @@ const disputeBody = JSON.stringify({ evidence: [{ content_type: 'application/pdf
 
 /** The bare app answers any id: the scenarios' paths only need the right shape. */
 function bareFixtures() {
-  return { creds: null, paymentId: randomUUID(), customerId: randomUUID(), accountId: randomUUID(), chargebacks: [] };
+  return { creds: null, paymentId: randomUUID(), customerId: randomUUID(), accountId: randomUUID(), chargebacks: [], acquirers: null };
+}
+
+/** A card payment in the sandbox organization's account: the default CARD routing (SANDBOX_A, then SANDBOX_B) applies. */
+function paymentBody(fx, number) {
+  return JSON.stringify({
+    account_id: fx.accountId, description: 'Bench order', country: 'BR', merchant_order_id: `bench-${randomUUID()}`,
+    amount: { currency: 'BRL', value: 150.5 }, customer_payer: { id: fx.customerId },
+    payment_method: { type: 'CARD', detail: { card: { card_data: { number, holder_name: 'Bench Payer', expiration_month: 12, expiration_year: 30, security_code: '123' } } } },
+  });
+}
+
+/** Tallies the payments' statuses as the service answered them (the load generator reads each body). */
+function statusTally() {
+  const counts = {};
+  return {
+    counts,
+    onResponse(status, body) {
+      let key = `HTTP ${status}`;
+      if (status === 201 || status === 200) {
+        try {
+          key = JSON.parse(body).status ?? key;
+        } catch {}
+      }
+      counts[key] = (counts[key] ?? 0) + 1;
+    },
+  };
 }
 
 function scenarios(fx) {
   const auth = fx.creds ? { 'public-api-key': fx.creds.public_api_key, 'private-secret-key': fx.creds.private_secret_key } : {};
   const json = { 'content-type': 'application/json', ...auth };
   let dispute = 0;
+  const payment = (name, extra) => {
+    const tally = statusTally();
+    return {
+      name,
+      connections: 20,
+      payments: tally.counts,
+      onResponse: fx.creds ? tally.onResponse : undefined,
+      request: { method: 'POST', path: '/v1/payments', setupRequest: (r) => ({ ...r, headers: { ...json, 'x-idempotency-key': randomUUID() }, body: paymentBody(fx, APPROVED_CARD) }) },
+      ...extra,
+    };
+  };
+  const faults = (faultsBody) => async () => {
+    const res = await fetch(`${fx.acquirers.SANDBOX_A_URL}/_sandbox/faults`, { method: faultsBody ? 'PUT' : 'DELETE', headers: { 'content-type': 'application/json' }, body: faultsBody && JSON.stringify(faultsBody) });
+    if (!res.ok) throw new Error(`SANDBOX_A /_sandbox/faults answered ${res.status}: ${await res.text()}`);
+  };
   return [
     { name: 'GET /payments/{id}', connections: 50, request: { method: 'GET', path: `/v1/payments/${fx.paymentId}`, headers: auth } },
     {
@@ -151,7 +200,38 @@ function scenarios(fx) {
         },
       },
     },
+    payment('POST /payments (routing, loopback providers)'),
+    payment('POST /payments, SANDBOX_A failing half its calls', {
+      // Only with the acquirers as their own process: their faults are set through their control surface.
+      requires: fx.creds && !fx.acquirers ? 'the sandbox acquirers process (dist/providers/sandbox/acquirers-main.js)' : undefined,
+      before: fx.acquirers ? faults({ failRate: 0.5, mode: 'error' }) : undefined,
+      after: fx.acquirers ? faults(null) : undefined,
+    }),
   ];
+}
+
+/** Sums of the service's counters that the payment scenarios report (GET /metrics with the bench's token). */
+async function orchestrationCounters(url) {
+  const res = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } }).catch(() => undefined);
+  if (!res?.ok) return undefined; // an older build without /metrics
+  const counters = { failovers: 0, providerCalls: {} };
+  for (const line of (await res.text()).split('\n')) {
+    const failover = /^payorch_failovers_total\{[^}]*\} (\S+)$/.exec(line);
+    if (failover) counters.failovers += Number(failover[1]);
+    const call = /^payorch_provider_calls_total\{provider="([^"]+)",connection="[^"]*",operation="([^"]+)",outcome="([^"]+)"\} (\S+)$/.exec(line);
+    if (call) {
+      const key = `${call[1]} ${call[2]} ${call[3]}`;
+      counters.providerCalls[key] = (counters.providerCalls[key] ?? 0) + Number(call[4]);
+    }
+  }
+  return counters;
+}
+
+function counterDelta(before, after) {
+  if (!before || !after) return undefined;
+  const providerCalls = {};
+  for (const [k, v] of Object.entries(after.providerCalls)) if (v - (before.providerCalls[k] ?? 0) > 0) providerCalls[k] = v - (before.providerCalls[k] ?? 0);
+  return { failovers: after.failovers - before.failovers, providerCalls };
 }
 
 async function api(base, creds, method, path, body, extra = {}) {
@@ -166,12 +246,12 @@ async function api(base, creds, method, path, body, extra = {}) {
 }
 
 /** Customer, enrolled card, payment, and one fresh chargeback per dispute request. */
-async function fixtures(url, creds) {
+async function fixtures(url, creds, acquirers) {
   const base = `${url}/v1`;
   const key = () => ({ 'x-idempotency-key': randomUUID() });
   const customer = await api(base, creds, 'POST', '/customers', { merchant_customer_id: `bench-fx-${randomUUID()}` });
   const card = { number: '4507990000000002', holder_name: 'Bench Fixture', expiration_month: 12, expiration_year: 30, security_code: '123' };
-  const fx = { creds, customerId: customer.id, accountId: creds.account_id, paymentId: randomUUID(), chargebacks: [], missing: [] };
+  const fx = { creds, customerId: customer.id, accountId: creds.account_id, paymentId: randomUUID(), chargebacks: [], missing: [], acquirers };
   try {
     for (let i = 0; i < 20; i++) {
       await api(base, creds, 'POST', `/customers/${customer.id}/payment-methods`, { account_id: creds.account_id, country: 'BR', type: 'CARD', card_data: card }, key());
@@ -183,11 +263,12 @@ async function fixtures(url, creds) {
     api(base, creds, 'POST', '/payments', {
       account_id: creds.account_id, description: 'Bench order', country: 'BR', merchant_order_id: `bench-${randomUUID()}`,
       amount: { currency: 'BRL', value: 150.5 }, customer_payer: { id: customer.id },
-      payment_method: { type: 'CARD', detail: { card: { ...card, number } } }, workflow: 'DIRECT',
+      payment_method: { type: 'CARD', detail: { card: { card_data: { ...card, number } } } },
     }, key());
   try {
     fx.paymentId = (await pay('4507990000000002')).id;
-    for (let i = 0; i < DISPUTES; i++) {
+    const disputes = selected([{ name: 'POST dispute (1 MB PDF)' }]).length > 0 ? DISPUTES : 0;
+    for (let i = 0; i < disputes; i++) {
       const p = await pay('4507990000000002');
       const cb = await api(base, creds, 'POST', `/sandbox/payments/${p.id}/chargebacks`, { reason: 'REQUESTED_BY_CUSTOMER' });
       fx.chargebacks.push({ paymentId: p.id, transactionId: cb.id });
@@ -205,7 +286,14 @@ async function fixtures(url, creds) {
  */
 async function benchService(label, env, bareUrl) {
   const dataDir = env.DATA_DIR;
-  const serviceEnv = { PORT: '0', HOST: '127.0.0.1', SANDBOX: 'true', RATE_LIMIT_PER_MINUTE: '100000000', LOG_LEVEL: 'info', NODE_ENV: 'production', ...env };
+  // The acquirers run as their own process (a provider elsewhere, as in production; its faults settable).
+  const acquirersProc = existsSync(ACQUIRERS) ? startProcess(ACQUIRERS, {}, (text) => /^\{.*"SANDBOX_A_URL".*\}$/m.exec(text)?.[0]) : undefined;
+  const acquirers = acquirersProc ? JSON.parse((await acquirersProc.url).url) : null;
+  const serviceEnv = {
+    PORT: '0', HOST: '127.0.0.1', SANDBOX: 'true', RATE_LIMIT_PER_MINUTE: '100000000', LOG_LEVEL: 'info', NODE_ENV: 'production', METRICS_TOKEN,
+    ...(acquirers ?? {}),
+    ...env,
+  };
   const first = startProcess(join(here, '..', 'dist', 'main.js'), serviceEnv);
   const { url: firstUrl } = await first.url;
   await first.stop(); // the first start creates the data dir / schema; cold start is measured on the next
@@ -214,11 +302,16 @@ async function benchService(label, env, bareUrl) {
   void firstUrl;
   const creds = JSON.parse(await readFile(join(dataDir, 'sandbox-credentials.json'), 'utf8'));
   console.error(`[${label}] cold start ${startMs} ms; creating fixtures…`);
-  const fx = await fixtures(url, creds);
+  const fx = await fixtures(url, creds, acquirers);
   const results = {};
   const ceiling = {};
   const bareScenarios = selected(scenarios(bareFixtures()));
   for (const s of selected(scenarios(fx))) {
+    if (s.requires) {
+      console.error(`[${label}] ${s.name}: skipped, needs ${s.requires}`);
+      fx.missing.push(`${s.name}: needs ${s.requires}`);
+      continue;
+    }
     const c = (ceiling[s.name] = await load(bareUrl, bareScenarios.find((b) => b.name === s.name)));
     console.error(`[${label}] ceiling, bare express ${s.name}: ${c.rps.toFixed(0)} req/s p50 ${c.p50} ms p99 ${c.p99} ms`);
     let peakDuring = 0;
@@ -227,15 +320,27 @@ async function benchService(label, env, bareUrl) {
       const m = await memoryOf(proc.child.pid).catch(() => ({ rssMb: 0 }));
       peakDuring = Math.max(peakDuring, m.rssMb);
     }, 50);
-    const r = await load(url, s);
-    clearInterval(timer);
+    const countersBefore = s.payments ? await orchestrationCounters(url) : undefined;
+    await s.before?.();
+    let r;
+    try {
+      r = await load(url, s);
+    } finally {
+      clearInterval(timer);
+      await s.after?.();
+    }
     results[s.name] = { ...r, rssBeforeMb: before.rssMb, rssPeakDuringMb: Math.max(peakDuring, before.rssMb) };
+    if (s.payments) {
+      results[s.name].payments = s.payments;
+      results[s.name].orchestration = counterDelta(countersBefore, await orchestrationCounters(url)) ?? null;
+    }
     console.error(`[${label}] ${s.name}: ${r.rps.toFixed(0)} req/s (${(r.rps / c.rps).toFixed(2)}x) p50 ${r.p50} ms p99 ${r.p99} ms (${r.ok} ok, ${r.errors} not ok)`);
   }
   const mem = await memoryOf(proc.child.pid);
   await proc.stop();
+  await acquirersProc?.stop();
   await rm(dataDir, { recursive: true, force: true }); // a PGlite data dir is ~100 MB
-  return { coldStartMs: startMs, peakRssMb: mem.peakMb, scenarios: results, ceiling, missingFixtures: fx.missing };
+  return { coldStartMs: startMs, peakRssMb: mem.peakMb, scenarios: results, ceiling, missingFixtures: fx.missing, acquirers: acquirers ? 'own process' : 'as the service runs them' };
 }
 
 async function freshPgDatabase() {
@@ -296,6 +401,16 @@ async function main() {
       `${run}: cold start ${r.coldStartMs} ms, peak RSS ${r.peakRssMb.toFixed(0)} MB, dispute RSS growth ${d ? (d.rssPeakDuringMb - d.rssBeforeMb).toFixed(0) : 'n/a'} MB` +
         (r.missingFixtures.length ? `; fixtures missing: ${r.missingFixtures.join('; ')}` : ''),
     );
+  }
+  // The payment scenarios: what the payments ended as, and what the service's /metrics counted meanwhile.
+  for (const run of ['pglite', 'postgres']) {
+    for (const [name, r] of Object.entries(out.runs[run]?.scenarios ?? {})) {
+      if (!r.payments) continue;
+      const statuses = Object.entries(r.payments).map(([k, v]) => `${k} ${v}`).join(', ') || 'none';
+      const o = r.orchestration;
+      const calls = o ? Object.entries(o.providerCalls).map(([k, v]) => `${k} ${v}`).join(', ') || 'none recorded' : 'n/a (no /metrics)';
+      console.log(`${run}: ${name}: payments ${statuses}; failed over ${o ? o.failovers : 'n/a'}; provider calls ${calls}`);
+    }
   }
   const file = join(here, '..', 'bench-results.json');
   await writeFile(file, `${JSON.stringify(out, null, 2)}\n`);

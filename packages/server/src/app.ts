@@ -1,6 +1,6 @@
 /**
  * createApp: the Express application, wired in the order a request travels:
- * request id → security headers → access log → which operation → credentials → rate limit → JSON body (per-route
+ * request id → security headers → access log and metrics → which operation → credentials → rate limit → JSON body (per-route
  * limit) → NUL and depth check → shape bounds (http/body-bounds.ts) → OpenAPI validation → handler (with idempotency) → reply; every error → problem+json.
  */
 import express from 'express';
@@ -11,6 +11,7 @@ import { accessLog } from './http/access-log.js';
 import { boundBodyShape } from './http/body-bounds.js';
 import { dispatch } from './http/dispatch.js';
 import { errorHandler } from './http/errors.js';
+import { metricsEndpoint } from './http/metrics-endpoint.js';
 import { problemBody } from './http/problems.js';
 import { requestId } from './http/request-id.js';
 import { parseJsonBody, resolveOperation } from './http/routing.js';
@@ -56,7 +57,7 @@ export function createApp(options: CreateAppOptions): express.Express {
       },
     }),
   );
-  app.use(accessLog(deps.log));
+  app.use(accessLog(deps.log, deps.services.metrics));
 
   // The probes are also served outside the version prefix (orchestrators expect /healthz, /readyz).
   const dispatchOperation = dispatch(handlers, deps);
@@ -78,6 +79,8 @@ export function createApp(options: CreateAppOptions): express.Express {
   const storeFor = (limit: number) => (deps.config.rateLimitStore === 'database' ? new DatabaseRateLimitStore(deps.db, limit) : new MemoryRateLimitStore());
   const limiter = rateLimit(storeFor(deps.config.rateLimitPerMinute), { limit: deps.config.rateLimitPerMinute, windowSeconds: 60 });
   const authFailures = new AuthFailureLimiter(storeFor(deps.config.authFailuresPerMinute), deps.config.authFailuresPerMinute);
+  // The operator's scrape (outside the API and its spec; METRICS_TOKEN: see http/metrics-endpoint.ts).
+  app.get('/metrics', metricsEndpoint(deps, authFailures));
   // Not in the API contract (brand images, the sandbox provider's HTML page): before the spec router's 404.
   // The sandbox page exists in sandbox mode only: elsewhere it would approve enrollments with no bank check.
   app.use(brandIconsRouter());

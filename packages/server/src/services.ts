@@ -12,8 +12,8 @@ import { paymentRecoverer } from './payments/created-reply.js';
 import { followUpRecoverer, settleFollowUp } from './payments/lifecycle.js';
 import { enrollmentRecoverer } from './vault/service.js';
 import { linkBase } from './platform/config.js';
-import { NO_METRICS } from './platform/metrics.js';
 import { buildPaymentServices } from './payments/services.js';
+import { PrometheusMetrics } from './platform/prometheus.js';
 import { providerSecretBox } from './providers/sandbox/notification-secret.js';
 import { buildRetentionServices } from './retention/services.js';
 import { buildSandboxAdapters } from './providers/sandbox/build.js';
@@ -22,7 +22,18 @@ import { buildRoutingServices } from './routing/services.js';
 import { buildTenancyServices } from './tenancy/services.js';
 import { resolveKeyring } from './vault/crypto/keyring.js';
 import { buildVaultServices } from './vault/services.js';
+import { webhooksRepository } from './webhooks/repository.js';
 import { buildWebhookServices } from './webhooks/services.js';
+
+declare module './context.js' {
+  interface AppServices {
+    /**
+     * What operators see at GET /metrics (platform/prometheus.ts). Domain code records through its
+     * OrchestrationMetrics methods (platform/metrics.ts); the HTTP layer records requests.
+     */
+    metrics: PrometheusMetrics;
+  }
+}
 
 export interface ServiceDeps {
   db: Database;
@@ -44,6 +55,10 @@ export async function buildServices(deps: ServiceDeps): Promise<AppServices> {
   // nothing is sealed under a key it would refuse.
   const resolved = await resolveKeyring(deps.config);
   const vault = await buildVaultServices(deps, resolved);
+  const metrics = new PrometheusMetrics({
+    webhookQueue: () => webhooksRepository.queueStats(deps.db),
+    onCollectError: (err) => deps.log.warn({ err }, 'metrics: the webhook queue could not be read'),
+  });
   // Both sandbox acquirers run as HTTP services (in this process unless SANDBOX_A_URL/SANDBOX_B_URL say
   // where): every provider call crosses a real socket. Registered before the workers, so on close they
   // stop after them (close hooks run in reverse).
@@ -53,6 +68,7 @@ export async function buildServices(deps: ServiceDeps): Promise<AppServices> {
   const providers = providerRegistry([sandbox.a, sandbox.b]);
   const routing = await buildRoutingServices(deps, resolved.keyring);
   return {
+    metrics,
     provider,
     providers,
     idempotencyRecoverers: {
@@ -66,6 +82,6 @@ export async function buildServices(deps: ServiceDeps): Promise<AppServices> {
     ...(await buildWebhookServices(deps, resolved.keyring)),
     ...buildRetentionServices(deps),
     ...routing,
-    ...buildOrchestrationServices(deps, { providers, routing: routingPort(routing.connectionBox), metrics: NO_METRICS, settleFollowUp }),
+    ...buildOrchestrationServices(deps, { providers, routing: routingPort(routing.connectionBox), metrics, settleFollowUp }),
   };
 }

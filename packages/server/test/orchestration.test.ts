@@ -26,6 +26,7 @@ interface LedgerEntry {
 }
 
 const COOL_DOWN_MS = 1_500;
+const METRICS_TOKEN = 'orchestration-metrics-token-0123456789';
 
 for (const backend of backends()) {
   describe(`orchestration on ${backend}`, () => {
@@ -40,8 +41,10 @@ for (const backend of backends()) {
           CIRCUIT_COOL_DOWN_MS: String(COOL_DOWN_MS),
           // The worker's own passes stay out of the way: the tests run them (runOnce).
           RECONCILIATION_INTERVAL_MS: '3600000',
+          METRICS_TOKEN,
         },
       });
+      t.rememberSecret(METRICS_TOKEN, 'METRICS_TOKEN');
     });
     afterAll(async () => {
       await t?.stop();
@@ -104,6 +107,16 @@ for (const backend of backends()) {
       expect((await ledger(acquirers.b.url)).find((e) => e.reference === p.transactions.id)).toMatchObject({ status: 'APPROVED' });
       const read = await getPayment(m, p.id);
       expect(read.transactions.map((x) => x.provider_id)).toEqual(['SANDBOX_A', 'SANDBOX_B']);
+      // What operators see: each call by connection and outcome, the move from A to B, both circuits closed.
+      const scraped = (await (await fetch(`${t.running.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text()).split('\n');
+      for (const line of [
+        `payorch_provider_calls_total{provider="SANDBOX_A",connection="${m.a.connection_id}",operation="purchase",outcome="ERROR"} 1`,
+        `payorch_provider_calls_total{provider="SANDBOX_B",connection="${m.b.connection_id}",operation="purchase",outcome="SUCCEEDED"} 1`,
+        `payorch_circuit_state{provider="SANDBOX_A",connection="${m.a.connection_id}"} 0`,
+      ]) {
+        expect(scraped).toContain(line);
+      }
+      expect(scraped.some((l) => l.startsWith('payorch_failovers_total{from="SANDBOX_A",to="SANDBOX_B",reason="PROVIDER_ERROR"}'))).toBe(true);
     });
 
     it('4507990000000010: insufficient funds at SANDBOX_A → DECLINED with one attempt; SANDBOX_B is never asked', async () => {

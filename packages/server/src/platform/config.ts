@@ -48,6 +48,7 @@ const schema = z.object({
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
     .optional(),
   ADMIN_API_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
+  METRICS_TOKEN: z.string().min(32, 'must be at least 32 characters').optional(),
   VAULT_ENCRYPTION_KEY: z.string().min(1).optional(),
   SANDBOX: bool.optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -75,6 +76,8 @@ export interface Config {
   /** Connections in the pg pool (DATABASE_URL only). */
   databasePoolSize: number;
   adminApiKey: string | undefined;
+  /** The bearer token GET /metrics requires; unset, /metrics does not exist. */
+  metricsToken: string | undefined;
   vaultEncryptionKey: string | undefined;
   sandbox: boolean;
   logLevel: string;
@@ -141,6 +144,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: e.DATABASE_URL,
     databasePoolSize: e.DATABASE_POOL_SIZE,
     adminApiKey: e.ADMIN_API_KEY,
+    metricsToken: e.METRICS_TOKEN,
     vaultEncryptionKey: e.VAULT_ENCRYPTION_KEY,
     sandbox,
     logLevel: e.LOG_LEVEL,

@@ -70,6 +70,8 @@ const DELIVERY_COLUMNS = 'id, organization_id, endpoint_id, event_id, event_type
 
 /** Deliveries leased at once, over every worker on the database (see claimDue). */
 export const DEFAULT_CLAIM_CAPS = { perEndpoint: 4, perOrganization: 8 } as const;
+/** Pending deliveries a metrics scrape counts at most, per state (queueStats). */
+export const QUEUE_STATS_CAP = 100_000;
 /** Serializes claims across instances (arbitrary constant, like the other advisory locks). */
 const CLAIM_LOCK = 727_005;
 
@@ -344,6 +346,27 @@ export const webhooksRepository = {
   /** Gives a claim back untouched (shutdown before the request went out). */
   async releaseLease(db: Queryable, deliveryId: string, leaseId: string): Promise<void> {
     await db.query('UPDATE webhook_deliveries SET lease_id = NULL, locked_until = NULL WHERE id = $1 AND lease_id = $2', [deliveryId, leaseId]);
+  },
+
+  /**
+   * The queue for GET /metrics: pending deliveries due now and scheduled later, each counted up to
+   * `cap` (a scrape must stay cheap however deep the backlog: past the cap the figure only says "at
+   * least"), and how long the oldest due one has waited. All three read the partial index on
+   * next_attempt_at WHERE status = 'PENDING'.
+   */
+  async queueStats(db: Queryable, cap = QUEUE_STATS_CAP): Promise<{ due: number; scheduled: number; oldestDueSeconds: number }> {
+    const rows = await db.query<{ due: number; scheduled: number; oldest_due_seconds: number | null }>(
+      `WITH t AS (SELECT clock_timestamp() AS now)
+       SELECT
+         (SELECT count(*) FROM (SELECT 1 FROM webhook_deliveries WHERE status = 'PENDING' AND next_attempt_at <= t.now LIMIT $1) d)::int AS due,
+         (SELECT count(*) FROM (SELECT 1 FROM webhook_deliveries WHERE status = 'PENDING' AND next_attempt_at > t.now LIMIT $1) s)::int AS scheduled,
+         extract(epoch FROM t.now - (SELECT min(next_attempt_at) FROM webhook_deliveries WHERE status = 'PENDING' AND next_attempt_at <= t.now))::float8
+           AS oldest_due_seconds
+       FROM t`,
+      [cap],
+    );
+    const row = rows[0]!;
+    return { due: row.due, scheduled: row.scheduled, oldestDueSeconds: Math.max(0, row.oldest_due_seconds ?? 0) };
   },
 
   // ---- the delivery log

@@ -1,0 +1,170 @@
+/**
+ * The prom-client implementation of what the service reports (GET /metrics): one Registry per server, so
+ * several servers in one process (the tests) keep their own figures. Process metrics (CPU, memory, event
+ * loop, GC) describe the process, not a server: they live in one registry per process, collected once and
+ * merged into every exposition (collectDefaultMetrics per server would start an event-loop monitor and a GC
+ * observer per server and never stop them).
+ *
+ * Labels are bounded by construction: operations are the spec's operationIds (never a path: ids in paths
+ * would make one series per payment), methods are the few HTTP parses, statuses the codes the service
+ * answers, providers the registry's, outcomes and operations the fixed lists of metrics.ts.
+ * Connections are labelled too: a connection is a configured object (an operator or merchant creates it;
+ * an organization has a handful), not a per-request value, so the series grow with the configured estate
+ * like per-instance labels do, and the circuit breaker is per connection: an operator must see which one
+ * is open.
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { CircuitState, OrchestrationMetrics, ProviderCallOutcome } from './metrics.js';
+
+/** The webhook delivery queue as read at scrape time (webhooks/repository.ts queueStats). */
+export interface WebhookQueueStats {
+  /** Pending deliveries due now (counted up to a cap: see the repository). */
+  due: number;
+  /** Pending deliveries waiting for a later retry. */
+  scheduled: number;
+  /** How long the oldest due delivery has been due, in seconds (0 when none is due). */
+  oldestDueSeconds: number;
+}
+
+export interface PrometheusMetricsOptions {
+  /** Read at each scrape (one bounded, indexed query); an error leaves the gauges at their last value. */
+  webhookQueue?: () => Promise<WebhookQueueStats>;
+  /** Told when the scrape-time query fails (the scrape still answers). */
+  onCollectError?: (err: unknown) => void;
+}
+
+const CIRCUIT_VALUE: Record<CircuitState, number> = { CLOSED: 0, HALF_OPEN: 1, OPEN: 2 };
+
+/** Request latencies: 5 ms to 10 s. Provider calls add 30 s (a connection's timeout can be that long). */
+const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const PROVIDER_BUCKETS = [...HTTP_BUCKETS, 30];
+
+let processRegistry: Registry | undefined;
+function processMetrics(): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
+}
+
+export class PrometheusMetrics implements OrchestrationMetrics {
+  readonly registry = new Registry();
+
+  private readonly httpRequests = new Counter({
+    name: 'payorch_http_requests_total',
+    help: 'HTTP requests answered, by the operationId of the spec (unmatched: no operation), method and status (aborted: the client went away first).',
+    labelNames: ['operation', 'method', 'status'] as const,
+    registers: [this.registry],
+  });
+  private readonly httpDuration = new Histogram({
+    name: 'payorch_http_request_duration_seconds',
+    help: 'Time from the request arriving to its response finishing, by operationId.',
+    labelNames: ['operation'] as const,
+    buckets: HTTP_BUCKETS,
+    registers: [this.registry],
+  });
+  private readonly providerCalls = new Counter({
+    name: 'payorch_provider_calls_total',
+    help: 'Calls to providers, by provider, connection, operation and outcome (SUCCEEDED, DECLINED, ERROR, NOT_SENT, TIMEOUT, CONNECTION_CUT, BAD_RESPONSE).',
+    labelNames: ['provider', 'connection', 'operation', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  private readonly providerDuration = new Histogram({
+    name: 'payorch_provider_call_duration_seconds',
+    help: 'Duration of provider calls, by provider and operation.',
+    labelNames: ['provider', 'operation'] as const,
+    buckets: PROVIDER_BUCKETS,
+    registers: [this.registry],
+  });
+  private readonly circuit = new Gauge({
+    name: 'payorch_circuit_state',
+    help: "A connection's circuit breaker: 0 closed (calls go through), 1 half-open (probing), 2 open (skipped until its cool-down ends).",
+    labelNames: ['provider', 'connection'] as const,
+    registers: [this.registry],
+  });
+  private readonly failovers = new Counter({
+    name: 'payorch_failovers_total',
+    help: 'Payments moved on to the next step of their route after a soft failure, by provider left, provider tried next and reason.',
+    labelNames: ['from', 'to', 'reason'] as const,
+    registers: [this.registry],
+  });
+  private readonly reconciliationCount = new Gauge({
+    name: 'payorch_reconciliation_backlog',
+    help: 'Provider calls with an unknown outcome the reconciliation worker has yet to settle (after its last pass).',
+    registers: [this.registry],
+  });
+  private readonly reconciliationOldest = new Gauge({
+    name: 'payorch_reconciliation_oldest_seconds',
+    help: 'Age of the oldest provider call awaiting reconciliation, in seconds (0 when none), after the worker\'s last pass.',
+    registers: [this.registry],
+  });
+
+  constructor(options: PrometheusMetricsOptions = {}) {
+    const { webhookQueue, onCollectError } = options;
+    if (!webhookQueue) return;
+    // One query per scrape feeds both gauges: prom-client runs every collect() of a scrape together, so
+    // the first starts the query and the second shares it; it is forgotten once the scrape has it.
+    let reading: Promise<WebhookQueueStats | undefined> | undefined;
+    const read = () => {
+      reading ??= webhookQueue()
+        .catch((err: unknown) => {
+          onCollectError?.(err);
+          return undefined;
+        })
+        .finally(() => setImmediate(() => (reading = undefined)));
+      return reading;
+    };
+    new Gauge({
+      name: 'payorch_webhook_queue_depth',
+      help: 'Pending webhook deliveries: due (waiting for the worker) or scheduled (waiting for a later retry). Read from the database at scrape time.',
+      labelNames: ['state'] as const,
+      registers: [this.registry],
+      async collect() {
+        const stats = await read();
+        if (!stats) return;
+        this.set({ state: 'due' }, stats.due);
+        this.set({ state: 'scheduled' }, stats.scheduled);
+      },
+    });
+    new Gauge({
+      name: 'payorch_webhook_oldest_due_seconds',
+      help: 'How long the oldest due webhook delivery has been waiting, in seconds (0 when none is due). Read at scrape time.',
+      registers: [this.registry],
+      async collect() {
+        const stats = await read();
+        if (stats) this.set(stats.oldestDueSeconds);
+      },
+    });
+  }
+
+  /** One answered (or abandoned) request; `operation` is the operationId or 'unmatched'. */
+  httpRequest(labels: { operation: string; method: string; status: string }, seconds: number): void {
+    this.httpRequests.inc(labels);
+    this.httpDuration.observe({ operation: labels.operation }, seconds);
+  }
+
+  providerCall(labels: { providerId: string; connectionId: string; operation: string; outcome: ProviderCallOutcome }, seconds: number): void {
+    this.providerCalls.inc({ provider: labels.providerId, connection: labels.connectionId, operation: labels.operation, outcome: labels.outcome });
+    this.providerDuration.observe({ provider: labels.providerId, operation: labels.operation }, seconds);
+  }
+
+  circuitState(labels: { providerId: string; connectionId: string }, state: CircuitState): void {
+    this.circuit.set({ provider: labels.providerId, connection: labels.connectionId }, CIRCUIT_VALUE[state]);
+  }
+
+  failover(labels: { fromProviderId: string; toProviderId: string; reason: string }): void {
+    this.failovers.inc({ from: labels.fromProviderId, to: labels.toProviderId, reason: labels.reason });
+  }
+
+  reconciliationBacklog(count: number, oldestAgeSeconds: number): void {
+    this.reconciliationCount.set(count);
+    this.reconciliationOldest.set(oldestAgeSeconds);
+  }
+
+  /** The exposition: this server's series, then the process's. */
+  async exposition(): Promise<{ contentType: string; body: string }> {
+    const merged = Registry.merge([this.registry, processMetrics()]);
+    return { contentType: merged.contentType, body: await merged.metrics() };
+  }
+}
