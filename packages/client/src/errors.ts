@@ -24,6 +24,7 @@ export type PayorchErrorCode =
   | 'UNSUPPORTED_METHOD'
   | 'REQUEST_IN_PROCESS'
   | 'INVALID_STATUS'
+  | 'CHARGEBACK_IN_PROCESS'
   | 'CUSTOMER_ID_DUPLICATED'
   | 'ROUTING_ALREADY_EXISTS'
   | 'NO_ROUTE'
@@ -33,9 +34,13 @@ export type PayorchErrorCode =
   | 'IDEMPOTENCY_KEY_REUSED'
   | 'INVALID_CARD'
   | 'INVALID_EVIDENCE'
+  | 'INVALID_AMOUNT'
+  | 'PROVIDER_DECLINED'
   | 'RATE_LIMITED'
   | 'INTERNAL_ERROR'
   | 'NOT_IMPLEMENTED'
+  /** A capture, cancel or refund the provider did not answer: retry with the same idempotency key to learn the outcome. */
+  | 'PROVIDER_UNAVAILABLE'
   | 'SERVICE_UNAVAILABLE'
   /** An error answer without a problem body (e.g. from a proxy). */
   | 'UNEXPECTED_RESPONSE'

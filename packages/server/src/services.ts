@@ -9,6 +9,9 @@ import type { Logger } from './platform/logger.js';
 import { routingPort } from './orchestration/routing-port.js';
 import { buildOrchestrationServices } from './orchestration/services.js';
 import { paymentRecoverer } from './payments/created-reply.js';
+import { followUpRecoverer, settleFollowUp } from './payments/lifecycle.js';
+import { enrollmentRecoverer } from './vault/service.js';
+import { linkBase } from './platform/config.js';
 import { buildPaymentServices } from './payments/services.js';
 import { PrometheusMetrics } from './platform/prometheus.js';
 import { providerSecretBox } from './providers/sandbox/notification-secret.js';
@@ -68,13 +71,17 @@ export async function buildServices(deps: ServiceDeps): Promise<AppServices> {
     metrics,
     provider,
     providers,
-    idempotencyRecoverers: { payment: paymentRecoverer },
+    idempotencyRecoverers: {
+      payment: paymentRecoverer,
+      transaction: followUpRecoverer,
+      payment_method: enrollmentRecoverer(() => linkBase(deps.config)),
+    },
     ...buildTenancyServices(deps),
     ...vault,
     ...(await buildPaymentServices(deps, provider)),
     ...(await buildWebhookServices(deps, resolved.keyring)),
     ...buildRetentionServices(deps),
     ...routing,
-    ...buildOrchestrationServices(deps, { providers, routing: routingPort(routing.connectionBox), metrics }),
+    ...buildOrchestrationServices(deps, { providers, routing: routingPort(routing.connectionBox), metrics, settleFollowUp }),
   };
 }

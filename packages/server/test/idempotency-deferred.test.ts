@@ -19,9 +19,11 @@ function gate<T = void>() {
 
 describe('idempotency modes', () => {
   it('operations that call a provider run deferred, every other one atomic', () => {
-    expect(idempotencyModeOf('createPayment')).toBe('deferred');
-    expect(DEFERRED_OPERATIONS.has('createPayment')).toBe(true);
-    for (const op of ['createCustomer', 'enrollPaymentMethod', 'disputeTransaction', 'createWebhookEndpoint']) expect(idempotencyModeOf(op)).toBe('atomic');
+    for (const op of ['createPayment', 'capturePayment', 'cancelPayment', 'refundPayment', 'cancelOrRefundPayment', 'enrollPaymentMethod']) {
+      expect(idempotencyModeOf(op), op).toBe('deferred');
+    }
+    expect(DEFERRED_OPERATIONS.size).toBe(6);
+    for (const op of ['createCustomer', 'disputeTransaction', 'createWebhookEndpoint']) expect(idempotencyModeOf(op)).toBe('atomic');
   });
 });
 

@@ -167,18 +167,29 @@ for (const backend of backends()) {
       await expectUnchanged(t, before);
     });
 
-    it('a provider that refuses the capture or the refund: 422 PROVIDER_DECLINED saying why, the payment exactly as it was', async () => {
+    it('a provider that refuses the capture or the refund: 422 PROVIDER_DECLINED saying why; the payment unchanged, the refused transaction kept as a record', async () => {
+      /** The payment as it was (status, amounts, updated_at, history), plus the refused transaction last. */
+      async function expectOnlyRefusalRecorded(before: Payment, type: string, code: string): Promise<void> {
+        const after = await getPayment(t, before.id, '?transactions_history=true');
+        const { transactions, ...rest } = after;
+        const { transactions: beforeTransactions, ...beforeRest } = before;
+        expect(rest).toEqual(beforeRest);
+        expect(transactions.slice(0, -1)).toEqual(beforeTransactions);
+        expect(transactions.at(-1)).toMatchObject({ type, status: 'DECLINED', response_code: code, amount: expect.any(Number) });
+      }
       const auth = await authorizedPayment(t, { card: CARDS.captureFails });
       const beforeAuth = await getPayment(t, auth.id, '?transactions_history=true');
       const cap = await expectProblem(await postLifecycle(t, auth.id, 'capture', {}, { transactionId: auth.transactions.id }), 422, 'PROVIDER_DECLINED');
       expect(cap.detail).toContain('CAPTURE_DECLINED');
-      await expectUnchanged(t, beforeAuth);
+      await expectOnlyRefusalRecorded(beforeAuth, 'CAPTURE', 'CAPTURE_DECLINED');
+      // The refused capture is no capture: the authorization can still be voided.
+      expect((await postLifecycle(t, auth.id, 'cancel', {}, { transactionId: auth.transactions.id })).status).toBe(200);
 
       const paid = await createPayment(t, { card: CARDS.refundFails });
       const beforePaid = await getPayment(t, paid.id, '?transactions_history=true');
       const ref = await expectProblem(await postLifecycle(t, paid.id, 'refund', { amount: { currency: 'BRL', value: 1 } }, { transactionId: paid.transactions.id }), 422, 'PROVIDER_DECLINED');
       expect(ref.detail).toContain('REFUND_DECLINED');
-      await expectUnchanged(t, beforePaid);
+      await expectOnlyRefusalRecorded(beforePaid, 'REFUND', 'REFUND_DECLINED');
       expect(await eventTypes(t, paid.id)).toEqual(['payment.succeeded']);
     });
 

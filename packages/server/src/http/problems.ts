@@ -44,6 +44,7 @@ export const PROBLEMS = {
   RATE_LIMITED: { status: 429, title: 'Rate limited' },
   INTERNAL_ERROR: { status: 500, title: 'Internal error' },
   NOT_IMPLEMENTED: { status: 501, title: 'Not implemented' },
+  PROVIDER_UNAVAILABLE: { status: 502, title: 'Provider unavailable' },
   SERVICE_UNAVAILABLE: { status: 503, title: 'Service unavailable' },
 } as const satisfies Record<string, { status: number; title: string }>;
 

@@ -32,11 +32,18 @@ export const DEFERRED_CLAIM_LEASE_SECONDS = 60;
 
 /**
  * The operations that call a provider: their provider calls happen outside any database transaction, so
- * they run in deferred mode. ONE list. createPayment is converted (payments/create-payment.ts binds
- * 'payment:<id>'); capturePayment, cancelPayment, refundPayment and cancelOrRefundPayment join it when
- * their handlers open their own transactions and bind (payments/lifecycle.ts).
+ * they run in deferred mode. ONE list. createPayment binds 'payment:<id>' (payments/create-payment.ts);
+ * capture, cancel, refund and cancel-or-refund bind 'transaction:<id>' of the follow-up they reserve
+ * (payments/lifecycle.ts); enrollment binds 'payment_method:<token>' (its verify call, vault/service.ts).
  */
-export const DEFERRED_OPERATIONS: ReadonlySet<string> = new Set(['createPayment']);
+export const DEFERRED_OPERATIONS: ReadonlySet<string> = new Set([
+  'createPayment',
+  'capturePayment',
+  'cancelPayment',
+  'refundPayment',
+  'cancelOrRefundPayment',
+  'enrollPaymentMethod',
+]);
 
 export type IdempotencyMode = 'atomic' | 'deferred';
 
@@ -206,6 +213,19 @@ export type Recoverer = (db: Queryable, target: { organizationId: string; operat
 /** Recoverers by resource type (the part of the bound resource before the first ':'). */
 export type Recoverers = Readonly<Record<string, Recoverer>>;
 
+/**
+ * Thrown by a deferred operation whose reply must not be stored (a provider that did not answer): `reply`
+ * is answered now. Bound (something was written, its outcome unknown): the record stays PENDING, so a
+ * retry with the key gets 409 REQUEST_IN_PROCESS until the resource is settled, then the recoverer's
+ * settled reply. Unbound (nothing was written): the claim is released and a retry runs the request again.
+ */
+export class UnsettledReply extends Error {
+  constructor(readonly reply: Reply) {
+    super('the operation is not settled yet; answer now, keep the idempotency record pending');
+    this.name = 'UnsettledReply';
+  }
+}
+
 export class ClaimLostError extends Error {
   constructor() {
     super('the idempotency claim was taken over by another request; this request must not create anything');
@@ -278,6 +298,8 @@ export async function runDeferred(
     await repo.release(db, organizationId, key, claim.claimId).catch(() => {});
     // Another request took the claim over while this one was stalled past the lease: it owns the key now.
     if (err instanceof ClaimLostError) return { reply: inProcess(), replayed: false };
+    // Bound and not settled: the answer for now; the record waits for the settled one.
+    if (err instanceof UnsettledReply) return { reply: err.reply, replayed: false };
     throw err;
   }
   await repo.complete(db, organizationId, key, claim.claimId, toStore(reply));

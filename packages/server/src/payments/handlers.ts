@@ -4,10 +4,11 @@
  */
 import type { Handlers, RequestContext } from '../context.js';
 import { describeFieldErrors, problem } from '../http/problems.js';
+import { UnsettledReply } from '../idempotency/idempotency.js';
 import { receiveNotification } from './chargebacks.js';
 import { createPayment } from './create-payment.js';
 import { resolveDispute, submitEvidence } from './disputes.js';
-import { cancelOrRefundPayment, cancelPayment, capturePayment, refundPayment } from './lifecycle.js';
+import { cancelOrRefundPayment, cancelPayment, capturePayment, refundPayment, type LifecycleContext, type LifecycleOutcome } from './lifecycle.js';
 import { listPayments } from './list-payments.js';
 import { toApiTransaction } from './mapper.js';
 import { etagOf, ifNoneMatchHits, retrievePayment } from './retrieve-payment.js';
@@ -20,8 +21,36 @@ const flag = (v: unknown): boolean => v === true || v === 'true';
 /** Header lookup by its lower-case wire name (Node lower-cases incoming header names). */
 const header = (headers: object, name: string): string | undefined => (headers as Record<string, string | undefined>)[name.toLowerCase()];
 
-/** The payment a lifecycle operation acts on, within the caller's organization. */
-const lifecycleScope = (ctx: RequestContext, paymentId: string) => ({ organizationId: ctx.merchant.organizationId, paymentId });
+/**
+ * What a lifecycle operation needs of its request: the caller's organization, and the provider and
+ * connection that hold the authorization (a follow-up never goes anywhere else).
+ */
+const lifecycleContext = (ctx: RequestContext): LifecycleContext => {
+  const { orchestration } = ctx.deps.services;
+  const organizationId = ctx.merchant.organizationId;
+  return {
+    db: ctx.db,
+    organizationId,
+    async reach(db, providerId, connectionId) {
+      const provider = providerId ? orchestration.providers.get(providerId) : undefined;
+      if (!provider) throw new Error(`no provider ${providerId ?? '(none)'} for a follow-up: the transaction names a provider this service does not know`);
+      const usable = connectionId ? await orchestration.routing.openConnection(db, organizationId, connectionId) : undefined;
+      return { provider, ...(usable ? { connection: usable.context } : {}) };
+    },
+    bind: (tx, resource) => ctx.idempotency.bind(tx, resource),
+    metrics: orchestration.metrics,
+  };
+};
+
+/**
+ * The reply of a lifecycle outcome (201 for cancel-or-refund). An unsettled one (the provider did not
+ * answer) is answered as it is while its idempotency record waits for the settled reply (UnsettledReply).
+ */
+function lifecycleReply<S extends 200 | 201>(outcome: LifecycleOutcome, status: S) {
+  if (outcome.ok) return { status, body: outcome.payment };
+  if ('unsettled' in outcome) throw new UnsettledReply(outcome.problem);
+  return outcome.problem;
+}
 
 const sandboxOff = (path: string) => problem('NOT_FOUND', `No route ${path}: the server does not run in sandbox mode.`);
 
@@ -76,27 +105,19 @@ export const paymentHandlers = {
   },
 
   async capturePayment({ params, body }, ctx) {
-    const scope = lifecycleScope(ctx, params.payment_id);
-    const outcome = await capturePayment(ctx.db, ctx.deps.services.provider, scope, params.transaction_id, body);
-    return outcome.ok ? { status: 200, body: outcome.payment } : outcome.problem;
+    return lifecycleReply(await capturePayment(lifecycleContext(ctx), params.payment_id, params.transaction_id, body), 200);
   },
 
   async cancelPayment({ params, body }, ctx) {
-    const scope = lifecycleScope(ctx, params.payment_id);
-    const outcome = await cancelPayment(ctx.db, ctx.deps.services.provider, scope, params.transaction_id, body);
-    return outcome.ok ? { status: 200, body: outcome.payment } : outcome.problem;
+    return lifecycleReply(await cancelPayment(lifecycleContext(ctx), params.payment_id, params.transaction_id, body), 200);
   },
 
   async refundPayment({ params, body }, ctx) {
-    const scope = lifecycleScope(ctx, params.payment_id);
-    const outcome = await refundPayment(ctx.db, ctx.deps.services.provider, scope, params.transaction_id, body);
-    return outcome.ok ? { status: 200, body: outcome.payment } : outcome.problem;
+    return lifecycleReply(await refundPayment(lifecycleContext(ctx), params.payment_id, params.transaction_id, body), 200);
   },
 
   async cancelOrRefundPayment({ params, body }, ctx) {
-    const scope = lifecycleScope(ctx, params.payment_id);
-    const outcome = await cancelOrRefundPayment(ctx.db, ctx.deps.services.provider, scope, body);
-    return outcome.ok ? { status: 201, body: outcome.payment } : outcome.problem;
+    return lifecycleReply(await cancelOrRefundPayment(lifecycleContext(ctx), params.payment_id, body), 201);
   },
 
   async receiveProviderNotification(request, ctx) {

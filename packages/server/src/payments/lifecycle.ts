@@ -5,19 +5,33 @@
  *                         --cancel-->        CANCELED / CANCELED             (transaction CANCEL)
  *   SUCCEEDED / *         --refund part-->   SUCCEEDED / PARTIALLY_REFUNDED  (transaction REFUND)
  *                         --refund rest-->   REFUNDED / REFUNDED
- * Each runs in the operation's one transaction (with its idempotency record) with the payment row
- * locked, so concurrent refunds are decided one after another against what is left. The provider is
- * asked before anything is written; a refusal answers 422 PROVIDER_DECLINED and the payment stays as it was.
+ *
+ * The provider is never called inside a database transaction. Each operation runs in three phases:
+ *   A. one short transaction, payment row locked: the checks (statuses, amounts: 409/422 problems), then
+ *      the reservation — the follow-up transaction is inserted PENDING, naming the provider and connection
+ *      of the authorization it follows, and the idempotency record is bound to it. What is left counts the
+ *      PENDING ones (left to refund = captured − refunded − pending refunds; one capture or void in flight
+ *      at a time), so concurrent operations are decided one after another against what is left.
+ *   B. the provider call through that connection, reference = the transaction id, outside any transaction.
+ *   C. one short transaction, payment locked: the answer settles the transaction (settleFollowUp, shared
+ *      with the reconciliation). Approved → the payment changes, history and event as before; refused →
+ *      the transaction is kept DECLINED/ERROR, the payment unchanged, 422 PROVIDER_DECLINED. No answer →
+ *      the transaction stays PENDING (its amount still reserved) for the reconciliation, 502
+ *      PROVIDER_UNAVAILABLE; a retry with the same key learns the settled outcome (followUpOutcome).
  */
 import { randomUUID } from 'node:crypto';
 import type { Schemas } from '@payorch/types';
 import type { Queryable } from '../db/database.js';
 import { problem } from '../http/problems.js';
-import type { PaymentProvider, ProviderResult } from '../providers/provider.js';
+import { DEADLINE_GRACE_MS } from '../orchestration/orchestrator.js';
+import type { FollowUpAnswer } from '../orchestration/reconciliation.js';
+import { orchestrationRepository as attempts, type AttemptRecord } from '../orchestration/repository.js';
+import { FIRST_LOOKUP_DELAY_MS, providerDataOf } from '../orchestration/settle.js';
+import type { OrchestrationMetrics } from '../platform/metrics.js';
+import { ProviderUnavailableError, type ConnectionContext, type FollowUp, type PaymentProvider, type ProviderResult } from '../providers/provider.js';
 import { recordPaymentOutcome } from './events.js';
 import { toApiPayment } from './mapper.js';
 import { addDecimal, compareDecimal, subtractDecimal, toDecimal } from './money.js';
-import { connectionDataOf, providerDataOf, providerLabel } from './provider-data.js';
 import { paymentsRepository as repo, type PaymentRow, type TransactionRow } from './repository.js';
 
 export type LifecycleProblem =
@@ -28,41 +42,66 @@ export type LifecycleProblem =
   | ReturnType<typeof problem<'INVALID_AMOUNT'>>
   | ReturnType<typeof problem<'PROVIDER_DECLINED'>>;
 
-export type LifecycleOutcome = { ok: true; payment: Schemas['Payment'] } | { ok: false; problem: LifecycleProblem };
+export type LifecycleOutcome =
+  | { ok: true; payment: Schemas['Payment'] }
+  | { ok: false; problem: LifecycleProblem }
+  /** The provider did not answer: the transaction stays PENDING until the reconciliation settles it. */
+  | { ok: false; unsettled: true; transactionId: string; problem: ReturnType<typeof problem<'PROVIDER_UNAVAILABLE'>> };
+
+/**
+ * The provider adapter and connection a follow-up goes through: the authorization's own, read in phase A's
+ * transaction `db`. Throws for a provider this service does not know (nothing is reserved then).
+ */
+export type ProviderReach = (db: Queryable, providerId: string | null, connectionId: string | null) => Promise<{ provider: PaymentProvider; connection?: ConnectionContext }>;
+
+/** A follow-up's call when its connection names no timeout (a transaction older than connections). */
+const DEFAULT_FOLLOW_UP_TIMEOUT_MS = 10_000;
+
+export interface LifecycleContext {
+  /** Where each phase opens its own short transaction (the pool in deferred idempotency mode). */
+  db: Queryable;
+  organizationId: string;
+  reach: ProviderReach;
+  /** Binds the operation's idempotency record to the reserved transaction, inside phase A's transaction. */
+  bind?: (tx: Queryable, resource: string) => Promise<void>;
+  metrics?: OrchestrationMetrics;
+}
 
 type Amount = Schemas['TransactionAmountRequest'];
+type FollowUpType = 'CAPTURE' | 'CANCEL' | 'REFUND';
 interface Details {
   merchant_reference?: string;
   reason?: string;
   description?: string;
 }
-interface Scope {
-  organizationId: string;
-  paymentId: string;
-}
 
-const fail = (p: LifecycleProblem): LifecycleOutcome => ({ ok: false, problem: p });
-const invalidStatus = (detail: string) => fail(problem('INVALID_STATUS', detail));
+/** The idempotency resource a follow-up operation is bound to (its recoverer reads followUpOutcome). */
+export const followUpResource = (transactionId: string) => `transaction:${transactionId}`;
+
+type Checked<T> = { ok: true; value: T } | { ok: false; problem: LifecycleProblem };
+const refuse = (p: LifecycleProblem) => ({ ok: false, problem: p }) as const;
+const invalidStatus = (detail: string) => refuse(problem('INVALID_STATUS', detail));
 const state = (p: PaymentRow) => `${p.status} / ${p.sub_status}`;
 const isUncapturedAuthorization = (p: PaymentRow) => p.status === 'PENDING' && p.sub_status === 'AUTHORIZED';
 
-/** The payment (locked) and the named transaction of it, or the 404 that fits. */
-async function load(db: Queryable, scope: Scope, transactionId: string) {
-  const payment = await repo.findPayment(db, scope.organizationId, scope.paymentId, { forUpdate: true });
-  if (!payment) return { problem: problem('PAYMENT_NOT_FOUND', `No payment ${scope.paymentId}.`) };
-  const transaction = await repo.findTransaction(db, payment.id, transactionId);
-  if (!transaction) return { problem: problem('TRANSACTION_NOT_FOUND', `Payment ${payment.id} has no transaction ${transactionId}.`) };
-  return { payment, transaction };
+/** A follow-up reserved by phase A: the PENDING transaction and what phase B sends, to whom. */
+interface Reservation {
+  transaction: TransactionRow;
+  /** The provider's id of the authorization or purchase the operation applies to. */
+  providerTransactionId: string;
+  currency: string;
+  provider: PaymentProvider;
+  connection: ConnectionContext | undefined;
+  connectionId: string | null;
 }
 
 /**
  * The requested amount as exact decimal text, or the problem: the payment's currency only, its
  * minor-unit decimals, at most `limit` (what is left to capture or refund). Absent means `limit`.
  */
-function amountWithin(payment: PaymentRow, requested: Amount | undefined, limit: string, what: string): { ok: true; value: string } | { ok: false; problem: LifecycleProblem } {
+function amountWithin(payment: PaymentRow, requested: Amount | undefined, limit: string, what: string): Checked<string> {
   if (requested === undefined) return { ok: true, value: limit };
-  const bad = (message: string, path = '/body/amount/value') =>
-    ({ ok: false, problem: problem('INVALID_AMOUNT', `The amount ${message}.`, { errors: [{ path, message }] }) }) as const;
+  const bad = (message: string, path = '/body/amount/value') => refuse(problem('INVALID_AMOUNT', `The amount ${message}.`, { errors: [{ path, message }] }));
   if (requested.currency !== payment.currency) return bad(`must be in the payment's currency ${payment.currency}, not ${requested.currency}`, '/body/amount/currency');
   const checked = toDecimal(requested.value, payment.currency);
   if (!checked.ok) return bad(checked.message);
@@ -70,158 +109,304 @@ function amountWithin(payment: PaymentRow, requested: Amount | undefined, limit:
   return { ok: true, value: checked.decimal };
 }
 
-/** The provider's refusal, with its reason; nothing was written yet, so the payment is as it was. */
-function declined(result: ProviderResult, what: string): LifecycleOutcome {
-  return fail(
-    problem('PROVIDER_DECLINED', `The provider refused the ${what}: ${result.responseCode} (${result.responseMessage}). The payment is unchanged.`, {
-      messages: [`${result.responseCode}: ${result.responseMessage}`],
-    }),
-  );
+/** A capture or void of this authorization already in flight: a second one waits for its outcome. */
+function inFlightOnAuthorization(transactions: TransactionRow[]): TransactionRow | undefined {
+  return transactions.find((t) => (t.type === 'CAPTURE' || t.type === 'CANCEL') && t.status === 'PENDING');
 }
 
-/** Records the provider's answer as a new transaction of the payment, following `original`. */
-async function insertFollowUp(
-  db: Queryable,
-  provider: PaymentProvider,
+/** The sum of the refunds sent and not answered yet: reserved, so not refundable again. */
+function pendingRefunds(transactions: TransactionRow[]): string {
+  return transactions.filter((t) => t.type === 'REFUND' && t.status === 'PENDING').reduce((sum, t) => addDecimal(sum, t.amount), '0');
+}
+
+/**
+ * Phase A's reservation: the follow-up inserted PENDING with the provider and connection of `charged` (the
+ * authorization or purchase as the provider knows it), and a deadline — the connection's timeout and a
+ * grace — past which the reconciliation takes it over if this request never settles it (a crash).
+ */
+async function reserve(
+  tx: Queryable,
+  ctx: LifecycleContext,
   payment: PaymentRow,
   original: TransactionRow,
-  t: { id: string; type: 'CAPTURE' | 'CANCEL' | 'REFUND'; amount: string; details: Details; result: ProviderResult },
-): Promise<TransactionRow> {
-  return repo.insertTransaction(db, {
-    id: t.id,
+  charged: TransactionRow,
+  t: { type: FollowUpType; amount: string; details: Details },
+): Promise<Reservation> {
+  const connectionId = (await attempts.find(tx, charged.id))?.connection_id ?? null;
+  const { provider, connection } = await ctx.reach(tx, charged.provider_id, connectionId);
+  const transaction = await attempts.insertAttempt(tx, {
+    id: randomUUID(),
     payment_id: payment.id,
     type: t.type,
-    status: 'SUCCEEDED',
+    status: 'PENDING',
     category: original.category,
     amount: t.amount,
-    provider_id: providerLabel(provider),
+    provider_id: charged.provider_id,
     payment_method: original.payment_method,
-    response_code: t.result.responseCode,
-    response_message: t.result.responseMessage,
+    response_code: null,
+    response_message: null,
     reason: t.details.reason ?? null,
     description: t.details.description ?? null,
     merchant_reference: t.details.merchant_reference ?? payment.merchant_order_id,
-    provider_data: providerDataOf(provider, t.result),
-    raw_response: t.result.rawResponse,
-    provider_transaction_id: t.result.providerTransactionId,
-    connection_data: connectionDataOf(provider),
-    merchant_advice_code: t.result.merchantAdviceCode,
-    merchant_advice_code_message: t.result.merchantAdviceCodeMessage,
+    provider_data: providerDataOf(charged.provider_id, null),
+    raw_response: null,
+    provider_transaction_id: null,
+    connection_data: charged.connection_data,
+    merchant_advice_code: null,
+    merchant_advice_code_message: null,
     payment_status_before: payment.status,
     payment_sub_status_before: payment.sub_status,
+    connection_id: connectionId!,
+    deadlineMs: (connection?.timeoutMs ?? DEFAULT_FOLLOW_UP_TIMEOUT_MS) + DEADLINE_GRACE_MS,
+  });
+  await ctx.bind?.(tx, followUpResource(transaction.id));
+  return { transaction, providerTransactionId: charged.provider_transaction_id!, currency: payment.currency, provider, connection, connectionId };
+}
+
+/** Phase A of capture, cancel and refund: the payment (locked) and its named transaction, then `plan`. */
+async function reserveOn(
+  ctx: LifecycleContext,
+  paymentId: string,
+  transactionId: string | null,
+  plan: (tx: Queryable, payment: PaymentRow, transactions: TransactionRow[], named: TransactionRow | undefined) => Promise<Checked<Reservation>>,
+): Promise<Checked<Reservation>> {
+  return ctx.db.transaction(async (tx) => {
+    const payment = await repo.findPayment(tx, ctx.organizationId, paymentId, { forUpdate: true });
+    if (!payment) return refuse(problem('PAYMENT_NOT_FOUND', `No payment ${paymentId}.`));
+    const transactions = await repo.listTransactions(tx, payment.id);
+    const named = transactionId === null ? undefined : transactions.find((t) => t.id === transactionId);
+    if (transactionId !== null && !named) return refuse(problem('TRANSACTION_NOT_FOUND', `Payment ${payment.id} has no transaction ${transactionId}.`));
+    return plan(tx, payment, transactions, named);
   });
 }
 
-async function finish(
-  db: Queryable,
-  payment: PaymentRow,
-  transaction: TransactionRow,
-  next: { status: string; subStatus: string; captured?: string; refunded?: string },
-  event: 'payment.captured' | 'payment.canceled' | 'payment.refunded',
-): Promise<LifecycleOutcome> {
-  const updated = await repo.updatePayment(db, payment.id, next);
-  await repo.insertHistory(db, {
-    id: randomUUID(),
-    paymentId: payment.id,
-    status: next.status,
-    subStatus: next.subStatus,
-    transactionId: transaction.id,
-    transactionStatus: transaction.status,
-    reason: transaction.reason,
-  });
-  await recordPaymentOutcome(db, updated, event);
-  return { ok: true, payment: toApiPayment(updated, await repo.listTransactions(db, payment.id), null, { rawResponse: false }) };
+function reserveCapture(ctx: LifecycleContext, body: Details & { amount?: Amount }) {
+  return async (tx: Queryable, payment: PaymentRow, transactions: TransactionRow[], auth: TransactionRow | undefined): Promise<Checked<Reservation>> => {
+    if (auth!.type !== 'AUTHORIZE' || auth!.status !== 'SUCCEEDED') return invalidStatus(`Transaction ${auth!.id} is a ${auth!.type} (${auth!.status}); only a successful AUTHORIZE can be captured.`);
+    // One capture per authorization: once captured (in part or whole) the rest was released.
+    if (!isUncapturedAuthorization(payment)) return invalidStatus(`The payment is ${state(payment)}; a capture needs PENDING / AUTHORIZED (one capture per authorization).`);
+    const busy = inFlightOnAuthorization(transactions);
+    if (busy) return invalidStatus(`A ${busy.type} of this authorization (transaction ${busy.id}) is in flight; its outcome decides what is possible next.`);
+    const amount = amountWithin(payment, body.amount, auth!.amount, 'capture');
+    if (!amount.ok) return amount;
+    return { ok: true, value: await reserve(tx, ctx, payment, auth!, auth!, { type: 'CAPTURE', amount: amount.value, details: body }) };
+  };
 }
 
-export async function capturePayment(db: Queryable, provider: PaymentProvider, scope: Scope, transactionId: string, body: Details & { amount?: Amount }): Promise<LifecycleOutcome> {
-  const found = await load(db, scope, transactionId);
-  if (!found.payment) return fail(found.problem);
-  const { payment, transaction: auth } = found;
-  if (auth.type !== 'AUTHORIZE' || auth.status !== 'SUCCEEDED') return invalidStatus(`Transaction ${auth.id} is a ${auth.type} (${auth.status}); only a successful AUTHORIZE can be captured.`);
-  // One capture per authorization: once captured (in part or whole) the rest was released.
-  if (!isUncapturedAuthorization(payment)) return invalidStatus(`The payment is ${state(payment)}; a capture needs PENDING / AUTHORIZED (one capture per authorization).`);
-  const amount = amountWithin(payment, body.amount, auth.amount, 'capture');
-  if (!amount.ok) return fail(amount.problem);
-
-  const id = randomUUID();
-  const result = await provider.capture({ providerTransactionId: auth.provider_transaction_id!, amount: amount.value, currency: payment.currency, reference: id });
-  if (result.outcome !== 'SUCCEEDED') return declined(result, 'capture');
-  const capture = await insertFollowUp(db, provider, payment, auth, { id, type: 'CAPTURE', amount: amount.value, details: body, result });
-  const full = compareDecimal(amount.value, auth.amount) === 0;
-  return finish(db, payment, capture, { status: 'SUCCEEDED', subStatus: full ? 'CAPTURED' : 'PARTIALLY_CAPTURED', captured: amount.value }, 'payment.captured');
-}
-
-export async function cancelPayment(db: Queryable, provider: PaymentProvider, scope: Scope, transactionId: string, body: Details): Promise<LifecycleOutcome> {
-  const found = await load(db, scope, transactionId);
-  if (!found.payment) return fail(found.problem);
-  return voidAuthorization(db, provider, found.payment, found.transaction, body);
-}
-
-async function voidAuthorization(db: Queryable, provider: PaymentProvider, payment: PaymentRow, auth: TransactionRow, body: Details): Promise<LifecycleOutcome> {
-  if (auth.type !== 'AUTHORIZE' || auth.status !== 'SUCCEEDED') return invalidStatus(`Transaction ${auth.id} is a ${auth.type} (${auth.status}); only a successful AUTHORIZE can be canceled.`);
-  if (!isUncapturedAuthorization(payment)) {
-    return invalidStatus(`The payment is ${state(payment)}; only an authorization not yet captured (PENDING / AUTHORIZED) can be canceled: refund captured money instead.`);
-  }
-  const id = randomUUID();
-  const result = await provider.void({ providerTransactionId: auth.provider_transaction_id!, amount: auth.amount, currency: payment.currency, reference: id });
-  if (result.outcome !== 'SUCCEEDED') return declined(result, 'cancellation');
-  const cancel = await insertFollowUp(db, provider, payment, auth, { id, type: 'CANCEL', amount: auth.amount, details: body, result });
-  return finish(db, payment, cancel, { status: 'CANCELED', subStatus: 'CANCELED' }, 'payment.canceled');
-}
-
-export async function refundPayment(db: Queryable, provider: PaymentProvider, scope: Scope, transactionId: string, body: Details & { amount?: Amount }): Promise<LifecycleOutcome> {
-  const found = await load(db, scope, transactionId);
-  if (!found.payment) return fail(found.problem);
-  return refundCaptured(db, provider, found.payment, found.transaction, body);
+function reserveVoid(ctx: LifecycleContext, body: Details) {
+  return async (tx: Queryable, payment: PaymentRow, transactions: TransactionRow[], auth: TransactionRow | undefined): Promise<Checked<Reservation>> => {
+    if (auth!.type !== 'AUTHORIZE' || auth!.status !== 'SUCCEEDED') return invalidStatus(`Transaction ${auth!.id} is a ${auth!.type} (${auth!.status}); only a successful AUTHORIZE can be canceled.`);
+    if (!isUncapturedAuthorization(payment)) {
+      return invalidStatus(`The payment is ${state(payment)}; only an authorization not yet captured (PENDING / AUTHORIZED) can be canceled: refund captured money instead.`);
+    }
+    const busy = inFlightOnAuthorization(transactions);
+    if (busy) return invalidStatus(`A ${busy.type} of this authorization (transaction ${busy.id}) is in flight; its outcome decides what is possible next.`);
+    return { ok: true, value: await reserve(tx, ctx, payment, auth!, auth!, { type: 'CANCEL', amount: auth!.amount, details: body }) };
+  };
 }
 
 const REFUNDABLE_TYPES = new Set(['PURCHASE', 'AUTHORIZE', 'CAPTURE']);
 
-async function refundCaptured(db: Queryable, provider: PaymentProvider, payment: PaymentRow, original: TransactionRow, body: Details & { amount?: Amount }): Promise<LifecycleOutcome> {
-  if (!REFUNDABLE_TYPES.has(original.type) || original.status !== 'SUCCEEDED') {
-    return invalidStatus(`Transaction ${original.id} is a ${original.type} (${original.status}); refund the payment's successful PURCHASE or CAPTURE.`);
-  }
-  // Money under an open chargeback is the issuer's to decide; refunding it too would pay the customer twice.
-  if (payment.status === 'IN_DISPUTE') {
-    return fail(problem('CHARGEBACK_IN_PROCESS', `The payment is ${state(payment)}: a chargeback is open; it can be refunded once the dispute is decided.`));
-  }
-  const left = subtractDecimal(payment.amount_captured, payment.amount_refunded);
-  if (payment.status !== 'SUCCEEDED' || compareDecimal(left, '0') <= 0) {
-    return invalidStatus(`The payment is ${state(payment)} with ${left} ${payment.currency} captured and not refunded; a refund needs captured money (SUCCEEDED).`);
-  }
-  const amount = amountWithin(payment, body.amount, left, 'refund');
-  if (!amount.ok) return fail(amount.problem);
+function reserveRefund(ctx: LifecycleContext, body: Details & { amount?: Amount }) {
+  return async (tx: Queryable, payment: PaymentRow, transactions: TransactionRow[], original: TransactionRow | undefined): Promise<Checked<Reservation>> => {
+    if (!REFUNDABLE_TYPES.has(original!.type) || original!.status !== 'SUCCEEDED') {
+      return invalidStatus(`Transaction ${original!.id} is a ${original!.type} (${original!.status}); refund the payment's successful PURCHASE or CAPTURE.`);
+    }
+    // Money under an open chargeback is the issuer's to decide; refunding it too would pay the customer twice.
+    if (payment.status === 'IN_DISPUTE') {
+      return refuse(problem('CHARGEBACK_IN_PROCESS', `The payment is ${state(payment)}: a chargeback is open; it can be refunded once the dispute is decided.`));
+    }
+    const notRefunded = subtractDecimal(payment.amount_captured, payment.amount_refunded);
+    if (payment.status !== 'SUCCEEDED' || compareDecimal(notRefunded, '0') <= 0) {
+      return invalidStatus(`The payment is ${state(payment)} with ${notRefunded} ${payment.currency} captured and not refunded; a refund needs captured money (SUCCEEDED).`);
+    }
+    const inFlight = pendingRefunds(transactions);
+    const left = subtractDecimal(notRefunded, inFlight);
+    if (compareDecimal(left, '0') <= 0) {
+      return invalidStatus(`Refunds in flight (${inFlight} ${payment.currency}) hold everything captured and not refunded; their outcome decides whether anything is left.`);
+    }
+    const amount = amountWithin(payment, body.amount, left, 'refund');
+    if (!amount.ok) return amount;
+    // The provider knows the card transaction: the purchase, or the authorization that was captured.
+    const charged = original!.type === 'CAPTURE' ? (transactions.find((t) => t.type === 'AUTHORIZE' && t.status === 'SUCCEEDED') ?? original!) : original!;
+    return { ok: true, value: await reserve(tx, ctx, payment, original!, charged, { type: 'REFUND', amount: amount.value, details: body }) };
+  };
+}
 
-  const id = randomUUID();
-  // The provider knows the card transaction: the purchase, or the authorization that was captured.
-  const charged = original.type === 'CAPTURE' ? ((await repo.listTransactions(db, payment.id)).find((t) => t.type === 'AUTHORIZE') ?? original) : original;
-  const result = await provider.refund({ providerTransactionId: charged.provider_transaction_id!, amount: amount.value, currency: payment.currency, reference: id });
-  if (result.outcome !== 'SUCCEEDED') return declined(result, 'refund');
-  const refund = await insertFollowUp(db, provider, payment, original, { id, type: 'REFUND', amount: amount.value, details: body, result });
-  const refunded = addDecimal(payment.amount_refunded, amount.value);
-  const all = compareDecimal(refunded, payment.amount_captured) === 0;
-  return finish(db, payment, refund, { status: all ? 'REFUNDED' : 'SUCCEEDED', subStatus: all ? 'REFUNDED' : 'PARTIALLY_REFUNDED', refunded }, 'payment.refunded');
+const WHAT: Record<FollowUpType, string> = { CAPTURE: 'capture', CANCEL: 'cancellation', REFUND: 'refund' };
+
+/** Phases B and C: the call to the authorization's provider outside any transaction, then its outcome settled. */
+async function send(ctx: LifecycleContext, r: Reservation): Promise<LifecycleOutcome> {
+  const { transaction: t, provider, connection } = r;
+  const input: FollowUp = { providerTransactionId: r.providerTransactionId, amount: t.amount, currency: r.currency, reference: t.id, ...(connection ? { connection } : {}) };
+  const operation = t.type === 'CAPTURE' ? 'capture' : t.type === 'CANCEL' ? 'void' : 'refund';
+  const labels = { providerId: provider.id, connectionId: r.connectionId ?? 'none', operation };
+  const started = performance.now();
+  const seconds = () => (performance.now() - started) / 1000;
+  let result: ProviderResult;
+  try {
+    result = await provider[operation](input);
+    ctx.metrics?.providerCall({ ...labels, outcome: result.outcome }, seconds());
+  } catch (err) {
+    if (!(err instanceof ProviderUnavailableError)) throw err; // a bug: the transaction stays PENDING past its deadline → reconciliation
+    ctx.metrics?.providerCall({ ...labels, outcome: err.kind }, seconds());
+    // Sent or not, only the provider knows: the reservation holds, and the reconciliation asks it now.
+    await attempts.postpone(ctx.db, t.id, FIRST_LOOKUP_DELAY_MS, false);
+    return {
+      ok: false,
+      unsettled: true,
+      transactionId: t.id,
+      problem: problem(
+        'PROVIDER_UNAVAILABLE',
+        `The provider ${t.provider_id ?? ''} did not answer the ${WHAT[t.type as FollowUpType]} (${err.kind}); the operation will be settled. Retry with the same X-Idempotency-Key to learn the outcome.`,
+        { headers: { 'Retry-After': '5' } },
+      ),
+    };
+  }
+  return ctx.db.transaction(async (tx) => {
+    await settleFollowUp(tx, t.id, { kind: 'answered', result });
+    return (await followUpOutcome(tx, t.id))!;
+  });
+}
+
+/**
+ * Phase C, also the reconciliation's: records the provider's word on a PENDING follow-up with the payment
+ * locked. An approval changes the payment as the operation says (history and event); anything else
+ * keeps the transaction as a DECLINED/ERROR record and releases its reservation. A transaction already
+ * settled (the reconciliation and the request's own phase C can meet) is left as it is.
+ */
+export async function settleFollowUp(tx: Queryable, transactionId: string, answer: FollowUpAnswer): Promise<void> {
+  const found = await attempts.find(tx, transactionId);
+  if (!found) return;
+  const payment = await repo.lockPaymentById(tx, found.payment_id);
+  const t = await attempts.find(tx, transactionId);
+  if (!payment || !t || t.status !== 'PENDING') return;
+  const r = answer.kind === 'answered' ? answer.result : null;
+  // The merchant's reason stays; out of the reconciliation's queue either way.
+  const record: AttemptRecord = {
+    status: r ? r.outcome : 'ERROR',
+    reason: t.reason,
+    response_code: r ? r.responseCode : 'NOT_PROCESSED',
+    response_message: r ? r.responseMessage : 'The provider has no record of the operation: it never processed it.',
+    provider_data: providerDataOf(t.provider_id, r),
+    raw_response: r ? r.rawResponse : null,
+    provider_transaction_id: r ? r.providerTransactionId : null,
+    merchant_advice_code: r ? r.merchantAdviceCode : null,
+    merchant_advice_code_message: r ? r.merchantAdviceCodeMessage : null,
+    payment_method: null,
+  };
+  const settled = await attempts.record(tx, t.id, record, null);
+  if (r?.outcome === 'SUCCEEDED') await apply(tx, payment, settled);
+}
+
+/** The payment change an approved follow-up makes, with its history entry and event. */
+async function apply(tx: Queryable, payment: PaymentRow, t: TransactionRow): Promise<void> {
+  let next: { status: string; subStatus: string; captured?: string; refunded?: string };
+  let event: 'payment.captured' | 'payment.canceled' | 'payment.refunded';
+  if (t.type === 'CAPTURE') {
+    const auth = (await repo.listTransactions(tx, payment.id)).find((x) => x.type === 'AUTHORIZE' && x.status === 'SUCCEEDED');
+    const full = !auth || compareDecimal(t.amount, auth.amount) === 0;
+    next = { status: 'SUCCEEDED', subStatus: full ? 'CAPTURED' : 'PARTIALLY_CAPTURED', captured: t.amount };
+    event = 'payment.captured';
+  } else if (t.type === 'CANCEL') {
+    next = { status: 'CANCELED', subStatus: 'CANCELED' };
+    event = 'payment.canceled';
+  } else {
+    const refunded = addDecimal(payment.amount_refunded, t.amount);
+    const all = compareDecimal(refunded, payment.amount_captured) >= 0;
+    // A refund approved while a chargeback opened meanwhile: the money moved, the dispute keeps the status.
+    const refundable = payment.status === 'SUCCEEDED' || payment.status === 'REFUNDED';
+    next = refundable
+      ? { status: all ? 'REFUNDED' : 'SUCCEEDED', subStatus: all ? 'REFUNDED' : 'PARTIALLY_REFUNDED', refunded }
+      : { status: payment.status, subStatus: payment.sub_status, refunded };
+    event = 'payment.refunded';
+  }
+  const updated = await repo.updatePayment(tx, payment.id, next);
+  await repo.insertHistory(tx, {
+    id: randomUUID(),
+    paymentId: payment.id,
+    status: next.status,
+    subStatus: next.subStatus,
+    transactionId: t.id,
+    transactionStatus: t.status,
+    reason: t.reason,
+  });
+  await recordPaymentOutcome(tx, updated, event);
+}
+
+/**
+ * The reply a follow-up's request gets once it is settled, from the database: the payment after an
+ * approval, 422 PROVIDER_DECLINED after a refusal; null while it is PENDING. The request's own phase C
+ * and the idempotency recoverer of `transaction:<id>` both answer with it.
+ */
+export async function followUpOutcome(db: Queryable, transactionId: string): Promise<LifecycleOutcome | null> {
+  const t = await attempts.find(db, transactionId);
+  if (!t || t.status === 'PENDING') return null;
+  const what = WHAT[t.type as FollowUpType] ?? t.type.toLowerCase();
+  if (t.status !== 'SUCCEEDED') {
+    const detail =
+      t.response_code === 'NOT_PROCESSED'
+        ? `The provider did not process the ${what}: it never answered, and has no record of it. The payment is unchanged.`
+        : `The provider refused the ${what}: ${t.response_code} (${t.response_message}). The payment is unchanged.`;
+    return refuse(problem('PROVIDER_DECLINED', detail, { messages: [`${t.response_code}: ${t.response_message}`] }));
+  }
+  const payment = (await repo.findPaymentById(db, t.payment_id))!;
+  return { ok: true, payment: toApiPayment(payment, await repo.listTransactions(db, payment.id), null, { rawResponse: false }) };
+}
+
+async function run(ctx: LifecycleContext, reserved: Checked<Reservation>): Promise<LifecycleOutcome> {
+  if (!reserved.ok) return reserved;
+  return send(ctx, reserved.value);
+}
+
+export async function capturePayment(ctx: LifecycleContext, paymentId: string, transactionId: string, body: Details & { amount?: Amount }): Promise<LifecycleOutcome> {
+  return run(ctx, await reserveOn(ctx, paymentId, transactionId, reserveCapture(ctx, body)));
+}
+
+export async function cancelPayment(ctx: LifecycleContext, paymentId: string, transactionId: string, body: Details): Promise<LifecycleOutcome> {
+  return run(ctx, await reserveOn(ctx, paymentId, transactionId, reserveVoid(ctx, body)));
+}
+
+export async function refundPayment(ctx: LifecycleContext, paymentId: string, transactionId: string, body: Details & { amount?: Amount }): Promise<LifecycleOutcome> {
+  return run(ctx, await reserveOn(ctx, paymentId, transactionId, reserveRefund(ctx, body)));
 }
 
 /** Undoes the payment as its state allows: voids an uncaptured authorization, refunds captured money. */
-export async function cancelOrRefundPayment(db: Queryable, provider: PaymentProvider, scope: Scope, body: Details & { amount?: Amount }): Promise<LifecycleOutcome> {
-  const payment = await repo.findPayment(db, scope.organizationId, scope.paymentId, { forUpdate: true });
-  if (!payment) return fail(problem('PAYMENT_NOT_FOUND', `No payment ${scope.paymentId}.`));
-  const transactions = await repo.listTransactions(db, payment.id);
-  if (isUncapturedAuthorization(payment)) {
-    const auth = transactions.find((t) => t.type === 'AUTHORIZE' && t.status === 'SUCCEEDED');
-    if (!auth) return invalidStatus(`The payment is ${state(payment)} without a successful authorization.`);
-    // A void releases the whole authorization; an amount, if given, must say so.
-    const amount = amountWithin(payment, body.amount, auth.amount, 'cancel');
-    if (!amount.ok) return fail(amount.problem);
-    if (compareDecimal(amount.value, auth.amount) !== 0) {
-      return fail(problem('INVALID_AMOUNT', `An authorization is canceled whole (${auth.amount} ${payment.currency}); capture it first to refund part of it.`, {
-        errors: [{ path: '/body/amount/value', message: `must be ${auth.amount} or absent` }],
-      }));
+export async function cancelOrRefundPayment(ctx: LifecycleContext, paymentId: string, body: Details & { amount?: Amount }): Promise<LifecycleOutcome> {
+  const reserved = await reserveOn(ctx, paymentId, null, async (tx, payment, transactions) => {
+    if (isUncapturedAuthorization(payment)) {
+      const auth = transactions.find((t) => t.type === 'AUTHORIZE' && t.status === 'SUCCEEDED');
+      if (!auth) return invalidStatus(`The payment is ${state(payment)} without a successful authorization.`);
+      // A void releases the whole authorization; an amount, if given, must say so.
+      const amount = amountWithin(payment, body.amount, auth.amount, 'cancel');
+      if (!amount.ok) return amount;
+      if (compareDecimal(amount.value, auth.amount) !== 0) {
+        return refuse(
+          problem('INVALID_AMOUNT', `An authorization is canceled whole (${auth.amount} ${payment.currency}); capture it first to refund part of it.`, {
+            errors: [{ path: '/body/amount/value', message: `must be ${auth.amount} or absent` }],
+          }),
+        );
+      }
+      return reserveVoid(ctx, body)(tx, payment, transactions, auth);
     }
-    return voidAuthorization(db, provider, payment, auth, body);
-  }
-  const charged = [...transactions].reverse().find((t) => (t.type === 'CAPTURE' || t.type === 'PURCHASE') && t.status === 'SUCCEEDED');
-  if (!charged) return invalidStatus(`The payment is ${state(payment)}: nothing is authorized or captured.`);
-  return refundCaptured(db, provider, payment, charged, body);
+    const charged = [...transactions].reverse().find((t) => (t.type === 'CAPTURE' || t.type === 'PURCHASE') && t.status === 'SUCCEEDED');
+    if (!charged) return invalidStatus(`The payment is ${state(payment)}: nothing is authorized or captured.`);
+    return reserveRefund(ctx, body)(tx, payment, transactions, charged);
+  });
+  return run(ctx, reserved);
+}
+
+/**
+ * Deferred idempotency's recoverer for resources 'transaction:<id>' (capture, cancel, refund,
+ * cancel-or-refund): the settled reply of the follow-up, or null while it is PENDING (the retry gets 409
+ * REQUEST_IN_PROCESS until the reconciliation settles it).
+ */
+export async function followUpRecoverer(
+  db: Queryable,
+  target: { organizationId: string; operationId: string; id: string },
+): Promise<{ status: number; body?: unknown; headers?: Record<string, string> } | null> {
+  const outcome = await followUpOutcome(db, target.id);
+  if (!outcome) return null;
+  if (outcome.ok) return { status: target.operationId === 'cancelOrRefundPayment' ? 201 : 200, body: outcome.payment };
+  return outcome.problem;
 }

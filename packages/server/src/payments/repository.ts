@@ -197,6 +197,12 @@ export const paymentsRepository = {
     return (await db.query('SELECT 1 FROM payments WHERE id = $1 AND organization_id = $2', [id, organizationId])).length > 0;
   },
 
+  /** A payment by id alone, not locked (a settled follow-up's reply names only its transaction). */
+  async findPaymentById(db: Queryable, id: string): Promise<PaymentRow | undefined> {
+    const rows = await db.query<PaymentRow>(`SELECT ${PAYMENT_COLUMNS} FROM payments WHERE id = $1`, [id]);
+    return rows[0];
+  },
+
   /** A payment by id alone (provider notifications name our payment id), locked for the change. */
   async lockPaymentById(db: Queryable, id: string): Promise<PaymentRow | undefined> {
     const rows = await db.query<PaymentRow>(`SELECT ${PAYMENT_COLUMNS} FROM payments WHERE id = $1 FOR UPDATE`, [id]);

@@ -1,4 +1,5 @@
 import type { Handlers, RequestContext } from '../context.js';
+import { UnsettledReply } from '../idempotency/idempotency.js';
 import { enrollPaymentMethod, listPaymentMethods, type VaultContext } from './service.js';
 import { getPaymentMethod, unenrollPaymentMethod } from './unenroll.js';
 
@@ -19,7 +20,10 @@ export const vaultHandlers = {
   async enrollPaymentMethod({ params, headers, body }, ctx) {
     // Node lower-cases header names; the typed name is the spec's spelling.
     const key = (headers as Record<string, string | undefined>)['x-idempotency-key'] ?? headers['X-Idempotency-Key'] ?? null;
-    const result = await enrollPaymentMethod(vaultContext(ctx), params.customer_id, key, body);
+    // Bound here only: vault_on_success (createPayment) enrolls under the payment's own record.
+    const result = await enrollPaymentMethod({ ...vaultContext(ctx), bind: (tx, resource) => ctx.idempotency.bind(tx, resource) }, params.customer_id, key, body);
+    // Unanswered verify: nothing was written, so the key is given back (UnsettledReply on an unbound claim).
+    if (!result.ok && result.unanswered) throw new UnsettledReply(result.problem);
     if (!result.ok) return result.problem;
     return { status: 201, body: result.method };
   },

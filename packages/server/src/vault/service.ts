@@ -2,9 +2,11 @@
  * The card vault's rules (docs/design.md §5): enrolling a payment method for a customer, listing them, the
  * sandbox provider's hosted enrollment page, and — for payments — opening a vaulted card.
  *
- * Enrollment runs inside the operation's transaction (idempotency, dispatch.ts): a problem reply rolls
- * back everything it wrote. The PAN exists in clear only in memory, for validation, fingerprinting,
- * sealing and the provider's verify call; the security code is passed to the verify call and dropped.
+ * Enrollment checks everything and asks the provider (verify, or a redirect page) before it writes
+ * anything, then writes the method in one short transaction that also binds the idempotency record
+ * (deferred idempotency, dispatch.ts): no transaction is held across a provider call. The PAN exists in
+ * clear only in memory, for validation, fingerprinting, sealing and the provider's verify call; the
+ * security code is passed to the verify call and dropped.
  */
 import { randomUUID } from 'node:crypto';
 import type { Schemas } from '@payorch/types';
@@ -13,7 +15,7 @@ import { customersRepository } from '../customers/repository.js';
 import type { Queryable } from '../db/database.js';
 import { describeFieldErrors, problem, type FieldError, type ProblemReply } from '../http/problems.js';
 import type { Logger } from '../platform/logger.js';
-import type { PaymentProvider, ProviderCard, ProviderCardInfo, ProviderResult } from '../providers/provider.js';
+import { ProviderUnavailableError, type PaymentProvider, type ProviderCard, type ProviderCardInfo, type ProviderResult } from '../providers/provider.js';
 import { tenancyRepository } from '../tenancy/repository.js';
 import { isExpired, validateCard, type ValidatedCard } from './card-validation.js';
 import { recordEnrollmentOutcome } from './events.js';
@@ -34,6 +36,7 @@ export type EnrollProblem = ProblemReply<
   | 'INVALID_STATUS'
   | 'INVALID_CARD'
   | 'PAYMENT_METHOD_TYPE_NOT_SUPPORTED'
+  | 'PROVIDER_UNAVAILABLE'
 >;
 
 export interface VaultContext {
@@ -46,6 +49,28 @@ export interface VaultContext {
   baseUrl: string;
   log: Logger;
   now?: Date;
+  /**
+   * Binds the enrollment's idempotency record to the method, in the transaction that inserts it (deferred
+   * idempotency: the provider's verify runs before, outside any transaction). Absent for vault_on_success.
+   */
+  bind?: (tx: Queryable, resource: string) => Promise<void>;
+}
+
+/** The idempotency resource an enrollment is bound to: the method's vaulted token. */
+export const enrollmentResource = (vaultedToken: string) => `payment_method:${vaultedToken}`;
+
+/**
+ * The one write of an enrollment, in one short transaction: the method, its event when it has one, and
+ * the idempotency record's binding. Everything before it (checks, the provider's verify or redirect page)
+ * held no transaction.
+ */
+async function persist(ctx: VaultContext, row: NewPaymentMethodRow, announceAt: Date | null): Promise<PaymentMethodRow> {
+  return ctx.db.transaction(async (tx) => {
+    const saved = await repo.insert(tx, row);
+    if (announceAt) await recordEnrollmentOutcome(tx, saved, ctx.baseUrl, announceAt);
+    await ctx.bind?.(tx, enrollmentResource(saved.vaulted_token));
+    return saved;
+  });
 }
 
 /** The currency of a verify transaction when the request names none: the enrollment country's. */
@@ -188,7 +213,11 @@ export async function enrollPaymentMethod(
   body: EnrollRequest,
   /** BIN data a provider already reported for this card (vault_on_success passes the payment's). */
   knownCardInfo?: ProviderCardInfo,
-): Promise<{ ok: true; method: EnrolledPaymentMethod } | { ok: false; problem: EnrollProblem }> {
+): Promise<
+  | { ok: true; method: EnrolledPaymentMethod }
+  /** `unanswered`: the provider did not answer the verify; nothing was written, the request may run again. */
+  | { ok: false; problem: EnrollProblem; unanswered?: true }
+> {
   const fail = (p: EnrollProblem) => ({ ok: false as const, problem: p });
   const errors = requestErrors(body);
   if (errors.length > 0) return fail(invalid(errors));
@@ -267,17 +296,20 @@ export async function enrollPaymentMethod(
   // A provider token (migration): kept sealed; the vault holds no card number for it.
   if (body.provider_data !== undefined) {
     const sealed = ctx.vault.sealDetails(ctx.organizationId, vaultedToken, { provider_data: body.provider_data });
-    const row = await repo.insert(ctx.db, {
-      ...base,
-      // Stored under our column names; the request uses Yuno's (`id` is the provider).
-      provider_data: { provider_id: body.provider_data.id, token_source: body.provider_data.token_source },
-      details: { provider_id: body.provider_data.id, token_source: body.provider_data.token_source } satisfies MaskedDetails,
-      details_ciphertext: sealed.ciphertext,
-      details_iv: sealed.iv,
-      details_tag: sealed.tag,
-      details_key_id: sealed.keyId,
-    });
-    await recordEnrollmentOutcome(ctx.db, row, ctx.baseUrl, now);
+    const row = await persist(
+      ctx,
+      {
+        ...base,
+        // Stored under our column names; the request uses Yuno's (`id` is the provider).
+        provider_data: { provider_id: body.provider_data.id, token_source: body.provider_data.token_source },
+        details: { provider_id: body.provider_data.id, token_source: body.provider_data.token_source } satisfies MaskedDetails,
+        details_ciphertext: sealed.ciphertext,
+        details_iv: sealed.iv,
+        details_tag: sealed.tag,
+        details_key_id: sealed.keyId,
+      },
+      now,
+    );
     return { ok: true, method: toApiPaymentMethod(row, ctx.baseUrl, now) };
   }
 
@@ -293,7 +325,7 @@ export async function enrollPaymentMethod(
     const { redirectUrl } = await ctx.provider.startRedirectEnrollment({ vaultedToken, type: body.type, country: body.country, baseUrl: ctx.baseUrl });
     const bank = body.payment_method?.detail?.bank_transfer;
     const sealed = bank ? ctx.vault.sealDetails(ctx.organizationId, vaultedToken, { bank_transfer: bank }) : undefined;
-    const row = await repo.insert(ctx.db, {
+    const row = await persist(ctx, {
       ...base,
       status: 'READY_TO_ENROLL',
       action: 'REDIRECT_URL',
@@ -303,7 +335,7 @@ export async function enrollPaymentMethod(
       details_iv: sealed?.iv ?? null,
       details_tag: sealed?.tag ?? null,
       details_key_id: sealed?.keyId ?? null,
-    });
+    }, null);
     return { ok: true, method: toApiPaymentMethod(row, ctx.baseUrl, now) };
   }
 
@@ -327,7 +359,20 @@ export async function enrollPaymentMethod(
   let verification: ProviderResult | undefined;
   const verifyCurrency = body.verify ? (body.verify.currency ?? COUNTRY_CURRENCY[body.country] ?? null) : null;
   if (body.verify) {
-    verification = await ctx.provider.verify({ card: providerCard(toVault), currency: verifyCurrency, reference: vaultedToken });
+    try {
+      verification = await ctx.provider.verify({ card: providerCard(toVault), currency: verifyCurrency, reference: vaultedToken });
+    } catch (err) {
+      if (!(err instanceof ProviderUnavailableError)) throw err;
+      ctx.log.warn({ vaultedToken, provider: ctx.provider.id, kind: err.kind }, 'enrollment verify unanswered');
+      // A verification moves no money: nothing to settle later, nothing written; the request may simply run again.
+      return {
+        ok: false,
+        unanswered: true,
+        problem: problem('PROVIDER_UNAVAILABLE', `The provider ${ctx.provider.id} did not answer the card's verification (${err.kind}); nothing was enrolled. Send the request again.`, {
+          headers: { 'Retry-After': '5' },
+        }),
+      };
+    }
     ctx.log.info(
       { vaultedToken, provider: ctx.provider.id, outcome: verification.outcome, responseCode: verification.responseCode },
       'enrollment verify answered',
@@ -338,7 +383,7 @@ export async function enrollPaymentMethod(
   const info = verification?.cardInfo ?? knownCardInfo;
   // Data minimization: only a usable (ENROLLED) method keeps its PAN.
   const sealed = status === 'ENROLLED' ? ctx.vault.sealPan(ctx.organizationId, vaultedToken, card.pan) : undefined;
-  const row = await repo.insert(ctx.db, {
+  const row = await persist(ctx, {
     ...base,
     status,
     sub_status: subStatus,
@@ -372,8 +417,7 @@ export async function enrollPaymentMethod(
       : null,
     verify_provider_id: verification ? ctx.provider.id : null,
     verify_provider_transaction_id: verification?.providerTransactionId ?? null,
-  });
-  await recordEnrollmentOutcome(ctx.db, row, ctx.baseUrl, now);
+  }, now);
   return { ok: true, method: toApiPaymentMethod(row, ctx.baseUrl, now) };
 }
 
@@ -534,4 +578,16 @@ export async function loadCardForPayment(
  */
 export async function markUsed(db: Queryable, vaultedToken: string, at: Date | string, succeeded = true): Promise<boolean> {
   return repo.markUsed(db, vaultedToken, at, succeeded);
+}
+
+/**
+ * Deferred idempotency's recoverer for resources 'payment_method:<token>' (enrollPaymentMethod): the
+ * enrolled method as the request answers it (201), built from the database when the request's own reply
+ * was never stored. An enrollment is settled once its one write committed, so this never waits.
+ */
+export function enrollmentRecoverer(baseUrl: () => string) {
+  return async (db: Queryable, target: { organizationId: string; id: string }): Promise<{ status: number; body: EnrolledPaymentMethod } | null> => {
+    const row = await repo.findWithPan(db, target.organizationId, target.id);
+    return row ? { status: 201, body: toApiPaymentMethod(row, baseUrl()) } : null;
+  };
 }

@@ -44,6 +44,11 @@ export const UNREACHABLE_ALLOWED: { status: number; operations: '*' | readonly (
     why: 'their only 409 is REQUEST_IN_PROCESS (a concurrent request holding the key); idempotency.test.ts drives it on the mechanism every keyed operation shares',
   },
   {
+    status: 502,
+    operations: ['capturePayment', 'cancelPayment', 'refundPayment', 'cancelOrRefundPayment', 'enrollPaymentMethod'],
+    why: "PROVIDER_UNAVAILABLE needs the provider to go silent or cut the connection; lifecycle-providers.test.ts reaches it with the sandbox acquirers' faults (and checks the body against the spec)",
+  },
+  {
     status: 409,
     operations: ['updateCustomer'],
     why: 'CUSTOMER_ID_DUPLICATED needs another customer holding the new merchant_customer_id; customers-manage.test.ts reaches it (also under concurrency)',

@@ -128,7 +128,9 @@ export interface paths {
          *     supports the type (outside sandbox mode today) it is refused with 422
          *     `PAYMENT_METHOD_TYPE_NOT_SUPPORTED` and nothing is stored.
          *     Enrolling the same card again creates a new record with a new `vaulted_token` and the same
-         *     `card_data.fingerprint`.
+         *     `card_data.fingerprint`. With `verify`, the provider checks the card (a zero-amount verification)
+         *     before anything is stored; when it does not answer, 502 `PROVIDER_UNAVAILABLE`: nothing is enrolled
+         *     and the same `X-Idempotency-Key` may be sent again.
          */
         post: operations["enrollPaymentMethod"];
         delete?: never;
@@ -334,7 +336,10 @@ export interface paths {
          *
          *     Refused, and nothing changes: 409 `INVALID_STATUS` when the payment is not an uncaptured
          *     authorization; 422 `INVALID_AMOUNT` for more than authorized, another currency or too many decimals;
-         *     422 `PROVIDER_DECLINED` when the provider refuses the capture (the detail says why).
+         *     422 `PROVIDER_DECLINED` when the provider refuses the capture (the detail says why; the refused
+         *     `CAPTURE` transaction is kept, `DECLINED` or `ERROR`). The capture goes to the provider and connection
+         *     that hold the authorization (after a failover, the one that approved it); when that provider does not
+         *     answer, 502 `PROVIDER_UNAVAILABLE` and the capture is settled by reconciliation.
          */
         post: operations["capturePayment"];
         delete?: never;
@@ -368,7 +373,9 @@ export interface paths {
          * @description Voids an authorization that was not captured (`PENDING` / `AUTHORIZED`) through the provider:
          *     the payment becomes `CANCELED` / `CANCELED`, with a `CANCEL` transaction. `transaction_id` is the
          *     payment's `AUTHORIZE` transaction. Anything else answers 409 `INVALID_STATUS` (refund captured money
-         *     instead); a provider refusal answers 422 `PROVIDER_DECLINED`; nothing changes on either.
+         *     instead); a provider refusal answers 422 `PROVIDER_DECLINED` (the refused `CANCEL` transaction is
+         *     kept); the payment does not change on either. The void goes to the provider and connection that hold
+         *     the authorization; when it does not answer, 502 `PROVIDER_UNAVAILABLE` and reconciliation settles it.
          */
         post: operations["cancelPayment"];
         delete?: never;
@@ -408,7 +415,10 @@ export interface paths {
          *     Refused, and nothing changes: 409 `INVALID_STATUS` when nothing is captured (void an authorization
          *     with cancel), 409 `CHARGEBACK_IN_PROCESS` while a chargeback is open, 422 `INVALID_AMOUNT` for more
          *     than is left, another currency or too many decimals, 422 `PROVIDER_DECLINED` when the provider
-         *     refuses the refund.
+         *     refuses the refund (the refused `REFUND` transaction is kept). A refund in flight holds its amount:
+         *     what is left is captured minus refunded minus refunds still `PENDING`. The refund goes to the provider
+         *     and connection that charged the payment; when it does not answer, 502 `PROVIDER_UNAVAILABLE` and
+         *     reconciliation settles it.
          */
         post: operations["refundPayment"];
         delete?: never;
@@ -436,7 +446,8 @@ export interface paths {
          * Cancel an authorization or refund a capture
          * @description Whatever undoes the payment in its state: an uncaptured authorization is voided (as cancel; `amount`
          *     must then be absent or the whole authorization), a captured payment is refunded (as refund: all that
-         *     is left, or `amount`). The same refusals as cancel and refund.
+         *     is left, or `amount`). The same refusals as cancel and refund, and the same 502
+         *     `PROVIDER_UNAVAILABLE` when the provider holding the authorization does not answer.
          */
         post: operations["cancelOrRefundPayment"];
         delete?: never;
@@ -3868,7 +3879,7 @@ export interface components {
          */
         TransactionType: "PURCHASE" | "AUTHORIZE" | "CAPTURE" | "VERIFY" | "REFUND" | "CANCEL" | "CHARGEBACK";
         /**
-         * @description Status of a transaction. A chargeback is CREATED when received and stays CREATED while it is disputed; WON or LOST is its dispute outcome.
+         * @description Status of a transaction. A chargeback is CREATED when received and stays CREATED while it is disputed; WON or LOST is its dispute outcome. A provider call (a payment attempt, a capture, cancel or refund) is PENDING until its provider's answer is recorded, by the request or by reconciliation; a refused capture, cancel or refund stays as DECLINED or ERROR, and the payment is unchanged.
          * @enum {string}
          */
         TransactionStatus: "CREATED" | "PENDING" | "SUCCEEDED" | "DECLINED" | "REJECTED" | "ERROR" | "CANCELED" | "EXPIRED" | "WON" | "LOST";
@@ -4524,6 +4535,44 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /**
+         * @description The provider did not answer the card's verification (`PROVIDER_UNAVAILABLE`, with `Retry-After`):
+         *     nothing was enrolled, and the idempotency key is free again, so the same request (and key) can be
+         *     sent again. A verification moves no money, so nothing is left to settle.
+         */
+        EnrollProviderUnavailable: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The provider holding the authorization did not answer (`PROVIDER_UNAVAILABLE`, with `Retry-After`):
+         *     a timeout or a cut connection, so the operation may or may not have happened there. Nothing is lost:
+         *     the operation's transaction stays `PENDING` (its amount reserved) and the reconciliation asks the
+         *     provider by reference and settles it. Retry with the same `X-Idempotency-Key` to learn the outcome:
+         *     409 `REQUEST_IN_PROCESS` until it is settled, then the settled reply.
+         */
+        ProviderUnavailable: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
     };
     parameters: {
         /**
@@ -5012,6 +5061,7 @@ export interface operations {
             422: components["responses"]["EnrollUnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            502: components["responses"]["EnrollProviderUnavailable"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5428,6 +5478,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            502: components["responses"]["ProviderUnavailable"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5485,6 +5536,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            502: components["responses"]["ProviderUnavailable"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5542,6 +5594,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            502: components["responses"]["ProviderUnavailable"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5594,6 +5647,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            502: components["responses"]["ProviderUnavailable"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
