@@ -7,34 +7,18 @@
  * Real processes, as reconciliation-sigkill.test.ts: the acquirers run standalone so their ledgers outlive
  * the service; the service is dist/main.js on PGlite and, with DATABASE_URL, on PostgreSQL. Needs the build.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Schemas } from '@payorch/types';
+import { ACQUIRERS_MAIN, ledgerOf, startAcquirersProcess, until } from './support/acquirers.js';
 import { backends, type Credentials } from './support/harness.js';
 import { CARDS, rawCard } from './support/payments.js';
 import { createProcessDatabase, MAIN, seedPgliteDataDir, startServerProcess, type ProcessDatabase, type ServerProcess } from './support/processes.js';
-
-const ACQUIRERS_MAIN = fileURLToPath(new URL('../dist/providers/sandbox/acquirers-main.js', import.meta.url));
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-interface LedgerEntry {
-  reference: string;
-  payment_id: string | null;
-  kind: string;
-  status: string;
-}
-
-/** Polls `check` until it returns true or the deadline passes (the caller's expects then show the state). */
-async function until(check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check()) && Date.now() < deadline) await sleep(200);
-}
 
 const built = existsSync(MAIN) && existsSync(ACQUIRERS_MAIN);
 
@@ -48,17 +32,7 @@ for (const backend of backends()) {
     const started: ServerProcess[] = [];
 
     beforeAll(async () => {
-      acquirers = spawn(process.execPath, [ACQUIRERS_MAIN], { stdio: ['ignore', 'pipe', 'inherit'] });
-      urls = JSON.parse(
-        await new Promise<string>((resolve, reject) => {
-          let out = '';
-          acquirers.stdout!.on('data', (c: Buffer) => {
-            out += c.toString('utf8');
-            if (out.includes('\n')) resolve(out.slice(0, out.indexOf('\n')));
-          });
-          acquirers.once('exit', (code) => reject(new Error(`acquirers-main exited with ${code}`)));
-        }),
-      ) as typeof urls;
+      ({ child: acquirers, urls } = await startAcquirersProcess());
       dataDir = await mkdtemp(join(tmpdir(), 'payorch-lifecycle-sigkill-'));
       if (backend === 'postgres') pdb = await createProcessDatabase();
       else await seedPgliteDataDir(dataDir);
@@ -89,7 +63,7 @@ for (const backend of backends()) {
       expect(r.status, text).toBe(status);
       return JSON.parse(text) as T;
     };
-    const ledger = async (): Promise<LedgerEntry[]> => ((await (await fetch(`${urls.SANDBOX_A_URL}/_sandbox/ledger`)).json()) as { operations: LedgerEntry[] }).operations;
+    const ledger = () => ledgerOf(urls.SANDBOX_A_URL);
     const faults = (body: unknown | null) =>
       fetch(`${urls.SANDBOX_A_URL}/_sandbox/faults`, body === null ? { method: 'DELETE' } : { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 

@@ -9,36 +9,20 @@
  * outlive the service; the service is dist/main.js on PGlite (its own data directory) and, with
  * DATABASE_URL, on PostgreSQL. Needs the build (npx turbo run build --filter=@payorch/server).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Schemas } from '@payorch/types';
+import { ACQUIRERS_MAIN, ledgerOf, startAcquirersProcess, until } from './support/acquirers.js';
 import { backends, type Credentials } from './support/harness.js';
 import { CARDS, rawCard } from './support/payments.js';
 import { createProcessDatabase, MAIN, seedPgliteDataDir, startServerProcess, type ProcessDatabase, type ServerProcess } from './support/processes.js';
 
-const ACQUIRERS_MAIN = fileURLToPath(new URL('../dist/providers/sandbox/acquirers-main.js', import.meta.url));
 const LATE = '4507990000000085';
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-interface LedgerEntry {
-  reference: string;
-  payment_id: string | null;
-  kind: string;
-  status: string;
-  amount: { value: string; currency: string };
-}
-
-/** Polls `check` until it returns true or the deadline passes (the caller's expects then show the state). */
-async function until(check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check()) && Date.now() < deadline) await sleep(200);
-}
 
 const built = existsSync(MAIN) && existsSync(ACQUIRERS_MAIN);
 
@@ -52,17 +36,7 @@ for (const backend of backends()) {
     const started: ServerProcess[] = [];
 
     beforeAll(async () => {
-      acquirers = spawn(process.execPath, [ACQUIRERS_MAIN], { stdio: ['ignore', 'pipe', 'inherit'] });
-      urls = JSON.parse(
-        await new Promise<string>((resolve, reject) => {
-          let out = '';
-          acquirers.stdout!.on('data', (c: Buffer) => {
-            out += c.toString('utf8');
-            if (out.includes('\n')) resolve(out.slice(0, out.indexOf('\n')));
-          });
-          acquirers.once('exit', (code) => reject(new Error(`acquirers-main exited with ${code}`)));
-        }),
-      ) as typeof urls;
+      ({ child: acquirers, urls } = await startAcquirersProcess());
     });
     afterAll(async () => {
       await Promise.all(started.map((p) => p.stop('SIGKILL')));
@@ -102,7 +76,7 @@ for (const backend of backends()) {
       expect(r.status, text).toBe(status);
       return JSON.parse(text) as T;
     };
-    const ledger = async (url: string): Promise<LedgerEntry[]> => ((await (await fetch(`${url}/_sandbox/ledger`)).json()) as { operations: LedgerEntry[] }).operations;
+    const ledger = ledgerOf;
     const faults = (url: string, body: unknown | null) =>
       fetch(`${url}/_sandbox/faults`, body === null ? { method: 'DELETE' } : { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 

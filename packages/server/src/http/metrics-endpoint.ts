@@ -8,7 +8,7 @@
  */
 import type { RequestHandler } from 'express';
 import type { AppDeps } from '../context.js';
-import { clientAddressKey, type AuthFailureLimiter } from '../ratelimit/auth-failures.js';
+import { clientAddressKey, sendAuthRateLimited, type AuthFailureLimiter } from '../ratelimit/auth-failures.js';
 import { constantTimeEquals } from '../tenancy/credentials.js';
 import { problemBody } from './problems.js';
 import { sendProblem } from './send.js';
@@ -20,14 +20,7 @@ export function metricsEndpoint(deps: AppDeps, failures: AuthFailureLimiter): Re
     if (!token) return sendProblem(req, res, 404, problemBody('NOT_FOUND', `No route ${req.method} ${req.path}.`));
     try {
       const address = () => clientAddressKey(req.ip);
-      const limited = (seconds: number) =>
-        sendProblem(
-          req,
-          res,
-          429,
-          problemBody('RATE_LIMITED', `Too many failed authentications from this address; retry after ${seconds} second${seconds === 1 ? '' : 's'}.`),
-          { 'Retry-After': String(seconds) },
-        );
+      const limited = (seconds: number) => sendAuthRateLimited(req, res, seconds);
       const wait = failures.waitFor(address);
       if (wait > 0) return limited(wait);
       const given = /^Bearer ([^\s]+)$/i.exec(req.get('authorization') ?? '')?.[1];

@@ -8,8 +8,18 @@
  * The address is Express's req.ip, so which one counts behind a proxy is TRUST_PROXY. An IPv6 client
  * is counted by its /64, the block one subscriber gets; an IPv4-mapped IPv6 address as its IPv4 address.
  */
+import type { Request, Response } from 'express';
 import ipaddr from 'ipaddr.js';
+import { problemBody } from '../http/problems.js';
+import { sendProblem } from '../http/send.js';
 import type { RateLimitStore } from './store.js';
+
+/** The 429 an address gets while its failed authentications keep it blocked (every credential check sends it). */
+export function sendAuthRateLimited(req: Request, res: Response, seconds: number): void {
+  sendProblem(req, res, 429, problemBody('RATE_LIMITED', `Too many failed authentications from this address; retry after ${seconds} second${seconds === 1 ? '' : 's'}.`), {
+    'Retry-After': String(seconds),
+  });
+}
 
 export function clientAddressKey(ip: string | undefined): string {
   if (!ip || !ipaddr.isValid(ip)) return ip ?? '';

@@ -4,7 +4,7 @@
  * about the request's validity.
  */
 import type { RequestHandler } from 'express';
-import { clientAddressKey, type AuthFailureLimiter } from '../ratelimit/auth-failures.js';
+import { clientAddressKey, sendAuthRateLimited, type AuthFailureLimiter } from '../ratelimit/auth-failures.js';
 import type { AppDeps, MerchantAuth } from '../context.js';
 import type { OperationInfo } from '../http/spec.js';
 import { problemBody } from '../http/problems.js';
@@ -18,14 +18,7 @@ export function authenticate(deps: AppDeps, failures: AuthFailureLimiter): Reque
     const operation = res.locals.operation as OperationInfo;
     // Parsed only when needed: a request that authenticates, with no address blocked, never pays for it.
     const address = () => clientAddressKey(req.ip);
-    const limited = (seconds: number) =>
-      sendProblem(
-        req,
-        res,
-        429,
-        problemBody('RATE_LIMITED', `Too many failed authentications from this address; retry after ${seconds} second${seconds === 1 ? '' : 's'}.`),
-        { 'Retry-After': String(seconds) },
-      );
+    const limited = (seconds: number) => sendAuthRateLimited(req, res, seconds);
     const unauthorized = async (detail: string) => {
       const wait = await failures.failed(address());
       return wait > 0 ? limited(wait) : sendProblem(req, res, 401, problemBody('INVALID_CREDENTIALS', detail));
