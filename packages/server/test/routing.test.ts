@@ -11,6 +11,7 @@ import { openConnection } from '../src/routing/connections.js';
 import type { RoutingCondition } from '../src/routing/model.js';
 import type { PaymentFacts } from '../src/routing/plan.js';
 import { planRoute, routingRulesOf, updateRouting } from '../src/routing/service.js';
+import { addMissingOrganizationDefaults } from '../src/routing/services.js';
 import { tenancyRepository } from '../src/tenancy/repository.js';
 import { expectProblem, expectSchema } from './support/assertions.js';
 import { ADMIN_KEY, backends, useServer, type Credentials, type TestServer } from './support/harness.js';
@@ -112,6 +113,20 @@ for (const backend of backends()) {
         expect(res.status).toBe(201);
         const account = (await res.json()) as { account_id: string };
         expect((await routings(t, account.account_id)).map((r) => r.default_route.steps.map((s) => s.provider_id))).toEqual([['SANDBOX_A', 'SANDBOX_B']]);
+      });
+
+      it('an organization from before routing (no connection at all) gets the defaults at the next start, once', async () => {
+        const org = await t.createOrganization();
+        // As a database migrated past 0016 has it: the organization and its account, no connection, no routing.
+        await t.db.query('DELETE FROM routings WHERE organization_id = $1', [org.organization_id]);
+        await t.db.query('DELETE FROM provider_connections WHERE organization_id = $1', [org.organization_id]);
+        expect(await connections(t, org)).toEqual([]);
+        const box = t.running.deps.services.connectionBox;
+        expect(await addMissingOrganizationDefaults(t.db, box)).toBe(1);
+        expect((await connections(t, org)).map((c) => c.provider_id)).toEqual(['SANDBOX_A', 'SANDBOX_B']);
+        expect((await routings(t, org.account_id, org)).map((r) => r.default_route.steps.map((s) => s.provider_id))).toEqual([['SANDBOX_A', 'SANDBOX_B']]);
+        // Organizations with connections (this one now, every other) are left alone.
+        expect(await addMissingOrganizationDefaults(t.db, box)).toBe(0);
       });
 
       it('stores credentials sealed, never in clear; they open to the sandbox acquirers’ forms', async () => {

@@ -162,6 +162,14 @@ export const routingRepository = {
     await db.query('UPDATE provider_connections SET ciphertext = $2, iv = $3, tag = $4, key_id = $5 WHERE id = $1', [id, sealed.ciphertext, sealed.iv, sealed.tag, sealed.keyId]);
   },
 
+  /** Organizations that have no connection at all: created before connections existed (migration 0016). */
+  async organizationsWithoutConnections(db: Queryable): Promise<string[]> {
+    const rows = await db.query<{ id: string }>(
+      'SELECT o.id FROM organizations o WHERE NOT EXISTS (SELECT 1 FROM provider_connections c WHERE c.organization_id = o.id) ORDER BY o.id',
+    );
+    return rows.map((r) => r.id);
+  },
+
   async accountsOf(db: Queryable, organizationId: string): Promise<string[]> {
     const rows = await db.query<{ id: string }>('SELECT id FROM accounts WHERE organization_id = $1 ORDER BY created_at, id', [organizationId]);
     return rows.map((r) => r.id);
