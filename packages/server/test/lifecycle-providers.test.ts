@@ -98,6 +98,16 @@ for (const backend of backends()) {
       expect((await ledger(acquirers.a.url)).some((e) => e.reference === cancel.id)).toBe(false);
     });
 
+    it('an authorization recorded before orchestration (provider SANDBOX, no connection) is followed up at SANDBOX_A: a clear 422, never a 500', async () => {
+      const payment = await authorizedPayment(t);
+      const auth = payment.transactions;
+      // As the in-process sandbox of 2.0 wrote it: provider SANDBOX, no connection; SANDBOX_A's ledger never saw it.
+      await t.db.query("UPDATE payment_transactions SET provider_id = 'SANDBOX', connection_id = NULL, provider_transaction_id = 'sbx_txn_legacy00000000' WHERE id = $1", [auth.id]);
+      const refused = await expectProblem(await postLifecycle(t, payment.id, 'capture', {}, { transactionId: auth.id }), 422, 'PROVIDER_DECLINED');
+      expect(String(refused.detail)).toContain('TRANSACTION_NOT_FOUND');
+      expect((await getPayment(t, payment.id)).sub_status).toBe('AUTHORIZED');
+    });
+
     /** A payment charged at SANDBOX_B after A's error (…0077), and its PURCHASE there. */
     async function paidAtB(value = 100): Promise<{ payment: Payment; purchase: Schemas['Transaction'] }> {
       const created = await createPayment(t, { card: CARDS.providerError, amount: { currency: 'BRL', value } });

@@ -15,8 +15,20 @@ export interface ProviderRegistry {
   ids(): readonly string[];
 }
 
-export function providerRegistry(providers: readonly PaymentProvider[]): ProviderRegistry {
+/**
+ * Provider ids older rows carry, and the provider that now answers for them. Before the remote acquirers (issue 16),
+ * the in-process sandbox recorded its transactions as SANDBOX; SANDBOX_A is its successor (same test cards),
+ * so a follow-up of such a transaction gets a provider's answer (it does not know the transaction: a 422),
+ * never a 500 for a provider nobody can reach.
+ */
+export const LEGACY_PROVIDER_IDS: Readonly<Record<string, string>> = { SANDBOX: SANDBOX_A };
+
+export function providerRegistry(providers: readonly PaymentProvider[], aliases: Readonly<Record<string, string>> = LEGACY_PROVIDER_IDS): ProviderRegistry {
   const byId = new Map(providers.map((p) => [p.id, p]));
+  for (const [legacy, current] of Object.entries(aliases)) {
+    const provider = byId.get(current);
+    if (provider && !byId.has(legacy)) byId.set(legacy, provider);
+  }
   const ids = providers.map((p) => p.id);
   return { get: (id) => byId.get(id), ids: () => ids };
 }
