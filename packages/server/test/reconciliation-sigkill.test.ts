@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Schemas } from '@payorch/types';
-import { ACQUIRERS_MAIN, ledgerOf, startAcquirersProcess, until } from './support/acquirers.js';
+import { ACQUIRERS_MAIN, jsonOf, ledgerOf, merchantCall, serviceEnv, setFaults, startAcquirersProcess, until } from './support/acquirers.js';
 import { backends, type Credentials } from './support/harness.js';
 import { CARDS, rawCard } from './support/payments.js';
 import { createProcessDatabase, MAIN, seedPgliteDataDir, startServerProcess, type ProcessDatabase, type ServerProcess } from './support/processes.js';
@@ -61,24 +61,17 @@ for (const backend of backends()) {
       const p = await startServerProcess({
         dataDir,
         ...(backend === 'postgres' ? { databaseUrl: pdb!.url } : {}),
-        env: { SANDBOX_A_URL: urls.SANDBOX_A_URL, SANDBOX_B_URL: urls.SANDBOX_B_URL, RECONCILIATION_INTERVAL_MS: '200' },
+        env: serviceEnv(urls),
       });
       started.push(p);
       return p;
     }
 
-    const auth = () => ({ 'public-api-key': creds.public_api_key, 'private-secret-key': creds.private_secret_key });
     const call = (p: ServerProcess, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
-      fetch(`${p.baseUrl}${path}`, { method, headers: { ...auth(), ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
-    const json = async <T>(res: Promise<Response>, status: number): Promise<T> => {
-      const r = await res;
-      const text = await r.text();
-      expect(r.status, text).toBe(status);
-      return JSON.parse(text) as T;
-    };
+      merchantCall(p.baseUrl, creds, method, path, body, headers);
+    const json = jsonOf;
     const ledger = ledgerOf;
-    const faults = (url: string, body: unknown | null) =>
-      fetch(`${url}/_sandbox/faults`, body === null ? { method: 'DELETE' } : { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const faults = setFaults;
 
     /** A short SANDBOX_A timeout, so attempts abandoned by the crash are overdue soon after the restart. */
     async function shortTimeoutForA(p: ServerProcess): Promise<void> {

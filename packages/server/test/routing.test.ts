@@ -6,6 +6,7 @@
  * schema cannot state 422 ROUTING_VALIDATION_FAILED.
  */
 import { randomUUID } from 'node:crypto';
+import type { Schemas } from '@payorch/types';
 import { describe, expect, it } from 'vitest';
 import { openConnection } from '../src/routing/connections.js';
 import type { RoutingCondition } from '../src/routing/model.js';
@@ -18,21 +19,8 @@ import { ADMIN_KEY, backends, useServer, type Credentials, type TestServer } fro
 
 const json = { 'content-type': 'application/json' };
 
-interface ConnectionView {
-  connection_id: string;
-  provider_id: string;
-  name: string;
-  enabled: boolean;
-  timeout_ms: number;
-}
-interface RoutingView {
-  id: string;
-  account_id: string;
-  payment_method: string;
-  name: string;
-  default_route: { steps: { index: number; provider_id: string; connection_id: string }[] };
-  condition_sets: unknown[];
-}
+type ConnectionView = Schemas['Connection'];
+type RoutingView = Schemas['Routing'];
 
 const asOrg = (creds: Pick<Credentials, 'public_api_key' | 'private_secret_key'>) => ({
   'public-api-key': creds.public_api_key,

@@ -84,29 +84,23 @@ const NO_ANSWER: Record<UnavailableKind, string> = {
  */
 export function unansweredRecord(attempt: Pick<AttemptRow, 'provider_id'>, kind: UnavailableKind): { record: AttemptRecord; reconcileInMs: number | null } {
   return {
-    record: {
-      status: kind === 'NOT_SENT' ? 'ERROR' : 'PENDING',
-      reason: null,
-      response_code: kind === 'NOT_SENT' ? 'PROVIDER_NOT_REACHED' : `PROVIDER_${kind}`,
-      response_message: NO_ANSWER[kind],
-      provider_data: providerDataOf(attempt.provider_id, null),
-      raw_response: null,
-      provider_transaction_id: null,
-      merchant_advice_code: null,
-      merchant_advice_code_message: null,
-      payment_method: null,
-    },
+    record: withoutAnswer(attempt, kind === 'NOT_SENT' ? 'ERROR' : 'PENDING', kind === 'NOT_SENT' ? 'PROVIDER_NOT_REACHED' : `PROVIDER_${kind}`, NO_ANSWER[kind]),
     reconcileInMs: kind === 'NOT_SENT' ? null : FIRST_LOOKUP_DELAY_MS,
   };
 }
 
 /** What reconciliation records when the provider has no trace of the reference: it never processed it. */
 export function notProcessedRecord(attempt: Pick<AttemptRow, 'provider_id'>): AttemptRecord {
+  return withoutAnswer(attempt, 'ERROR', 'NOT_PROCESSED', 'The provider has no record of this attempt: it never reached the provider and nothing was charged');
+}
+
+/** An attempt's record when the provider gave no answer to keep: our code and message, nothing of the provider's. */
+function withoutAnswer(attempt: Pick<AttemptRow, 'provider_id'>, status: 'ERROR' | 'PENDING', code: string, message: string): AttemptRecord {
   return {
-    status: 'ERROR',
+    status,
     reason: null,
-    response_code: 'NOT_PROCESSED',
-    response_message: 'The provider has no record of this attempt: it never reached the provider and nothing was charged',
+    response_code: code,
+    response_message: message,
     provider_data: providerDataOf(attempt.provider_id, null),
     raw_response: null,
     provider_transaction_id: null,

@@ -2,6 +2,7 @@
  * An organization's connections to providers: the defaults every organization starts with, the list and
  * changes the API offers, and opening one for a provider call (credentials unsealed, cached briefly).
  */
+import type { Schemas } from '@payorch/types';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Queryable } from '../db/database.js';
 import { toIsoMicros } from '../db/database.js';
@@ -51,15 +52,8 @@ export async function addConnection(
   return { id, providerId: input.providerId, name: input.name };
 }
 
-export interface ConnectionView {
-  connection_id: string;
-  provider_id: string;
-  name: string;
-  enabled: boolean;
-  timeout_ms: number;
-  created_at: string;
-  updated_at: string;
-}
+/** The API's connection (spec: Connection): never its credentials. */
+export type ConnectionView = Schemas['Connection'];
 
 export const viewOf = (row: ConnectionRow): ConnectionView => ({
   connection_id: row.id,

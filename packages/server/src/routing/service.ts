@@ -17,17 +17,8 @@ import type { PaymentFacts, RoutePlan } from './plan.js';
 import { routingRepository as repo, type ConnectionRow, type RoutingRow } from './repository.js';
 import { validateConditionSets, validateRoute } from './validation.js';
 
-export interface RoutingView {
-  id: string;
-  account_id: string;
-  payment_method: string;
-  name: string;
-  default_route: StoredRoute;
-  condition_sets: StoredConditionSet[];
-  created_at: string;
-  updated_at: string;
-  warnings: string[];
-}
+/** The API's routing (spec: Routing), built from a stored row. */
+export type RoutingView = Schemas['Routing'];
 
 const viewOf = (row: RoutingRow): RoutingView => ({
   id: row.id,

@@ -4,6 +4,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { expect } from 'vitest';
 
 export const ACQUIRERS_MAIN = fileURLToPath(new URL('../../dist/providers/sandbox/acquirers-main.js', import.meta.url));
 
@@ -45,4 +46,46 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export async function until(check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check()) && Date.now() < deadline) await sleep(200);
+}
+
+/** What a service process needs to use these acquirers, with a quick reconciliation pace for the tests. */
+export function serviceEnv(urls: AcquirersProcess['urls']): Record<string, string> {
+  return { SANDBOX_A_URL: urls.SANDBOX_A_URL, SANDBOX_B_URL: urls.SANDBOX_B_URL, RECONCILIATION_INTERVAL_MS: '200' };
+}
+
+/** A merchant's request to a service process (JSON body when given). */
+export function merchantCall(
+  baseUrl: string,
+  creds: { public_api_key: string; private_secret_key: string },
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  return fetch(`${baseUrl}${path}`, {
+    method,
+    headers: {
+      'public-api-key': creds.public_api_key,
+      'private-secret-key': creds.private_secret_key,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...headers,
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+}
+
+/** The answer's JSON, after checking its status (the body is the assertion's message when it differs). */
+export async function jsonOf<T>(res: Promise<Response>, status: number): Promise<T> {
+  const r = await res;
+  const text = await r.text();
+  expect(r.status, text).toBe(status);
+  return JSON.parse(text) as T;
+}
+
+/** Sets (or with null clears) an acquirer's fault mode. */
+export function setFaults(acquirerUrl: string, body: unknown | null): Promise<Response> {
+  return fetch(
+    `${acquirerUrl}/_sandbox/faults`,
+    body === null ? { method: 'DELETE' } : { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) },
+  );
 }
