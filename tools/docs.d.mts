@@ -3,3 +3,4 @@ export declare function redocBundle(): string;
 export declare function readGuides(dir?: string): { name: string; title: string; markdown: string }[];
 export declare function buildDocs(options?: { out?: string; specFile?: string; guidesDir?: string }): string[];
 export declare function localRedoc(source: string): string;
+export declare const FAVICON: string;

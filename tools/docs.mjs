@@ -17,6 +17,8 @@ import { Marked } from 'marked';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const defaultSpec = join(root, 'packages/types/openapi.json');
 const defaultGuides = join(root, 'docs/guides');
+/** The service's icon: the docs site's pages declare it, and the server answers /favicon.ico and /favicon.svg with it. */
+export const FAVICON = join(root, 'docs/assets/favicon.svg');
 const defaultOut = join(root, 'dist/docs');
 
 /** The order a newcomer reads them in; a guide not listed here comes after these, by name. */
@@ -96,6 +98,7 @@ function page({ title, nav, current, body, prefix }) {
     <meta name="viewport" content="width=device-width, initial-scale=1" />
     <meta name="generator" content="tools/docs.mjs" />
     <title>${escapeHtml(title)}</title>
+    <link rel="icon" type="image/svg+xml" href="${prefix}favicon.svg" />
     <link rel="stylesheet" href="${prefix}style.css" />
   </head>
   <body>
@@ -129,6 +132,9 @@ export function buildDocs({ out = defaultOut, specFile = defaultSpec, guidesDir 
   };
 
   write('style.css', STYLE);
+  // Every page declares this icon (and the service serves it at /favicon.ico too), so no browser asks for
+  // an icon that answers 404.
+  write('favicon.svg', readFileSync(FAVICON, 'utf8'));
   write('redoc.standalone.js', localRedoc(readFileSync(join(bundle, 'redoc.standalone.js'), 'utf8')));
   copyFileSync(join(bundle, 'redoc.standalone.js.LICENSE.txt'), join(out, 'redoc.standalone.js.LICENSE.txt'));
   written.push(join(out, 'redoc.standalone.js.LICENSE.txt'));
@@ -148,6 +154,7 @@ export function buildDocs({ out = defaultOut, specFile = defaultSpec, guidesDir 
     <meta name="viewport" content="width=device-width, initial-scale=1" />
     <meta name="generator" content="tools/docs.mjs, Redoc" />
     <title>${escapeHtml(name)} reference</title>
+    <link rel="icon" type="image/svg+xml" href="./favicon.svg" />
     <style>body { margin: 0; } .back { display: block; padding: 0.5rem 1rem; font: 14px system-ui, sans-serif; border-bottom: 1px solid #e3e6ec; }</style>
   </head>
   <body>

@@ -25,6 +25,7 @@ import { rateLimit } from './ratelimit/middleware.js';
 import { DatabaseRateLimitStore, MemoryRateLimitStore } from './ratelimit/store.js';
 import { authenticate } from './tenancy/authenticate.js';
 import { brandIconsRouter } from './vault/brand-icons.js';
+import { faviconRouter } from './http/favicon.js';
 import { sandboxPagesRouter } from './vault/sandbox-pages.js';
 
 /** packages/server/dist/docs, from src/ (tests) and from dist/ alike. */
@@ -83,6 +84,7 @@ export function createApp(options: CreateAppOptions): express.Express {
   app.get('/metrics', metricsEndpoint(deps, authFailures));
   // Not in the API contract (brand images, the sandbox provider's HTML page): before the spec router's 404.
   // The sandbox page exists in sandbox mode only: elsewhere it would approve enrollments with no bank check.
+  app.use(faviconRouter(DOCS_SITE));
   app.use(brandIconsRouter());
   if (deps.config.sandbox) app.use(sandboxPagesRouter(deps));
   const bodyBounds = boundBodyShape(spec, ops);

@@ -8,7 +8,7 @@ import { mkdirSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findChromium, launchBrowser } from './support/browser.js';
+import { findChromiums, launchBrowser } from './support/browser.js';
 import { useServer } from './support/harness.js';
 
 const SHOTS = fileURLToPath(new URL('../.screenshots/docs/', import.meta.url));
@@ -16,15 +16,15 @@ const GUIDES = readdirSync(fileURLToPath(new URL('../../../docs/guides/', import
   .filter((f) => f.endsWith('.md'))
   .map((f) => f.replace(/\.md$/, ''));
 
-const { source } = await findChromium();
-
-describe(`documentation site in Chromium (${source})`, () => {
+// The same assertions in every Chromium there is: the full browser asks for things (/favicon.ico) the
+// headless shell does not.
+for (const exe of await findChromiums()) describe(`documentation site in Chromium (${exe.source})`, () => {
   // The docs need no database of their own; the embedded one is enough.
   const t = useServer('pglite');
   let browser: Browser;
 
   beforeAll(async () => {
-    browser = await launchBrowser();
+    browser = await launchBrowser({}, exe);
     mkdirSync(SHOTS, { recursive: true });
   });
   afterAll(async () => {
@@ -49,7 +49,11 @@ describe(`documentation site in Chromium (${source})`, () => {
     });
     const response = await page.goto(`${origin}${path}`, { waitUntil: 'load' });
     await ready(page);
-    await page.screenshot({ path: `${SHOTS}${path.replace(/^\/docs\/?/, '').replace(/[/.]/g, '_') || 'index'}.png` });
+    // Every page declares the service's icon, and it loads (else a full browser asks for /favicon.ico).
+    const icon = await page.$eval('link[rel="icon"]', (l) => (l as HTMLLinkElement).href).catch(() => undefined);
+    if (!icon) problems.push('no <link rel="icon">');
+    else if ((await fetch(icon)).status !== 200) problems.push(`icon ${icon} does not load`);
+    await page.screenshot({ path: `${SHOTS}${exe.source.replace(/[^\w.-]+/g, '_')}-${path.replace(/^\/docs\/?/, '').replace(/[/.]/g, '_') || 'index'}.png` });
     return { page, response, problems };
   }
 
@@ -76,6 +80,15 @@ describe(`documentation site in Chromium (${source})`, () => {
     }
     expect(problems).toEqual([]);
     await page.close();
+  });
+
+  it('the service icon is served where browsers look for it (/favicon.ico) and where the pages declare it', async () => {
+    for (const path of ['/favicon.ico', '/favicon.svg']) {
+      const res = await fetch(`${new URL(t.running.url).origin}${path}`);
+      expect(res.status, path).toBe(200);
+      expect(res.headers.get('content-type'), path).toContain('image/svg+xml');
+      expect(await res.text(), path).toContain('<svg');
+    }
   });
 
   it('the reference renders every tag and operation of the spec', async () => {

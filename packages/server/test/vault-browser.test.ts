@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import type { Schemas } from '@payorch/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findChromium, launchBrowser } from './support/browser.js';
+import { findChromiums, launchBrowser } from './support/browser.js';
 import { backends, useServer } from './support/harness.js';
 import { cardBody, createCustomer, enrollOk } from './support/vault-fixtures.js';
 
@@ -25,17 +25,18 @@ async function merchantSite(): Promise<{ url: string; hits: URL[]; server: Serve
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits, server };
 }
 
-// Named in the test titles, so a run's report says which Chromium it proved (CI: the npm-bundled one).
-const { source } = await findChromium();
+// Every Chromium there is (the system one and the npm-bundled one), each named in the test titles, so a
+// run's report says which browsers it proved.
+const chromiums = await findChromiums();
 
-for (const backend of backends()) {
-  describe(`sandbox enrollment page in Chromium (${source}) on ${backend}`, () => {
+for (const backend of backends()) for (const exe of chromiums) {
+  describe(`sandbox enrollment page in Chromium (${exe.source}) on ${backend}`, () => {
     const t = useServer(backend);
     let browser: Browser;
     let merchant: Awaited<ReturnType<typeof merchantSite>>;
 
     beforeAll(async () => {
-      browser = await launchBrowser();
+      browser = await launchBrowser({}, exe);
       merchant = await merchantSite();
     });
     afterAll(async () => {

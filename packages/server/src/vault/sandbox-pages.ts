@@ -60,7 +60,7 @@ function sendPage(res: Response, status: number, title: string, content: string,
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
-<link rel="icon" href="${brandIconUrl('', 'ach')}">
+<link rel="icon" type="image/svg+xml" href="/favicon.svg">
 <title>${escapeHtml(title)} · payorch sandbox</title>
 <style nonce="${nonce}">
 body { font-family: system-ui, sans-serif; background: #f4f6f8; color: #1f2933; margin: 0; }

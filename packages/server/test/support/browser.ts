@@ -4,7 +4,7 @@
  *   const browser = await launchBrowser();   // close it in afterAll: await browser.close()
  *   const page = await browser.newPage();
  *
- * Which Chromium (the first that applies):
+ * Which Chromium (findChromiums(): CHROMIUM_PATH alone, otherwise 2 and 3, each where available):
  *   1. CHROMIUM_PATH — an explicit choice; a missing file is an error, never a silent fallback;
  *   2. a system Chromium at /usr/bin/chromium (Debian's package), kept up to date by the distribution;
  *   3. the Chromium inside the `@sparticuz/chromium` npm package (Linux x64 only; a headless shell with
@@ -48,42 +48,54 @@ export interface ChromiumExecutable {
 }
 
 /**
- * Launches a headless Chromium (see the file comment for which one). `options` are playwright's; its
- * `args` come after CHROMIUM_ARGS. The caller closes the browser.
+ * Launches a headless Chromium: `exe` (one of findChromiums()) or else the first that applies (see the file
+ * comment). `options` are playwright's; its `args` come after CHROMIUM_ARGS. The caller closes the browser.
  */
-export async function launchBrowser(options: Omit<LaunchOptions, 'executablePath'> = {}): Promise<Browser> {
-  const exe = await findChromium();
+export async function launchBrowser(options: Omit<LaunchOptions, 'executablePath'> = {}, exe?: ChromiumExecutable): Promise<Browser> {
+  const chosen = exe ?? (await findChromium());
   return chromium.launch({
     headless: true,
     ...options,
     args: [...CHROMIUM_ARGS, ...(options.args ?? [])],
-    executablePath: exe.path,
-    env: { ...(process.env as Record<string, string>), ...exe.env, ...options.env },
+    executablePath: chosen.path,
+    env: { ...(process.env as Record<string, string>), ...chosen.env, ...options.env },
   });
 }
 
-let found: Promise<ChromiumExecutable> | undefined;
+let found: Promise<ChromiumExecutable[]> | undefined;
 
-/** The Chromium launchBrowser() uses, unpacking the npm-bundled one on first use. */
-export function findChromium(): Promise<ChromiumExecutable> {
+/**
+ * Every Chromium the browser tests run with: CHROMIUM_PATH alone when it is set; otherwise the system one
+ * when installed and the npm-bundled one (unpacked on first use). Browser tests run their assertions once
+ * per browser, so a difference between the full browser and the headless shell (the full one asks for
+ * /favicon.ico, the shell does not) fails at once, on whichever machine has both.
+ */
+export function findChromiums(): Promise<ChromiumExecutable[]> {
   found ??= locate();
   return found;
 }
 
-async function locate(): Promise<ChromiumExecutable> {
+/** The first of findChromiums(). */
+export async function findChromium(): Promise<ChromiumExecutable> {
+  return (await findChromiums())[0]!;
+}
+
+async function locate(): Promise<ChromiumExecutable[]> {
   const explicit = process.env.CHROMIUM_PATH;
   if (explicit) {
     if (!existsSync(explicit)) throw new Error(`CHROMIUM_PATH is set to ${explicit}, which does not exist`);
-    return { path: explicit, source: 'CHROMIUM_PATH', env: {} };
+    return [{ path: explicit, source: 'CHROMIUM_PATH', env: {} }];
   }
-  if (existsSync(SYSTEM_CHROMIUM)) return { path: SYSTEM_CHROMIUM, source: 'system', env: {} };
-  if (process.platform !== 'linux' || process.arch !== 'x64') {
+  const all: ChromiumExecutable[] = [];
+  if (existsSync(SYSTEM_CHROMIUM)) all.push({ path: SYSTEM_CHROMIUM, source: 'system', env: {} });
+  if (process.platform === 'linux' && process.arch === 'x64') all.push(await unpackBundled());
+  if (all.length === 0) {
     throw new Error(
       `no Chromium for the browser tests: the npm-bundled one (@sparticuz/chromium) is Linux x64 only, this is ${process.platform} ${process.arch}; ` +
         'set CHROMIUM_PATH to a Chromium or Chrome binary',
     );
   }
-  return unpackBundled();
+  return all;
 }
 
 // As root, tar-fs would give the files the archive's owner (a uid of the package's build machine).
