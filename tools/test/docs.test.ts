@@ -25,7 +25,7 @@ const loads = (html: string) => [...html.matchAll(/<(?:script|img)[^>]*\ssrc="([
 describe('documentation site', () => {
   it('writes the start page, one page per guide, the reference and its assets', async () => {
     expect((await readdir(out)).sort()).toEqual(
-      ['guides', 'index.html', 'openapi.json', 'redoc.standalone.js', 'redoc.standalone.js.LICENSE.txt', 'reference.html', 'reference.js', 'spec.js', 'style.css'].sort(),
+      ['favicon.svg', 'guides', 'index.html', 'openapi.json', 'redoc.standalone.js', 'redoc.standalone.js.LICENSE.txt', 'reference.html', 'reference.js', 'spec.js', 'style.css'].sort(),
     );
     const guides = readGuides(join(repoRoot, 'docs/guides'));
     expect(guides.map((g) => g.name).slice(0, 6)).toEqual(['getting-started', 'test-cards', 'errors', 'idempotency', 'webhooks', 'client']);
