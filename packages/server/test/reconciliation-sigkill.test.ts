@@ -162,11 +162,14 @@ for (const backend of backends()) {
       // call the crash stopped before it reached A, not processed (the payment ends ERROR, nothing charged).
       const late = payments.filter((x) => x.payment_method.payment_method_detail.card?.card_data.lfd === '0085');
       const endings = late.map((x) => {
-        const atA = x.transactions.find((t) => t.provider_id === 'SANDBOX_A')!;
+        const atA = x.transactions.find((t) => t.provider_id === 'SANDBOX_A');
+        // A's circuit opens on its first unanswered call: a payment planned after that (a slow machine
+        // fires the 20 over a longer time) skips A altogether and is approved at B.
+        if (!atA) return ['SKIPPED', ...x.transactions.map((t) => `${t.provider_id}:${t.status}`), x.status].join(' ');
         return [atA.status, atA.reason ?? atA.response_code, x.status].join(' ');
       });
       for (const ending of endings) {
-        expect(['SUCCEEDED SUCCEEDED SUCCEEDED', 'CANCELED LATE_APPROVAL_REVERSED SUCCEEDED', 'ERROR NOT_PROCESSED ERROR']).toContain(ending);
+        expect(['SUCCEEDED SUCCEEDED SUCCEEDED', 'CANCELED LATE_APPROVAL_REVERSED SUCCEEDED', 'ERROR NOT_PROCESSED ERROR', 'SKIPPED SANDBOX_B:SUCCEEDED SUCCEEDED']).toContain(ending);
       }
       // At least the three calls A held at the kill were settled from A's word.
       expect(endings.filter((e) => !e.startsWith('ERROR')).length).toBeGreaterThanOrEqual(3);
