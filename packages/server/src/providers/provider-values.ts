@@ -38,8 +38,11 @@ export const OUTCOMES = ['SUCCEEDED', 'DECLINED', 'ERROR'] as const;
 // eslint-disable-next-line no-control-regex
 const INVISIBLE = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb]/g;
 
-/** A PAN-like run of 13–19 digits (spaces or dashes between), a key or token by its shape: masked in any text. */
-const PAN_LIKE = /(?<![0-9])[0-9](?:[ -]?[0-9]){12,18}(?![0-9])/g;
+/**
+ * A run of digits (single spaces or dashes between): masked whole when any 13–19 digits of it in a row
+ * pass the Luhn check, so a card number with digits around it (a reference, a date) is masked too.
+ */
+const DIGIT_RUN = /[0-9](?:[ -]?[0-9]){12,}/g;
 const SECRET_LIKE = [
   /\b(?:sk|rk|pk|whsec|sk_live|sk_test|sk_sandbox)_[A-Za-z0-9_]{6,}/g, // API keys and webhook secrets (Stripe-style prefixes, ours)
   /\b(?:Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{6,}/gi, // an Authorization header's value
@@ -50,9 +53,16 @@ export const REDACTED = '[REDACTED]';
 
 /** Masks what looks like a card number, key or token in a provider's text. */
 export function redactText(s: string): string {
-  let out = s.replace(PAN_LIKE, (m) => (luhn(m.replace(/[ -]/g, '')) ? REDACTED : m));
+  let out = s.replace(DIGIT_RUN, (m) => (holdsCardNumber(m.replace(/[ -]/g, '')) ? REDACTED : m));
   for (const pattern of SECRET_LIKE) out = out.replace(pattern, REDACTED);
   return out;
+}
+
+function holdsCardNumber(digits: string): boolean {
+  for (let length = 13; length <= Math.min(19, digits.length); length++) {
+    for (let start = 0; start + length <= digits.length; start++) if (luhn(digits.slice(start, start + length))) return true;
+  }
+  return false;
 }
 
 function luhn(digits: string): boolean {

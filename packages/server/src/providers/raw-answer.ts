@@ -44,7 +44,7 @@ function copyObject(value: Record<string, unknown>, depth: number, budget: Budge
       budget.truncated = true;
       break;
     }
-    const key = cleanText(rawKey, MAX_KEY);
+    const key = cleanText(redactText(cleanText(rawKey, 4 * MAX_KEY)), MAX_KEY);
     if (key === '' || key === '_truncated' || Object.hasOwn(out, key)) continue;
     const cost = Buffer.byteLength(key) + 4;
     if (budget.left < cost) {
