@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Schemas } from '@payorch/types';
+import { boundedFetch } from '../src/providers/http/bounded-fetch.js';
 import { MAX_PROVIDER_ANSWER_BYTES } from '../src/providers/http/bounded-request.js';
 import { ProviderUnavailableError, type ConnectionContext } from '../src/providers/provider.js';
 import { MAX_STORED_RAW_ANSWER_BYTES } from '../src/providers/raw-answer.js';
@@ -95,6 +96,24 @@ describe('the bounded HTTP path and the adapter boundary, provider by provider',
       // Reading stopped at the limit: what left the acquirer is the limit plus what the socket buffers held.
       expect(await oversizedBytesSent(url)).toBeLessThan(16 * MB);
     }
+  });
+
+  it('boundedFetch, the transport an SDK plugs in: an ordinary answer reads as usual; an oversized or dripping one rejects like the adapters\' calls', async () => {
+    const f = boundedFetch('SDK_CONNECTOR', 300);
+    const ok = await f(`${acquirers.a.url}/_sandbox/faults`);
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toMatchObject({ faults: null });
+    const post = () =>
+      f(`${acquirers.a.url}/v1/charges`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${SANDBOX_A_DEFAULT_CREDENTIALS.api_key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ reference: randomUUID(), capture: true, amount: { value: '1.00', currency: 'BRL' }, card: { number: CARDS.approved } }),
+      });
+    expect((await post()).status).toBe(200);
+    await faults(acquirers.a.url, { failRate: 1, mode: 'oversized', bytes: 150 * MB });
+    expect(await unavailable(post())).toMatchObject({ kind: 'BAD_RESPONSE', providerId: 'SDK_CONNECTOR' });
+    await faults(acquirers.a.url, { failRate: 1, mode: 'drip', intervalMs: 20 });
+    expect(await unavailable(post())).toMatchObject({ kind: 'TIMEOUT' });
   });
 
   it('an answer dripping one byte at a time is cut at the connection timeout (one deadline for headers and body)', async () => {

@@ -35,7 +35,6 @@ const RESPONSE_CODE_SET: ReadonlySet<string> = new Set(RESPONSE_CODES);
 export const OUTCOMES = ['SUCCEEDED', 'DECLINED', 'ERROR'] as const;
 
 /** Control characters, bidi overrides and other invisible format characters: never kept in a provider's text. */
-// eslint-disable-next-line no-control-regex
 const INVISIBLE = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb]/g;
 
 /**
