@@ -17,7 +17,8 @@ import { PrometheusMetrics } from './platform/prometheus.js';
 import { providerSecretBox } from './providers/sandbox/notification-secret.js';
 import { buildRetentionServices } from './retention/services.js';
 import { buildSandboxAdapters } from './providers/sandbox/build.js';
-import { providerRegistry, type ProviderRegistry } from './providers/registry.js';
+import { providerRegistry, SANDBOX_A, type ProviderRegistry } from './providers/registry.js';
+import { FAILOVER_REASONS } from './orchestration/failover.js';
 import { buildRoutingServices } from './routing/services.js';
 import { buildTenancyServices } from './tenancy/services.js';
 import { resolveKeyring } from './vault/crypto/keyring.js';
@@ -58,14 +59,16 @@ export async function buildServices(deps: ServiceDeps): Promise<AppServices> {
   const metrics = new PrometheusMetrics({
     webhookQueue: () => webhooksRepository.queueStats(deps.db),
     onCollectError: (err) => deps.log.warn({ err }, 'metrics: the webhook queue could not be read'),
+    failoverReasons: FAILOVER_REASONS,
   });
   // Both sandbox acquirers run as HTTP services (in this process unless SANDBOX_A_URL/SANDBOX_B_URL say
   // where): every provider call crosses a real socket. Registered before the workers, so on close they
   // stop after them (close hooks run in reverse).
   const sandbox = await buildSandboxAdapters(deps.config, { db: deps.db, secrets: providerSecretBox(resolved.keyring), onClose: deps.onClose });
-  // `provider` is SANDBOX_A until payments go through routing (the orchestrator picks from `providers`).
-  const provider = sandbox.a;
+  // `provider` is SANDBOX_A until payments go through routing (the orchestrator picks from `providers`);
+  // taken from the registry, so it is normalized like every provider (providers/normalized-provider.ts).
   const providers = providerRegistry([sandbox.a, sandbox.b]);
+  const provider = providers.get(SANDBOX_A)!;
   const routing = await buildRoutingServices(deps, resolved.keyring);
   return {
     metrics,

@@ -11,7 +11,8 @@
  * - UNKNOWN: sent, and no answer: the provider may have charged the card. Try the next step (the payer is
  *   waiting), and reconciliation asks this provider later; a late approval is voided there.
  */
-import type { ProviderResult, UnavailableKind } from '../providers/provider.js';
+import { UNAVAILABLE_KINDS, type ProviderResult, type UnavailableKind } from '../providers/provider.js';
+import { OTHER, RESPONSE_CODES } from '../providers/provider-values.js';
 
 export type FailoverDecision = 'APPROVED' | 'HARD_DECLINE' | 'SOFT_FAILURE' | 'UNKNOWN';
 
@@ -80,3 +81,16 @@ export const FAILOVER_TABLE: readonly { answer: string; example: string; decisio
   { answer: 'Security code (CVV) failure', example: 'ISO N7', decision: 'HARD_DECLINE' },
   { answer: 'Any other decline', example: 'e.g. ISO 57, 62', decision: 'HARD_DECLINE' },
 ];
+
+/**
+ * The reasons payorch_failovers_total is labelled with: why there was no answer, or our response code of
+ * the answer (ERROR when it has none), anything else OTHER. A fixed list: one series per reason at most,
+ * whatever providers answer.
+ */
+export const FAILOVER_REASONS: readonly string[] = [...UNAVAILABLE_KINDS, ...RESPONSE_CODES, 'ERROR', OTHER];
+const FAILOVER_REASON_SET: ReadonlySet<string> = new Set(FAILOVER_REASONS);
+
+export function failoverReason(answer: { answered: true; result?: Pick<ProviderResult, 'responseCode'> } | { answered: false; kind: UnavailableKind }): string {
+  const reason = answer.answered ? (answer.result?.responseCode ?? 'ERROR') : answer.kind;
+  return FAILOVER_REASON_SET.has(reason) ? reason : OTHER;
+}

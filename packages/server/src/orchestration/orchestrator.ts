@@ -22,7 +22,7 @@ import { ProviderUnavailableError, type Charge, type PaymentProvider, type Provi
 import type { ProviderRegistry } from '../providers/registry.js';
 import type { PaymentFacts, RoutePlan, RouteStep, UsableConnection } from '../routing/plan.js';
 import type { CallHealth, CircuitBreaker } from './circuit-breaker.js';
-import { failoverDecision, movesOn, type AttemptAnswer } from './failover.js';
+import { failoverDecision, failoverReason, movesOn, type AttemptAnswer } from './failover.js';
 import { orchestrationRepository as repo, type AttemptRow } from './repository.js';
 import { answeredRecord, concludeWithoutApproval, isUndecided, unansweredRecord } from './settle.js';
 
@@ -100,7 +100,7 @@ export async function runRoute(o: Orchestration, route: ChargeRoute): Promise<vo
     const answer = await call(o, route, current, attempt);
     const next = await o.db.transaction(async (tx) => settleAnswer(o, tx, route, current, attempt, answer));
     if (!next) return;
-    o.metrics.failover({ fromProviderId: current.step.providerId, toProviderId: next.chosen.step.providerId, reason: reasonOf(answer) });
+    o.metrics.failover({ fromProviderId: current.step.providerId, toProviderId: next.chosen.step.providerId, reason: failoverReason(answer) });
     current = next.chosen;
     attempt = next.attempt;
   }
@@ -131,8 +131,6 @@ export function healthOf(answer: AttemptAnswer): CallHealth {
   if (answer.answered) return answer.result.outcome === 'ERROR' ? 'FAILURE' : 'SUCCESS';
   return answer.kind === 'BAD_RESPONSE' ? 'FAILURE' : 'NO_ANSWER';
 }
-
-const reasonOf = (answer: AttemptAnswer & { result?: ProviderResult }) => (answer.answered ? (answer.result?.responseCode ?? 'ERROR') : answer.kind);
 
 /** Phase C. Returns the next attempt to call, or null when the route is over. */
 async function settleAnswer(

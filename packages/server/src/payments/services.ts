@@ -4,6 +4,7 @@
  * database closes (ServiceDeps.onClose).
  */
 import type { PaymentProvider } from '../providers/provider.js';
+import { adapterOf } from '../providers/normalized-provider.js';
 import { SandboxProvider } from '../providers/sandbox/sandbox-provider.js';
 import type { ServiceDeps } from '../services.js';
 import { OutboxWorker } from './outbox/worker.js';
@@ -23,7 +24,8 @@ declare module '../context.js' {
 
 export async function buildPaymentServices(deps: ServiceDeps, provider: PaymentProvider): Promise<{ payments: PaymentServices }> {
   // The sandbox acquirer's signing secret exists from the first start on (generated once, stored).
-  if (provider instanceof SandboxProvider) await provider.notificationSecret();
+  const adapter = adapterOf(provider);
+  if (adapter instanceof SandboxProvider) await adapter.notificationSecret();
   const outbox = new OutboxWorker({ db: deps.db, log: deps.log, handlers: paymentOutboxHandlers({ db: deps.db, provider, log: deps.log }) });
   outbox.start();
   deps.onClose?.(() => outbox.stop());

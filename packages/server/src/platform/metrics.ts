@@ -5,7 +5,19 @@
  */
 
 /** How one provider call ended: the provider's answer, or why there was none (ProviderUnavailableError kinds). */
-export type ProviderCallOutcome = 'SUCCEEDED' | 'DECLINED' | 'ERROR' | 'NOT_SENT' | 'TIMEOUT' | 'CONNECTION_CUT' | 'BAD_RESPONSE';
+export const PROVIDER_CALL_OUTCOMES = ['SUCCEEDED', 'DECLINED', 'ERROR', 'NOT_SENT', 'TIMEOUT', 'CONNECTION_CUT', 'BAD_RESPONSE'] as const;
+export type ProviderCallOutcome = (typeof PROVIDER_CALL_OUTCOMES)[number];
+
+/** The provider operations calls are counted by. */
+export const PROVIDER_OPERATIONS = ['purchase', 'authorize', 'capture', 'void', 'refund', 'verify', 'lookup'] as const;
+
+/** A label value outside its fixed list. */
+export const OTHER_LABEL = 'OTHER';
+
+/** `value` when it is one of `allowed`, else OTHER: a metric's label never takes a value from outside its list. */
+export function labelFrom(value: string, allowed: ReadonlySet<string>): string {
+  return allowed.has(value) ? value : OTHER_LABEL;
+}
 
 export type CircuitState = 'CLOSED' | 'OPEN' | 'HALF_OPEN';
 

@@ -7,14 +7,16 @@
  *
  * Labels are bounded by construction: operations are the spec's operationIds (never a path: ids in paths
  * would make one series per payment), methods are the few HTTP parses, statuses the codes the service
- * answers, providers the registry's, outcomes and operations the fixed lists of metrics.ts.
+ * answers, providers the registry's, outcomes and operations the fixed lists of metrics.ts, failover
+ * reasons the failover table's list (orchestration/failover.ts FAILOVER_REASONS): anything else is
+ * counted as OTHER here, at the sink, so no value a provider or a client sends can become a series.
  * Connections are labelled too: a connection is a configured object (an operator or merchant creates it;
  * an organization has a handful), not a per-request value, so the series grow with the configured estate
  * like per-instance labels do, and the circuit breaker is per connection: an operator must see which one
  * is open.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { CircuitState, OrchestrationMetrics, ProviderCallOutcome } from './metrics.js';
+import { labelFrom, PROVIDER_CALL_OUTCOMES, PROVIDER_OPERATIONS, type CircuitState, type OrchestrationMetrics, type ProviderCallOutcome } from './metrics.js';
 
 /** The webhook delivery queue as read at scrape time (webhooks/repository.ts queueStats). */
 export interface WebhookQueueStats {
@@ -31,7 +33,12 @@ export interface PrometheusMetricsOptions {
   webhookQueue?: () => Promise<WebhookQueueStats>;
   /** Told when the scrape-time query fails (the scrape still answers). */
   onCollectError?: (err: unknown) => void;
+  /** The failover reasons counted by name (FAILOVER_REASONS); any other is OTHER. Unset: only OTHER. */
+  failoverReasons?: readonly string[];
 }
+
+const OUTCOMES: ReadonlySet<string> = new Set(PROVIDER_CALL_OUTCOMES);
+const OPERATIONS: ReadonlySet<string> = new Set(PROVIDER_OPERATIONS);
 
 const CIRCUIT_VALUE: Record<CircuitState, number> = { CLOSED: 0, HALF_OPEN: 1, OPEN: 2 };
 
@@ -100,8 +107,11 @@ export class PrometheusMetrics implements OrchestrationMetrics {
     registers: [this.registry],
   });
 
+  private readonly failoverReasons: ReadonlySet<string>;
+
   constructor(options: PrometheusMetricsOptions = {}) {
     const { webhookQueue, onCollectError } = options;
+    this.failoverReasons = new Set(options.failoverReasons ?? []);
     if (!webhookQueue) return;
     // One query per scrape feeds both gauges: prom-client runs every collect() of a scrape together, so
     // the first starts the query and the second shares it; it is forgotten once the scrape has it.
@@ -145,8 +155,9 @@ export class PrometheusMetrics implements OrchestrationMetrics {
   }
 
   providerCall(labels: { providerId: string; connectionId: string; operation: string; outcome: ProviderCallOutcome }, seconds: number): void {
-    this.providerCalls.inc({ provider: labels.providerId, connection: labels.connectionId, operation: labels.operation, outcome: labels.outcome });
-    this.providerDuration.observe({ provider: labels.providerId, operation: labels.operation }, seconds);
+    const operation = labelFrom(labels.operation, OPERATIONS);
+    this.providerCalls.inc({ provider: labels.providerId, connection: labels.connectionId, operation, outcome: labelFrom(labels.outcome, OUTCOMES) });
+    this.providerDuration.observe({ provider: labels.providerId, operation }, seconds);
   }
 
   circuitState(labels: { providerId: string; connectionId: string }, state: CircuitState): void {
@@ -154,7 +165,7 @@ export class PrometheusMetrics implements OrchestrationMetrics {
   }
 
   failover(labels: { fromProviderId: string; toProviderId: string; reason: string }): void {
-    this.failovers.inc({ from: labels.fromProviderId, to: labels.toProviderId, reason: labels.reason });
+    this.failovers.inc({ from: labels.fromProviderId, to: labels.toProviderId, reason: labelFrom(labels.reason, this.failoverReasons) });
   }
 
   reconciliationBacklog(count: number, oldestAgeSeconds: number): void {

@@ -29,6 +29,9 @@ export interface ConnectionContext {
   timeoutMs: number;
 }
 
+/** Every UnavailableKind, in a fixed order (metric labels are taken from fixed lists only). */
+export const UNAVAILABLE_KINDS = ['NOT_SENT', 'TIMEOUT', 'CONNECTION_CUT', 'BAD_RESPONSE'] as const;
+
 /** Why a provider call produced no answer. */
 export type UnavailableKind =
   /** Nothing reached the provider (connection refused, DNS, TLS): it certainly did not act. */
@@ -76,7 +79,10 @@ export interface ProviderResult {
   merchantAdviceCodeMessage: string | null;
   authorizationCode: string | null;
   retrievalReferenceNumber: string | null;
-  /** The provider's answer exactly as received (stored for raw_response=true). Never holds a PAN. */
+  /**
+   * The provider's answer (stored for raw_response=true). Adapters hand it over as received; the adapter
+   * boundary (normalized-provider.ts) keeps a bounded, redacted copy only. Never holds a PAN.
+   */
   rawResponse: Record<string, unknown>;
   /** Sandbox only: this card receives a chargeback right after a successful purchase. */
   chargebackFollows?: boolean;

@@ -2,6 +2,7 @@
  * The providers this service can reach, by the id routing steps and connections name (SANDBOX_A,
  * SANDBOX_B). Built once in services.ts; domain code asks it for the adapter of a step's provider.
  */
+import { normalizedProvider } from './normalized-provider.js';
 import type { PaymentProvider } from './provider.js';
 
 /** The two sandbox acquirers (docs/guides/routing.md): A behaves as the test-card table says, B is a second acquirer. */
@@ -23,7 +24,12 @@ export interface ProviderRegistry {
  */
 export const LEGACY_PROVIDER_IDS: Readonly<Record<string, string>> = { SANDBOX: SANDBOX_A };
 
-export function providerRegistry(providers: readonly PaymentProvider[], aliases: Readonly<Record<string, string>> = LEGACY_PROVIDER_IDS): ProviderRegistry {
+/**
+ * Every adapter is handed out wrapped by normalizedProvider: whatever a provider answers is normalized at
+ * this one boundary (lengths, characters, known codes, a bounded redacted raw answer) before any caller sees it.
+ */
+export function providerRegistry(adapters: readonly PaymentProvider[], aliases: Readonly<Record<string, string>> = LEGACY_PROVIDER_IDS): ProviderRegistry {
+  const providers = adapters.map(normalizedProvider);
   const byId = new Map(providers.map((p) => [p.id, p]));
   for (const [legacy, current] of Object.entries(aliases)) {
     const provider = byId.get(current);

@@ -22,6 +22,7 @@ import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adapterOf } from '../../src/providers/normalized-provider.js';
 import type { SandboxProvider } from '../../src/providers/sandbox/sandbox-provider.js';
 import { ADMIN_KEY, backends, useServer, type TestServer } from '../support/harness.js';
 import { FUZZ_RUNS, FUZZ_SEED, KNOWN_DEVIATIONS, STRICT, UNREACHABLE_ALLOWED } from './config.js';
@@ -38,7 +39,7 @@ const byOperation = operations.map((op) => ({ id: op.operationId, op }));
 const probed = byOperation.filter(({ op }) => op.security !== 'none' || op.signed || op.body || op.params.some((p) => p.in === 'path'));
 
 function targetFor(t: TestServer, recorder: Recorder, rateLimit?: number): Target {
-  const provider = t.running.deps.services.provider as Partial<SandboxProvider>;
+  const provider = adapterOf(t.running.deps.services.provider) as Partial<SandboxProvider>;
   return {
     baseUrl: t.running.url,
     rateLimit,

@@ -22,6 +22,7 @@ import { openPostgres } from '../../src/db/postgres.js';
 import { loadConfig } from '../../src/platform/config.js';
 import { describeFindings, scanForSensitiveData, type Secret } from './sensitive-data-scan.js';
 import { createLogger } from '../../src/platform/logger.js';
+import { adapterOf } from '../../src/providers/normalized-provider.js';
 import { SandboxProvider } from '../../src/providers/sandbox/sandbox-provider.js';
 import { startServer, type RunningServer, type StartOptions } from '../../src/server.js';
 
@@ -202,7 +203,7 @@ async function adminCreateOrganization(baseUrl: string, adminKey: string, body: 
 
 /** The sandbox provider's notification signing secret (it signs what the provider sends; stored sealed). */
 export function sandboxProviderSecret(running: RunningServer): Promise<string> {
-  const provider = running.deps.services.provider;
+  const provider = adapterOf(running.deps.services.provider);
   if (!(provider instanceof SandboxProvider)) throw new Error(`the server's provider is ${provider.id}, not the sandbox`);
   return provider.notificationSecret();
 }

@@ -2319,7 +2319,7 @@ export interface components {
             /** @description Identifier of the processing provider, for example SANDBOX; null if no provider was reached. */
             provider_id: string | null;
             payment_method: components["schemas"]["TransactionPaymentMethod"];
-            /** @description Normalized response code, for example SUCCEEDED, INSUFFICIENT_FUNDS or DO_NOT_HONOR. */
+            /** @description Normalized response code, for example SUCCEEDED, INSUFFICIENT_FUNDS or DO_NOT_HONOR; OTHER when the provider answered a code outside the service's list. */
             response_code: string | null;
             /** @description Human-readable meaning of the response code. */
             response_message: string | null;
@@ -3915,7 +3915,7 @@ export interface components {
             response_message: string | null;
             /** @description Provider's response code. */
             response_code: string | null;
-            /** @description The provider's raw response, as received. Filled only when the payment is retrieved with `raw_response=true`; null otherwise (at most 200 members at its top level). */
+            /** @description What is kept of the provider's raw response: a copy of at most 8 KiB of JSON, redacted (members named like card data, secrets or tokens read `[REDACTED]`, text shaped like a card number, a key or a token is masked; what did not fit is left out and `_truncated` is true). Filled only when the payment is retrieved with `raw_response=true`; null otherwise (at most 200 members at its top level). */
             raw_response: {
                 [key: string]: unknown;
             } | null;

@@ -34,6 +34,24 @@ export const acquirerA: AcquirerDefinition = {
     if (req.method === 'GET' && o) return lookup(decodeURIComponent(o[1]!), ledger);
     return undefined;
   },
+  garble(reply, ledger, status, odd) {
+    const body = reply.body;
+    const recorded = ledger.get(String(body.reference));
+    if (!recorded) return;
+    recorded.entry.status = status;
+    // An approval keeps its id (its follow-ups name it); everything else the acquirer says is odd.
+    if (status !== 'APPROVED') body.id = odd();
+    Object.assign(body, {
+      status,
+      response: { code: odd(), message: odd(300) },
+      reason: { code: odd(), message: odd(300) },
+      merchant_advice: { code: odd(), message: odd(300) },
+      authorization_code: odd(),
+      rrn: odd(),
+      card: { bin: odd(), last4: odd(), brand: odd(), issuer: odd(300), country: odd(), funding: odd(), product: odd() },
+      [odd(40)]: odd(300),
+    });
+  },
 };
 
 export function startAcquirerA(options: { port?: number } = {}): Promise<RunningAcquirer> {

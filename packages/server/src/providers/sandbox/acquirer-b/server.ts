@@ -43,6 +43,21 @@ export const acquirerB: AcquirerDefinition = {
     if (req.method === 'GET' && req.path === '/payments') return lookup(req.query.get('merchantReference') ?? '', ledger);
     return undefined;
   },
+  garble(reply, ledger, status, odd) {
+    const body = reply.body;
+    const recorded = ledger.get(String(body.merchantReference));
+    if (!recorded) return;
+    recorded.entry.status = status;
+    if (status !== 'APPROVED') body.pspReference = odd();
+    Object.assign(body, {
+      resultCode: RESULT[status],
+      refusalReason: odd(300),
+      refusalReasonCode: odd(),
+      authCode: odd(),
+      additionalData: { isoResponseCode: odd(), merchantAdviceCode: odd(), networkTxReference: odd(), issuerName: odd(300), issuerCountry: odd(), fundingSource: odd() },
+      [odd(40)]: odd(300),
+    });
+  },
 };
 
 export function startAcquirerB(options: { port?: number } = {}): Promise<RunningAcquirer> {

@@ -3,6 +3,17 @@
  * by the caller's idempotency reference (a repeated reference gets the first answer, never a second
  * entry; a reference looked up before it arrived is tombstoned and refused later), answers held back
  * (test card …0085 at A, the 'silent' fault), and the control surface under /_sandbox/ (ledger, faults).
+ * Faults (PUT /_sandbox/faults, on operations only, never on lookups):
+ *   error       HTTP 500, nothing processed
+ *   silent      processed and recorded, never answered (held until the client gives up)
+ *   refuse      the socket is destroyed, nothing processed
+ *   oversized   processed and recorded, answered with a JSON body of `bytes` bytes (default 150 MB),
+ *               streamed as the client reads it (chunked, or with Content-Length when `lengthHeader`)
+ *   drip        processed and recorded, answered one byte every `intervalMs` (default 200), never finished
+ *   odd_values  processed and recorded as `status` (default ERROR), every code, message and reference of
+ *               the answer random: `length` (default 80) characters of letters, punctuation, control and
+ *               invisible characters, emoji, a lone surrogate, a card number or a key (AcquirerDefinition.garble)
+ * GET /_sandbox/faults also shows `stats.oversized_bytes_sent`: what the last oversized answers wrote.
  * State lives in this process only: it is gone when the acquirer stops (tests that kill the service
  * run the acquirers in another process, acquirers-main.ts).
  */
@@ -44,10 +55,29 @@ export interface Reply {
   held?: boolean;
 }
 
+export const FAULT_MODES = ['error', 'silent', 'refuse', 'oversized', 'drip', 'odd_values'] as const;
+export type FaultMode = (typeof FAULT_MODES)[number];
+
 export interface Faults {
   failRate: number;
-  mode: 'error' | 'silent' | 'refuse';
+  mode: FaultMode;
   next: () => number;
+  /** oversized: the answer's size in bytes. */
+  bytes: number;
+  /** oversized: declare the size (Content-Length) instead of streaming it chunked. */
+  lengthHeader: boolean;
+  /** drip: the pause between two bytes. */
+  intervalMs: number;
+  /** odd_values: the status the operation is recorded and answered with, and the length of each odd value. */
+  status: LedgerStatus;
+  length: number;
+  /** odd_values: the random source of the odd values. */
+  odd: OddValues;
+}
+
+/** Random values no provider should send, for the odd_values fault. */
+export interface OddValues {
+  text(length: number): string;
 }
 
 /** The longest an answer is held: long past any connection timeout, short enough to end on its own. */
@@ -101,6 +131,11 @@ export interface AcquirerDefinition {
   authenticate(headers: IncomingMessage['headers']): boolean;
   /** The acquirer's protocol; undefined → 404. */
   handle(req: AcquirerRequest, ledger: Ledger): Reply | undefined;
+  /**
+   * The odd_values fault: rewrites an operation's first answer (a 200 just recorded) in this acquirer's
+   * protocol with `status` and odd codes, messages and references, and records the status on its ledger line.
+   */
+  garble(reply: Reply, ledger: Ledger, status: LedgerStatus, odd: (length?: number) => string): void;
 }
 
 export interface RunningAcquirer {
@@ -112,6 +147,7 @@ export interface RunningAcquirer {
 export async function startAcquirer(def: AcquirerDefinition, options: { port?: number } = {}): Promise<RunningAcquirer> {
   const ledger = new Ledger();
   let faults: Faults | undefined;
+  let oversizedBytesSent = 0;
   const server: Server = createServer((req, res) => {
     void serve(req, res).catch(() => {
       if (!res.headersSent) send(res, { status: 500, body: { error: 'INTERNAL' } });
@@ -140,20 +176,23 @@ export async function startAcquirer(def: AcquirerDefinition, options: { port?: n
     if (!def.authenticate(req.headers)) return send(res, { status: 401, body: { error: 'UNAUTHORIZED' } });
 
     // Faults apply to operations (POST), not to lookups: reconciliation can always ask what happened.
-    let silent = false;
-    if (req.method === 'POST' && faults && faults.failRate > 0 && faults.next() < faults.failRate) {
-      if (faults.mode === 'refuse') {
-        req.socket.destroy();
-        return;
-      }
-      if (faults.mode === 'error') return send(res, { status: 500, body: { error: 'INTERNAL', message: 'sandbox fault' } });
-      silent = true; // processed and recorded below, never answered
+    const fault = req.method === 'POST' && faults && faults.failRate > 0 && faults.next() < faults.failRate ? faults : undefined;
+    if (fault?.mode === 'refuse') {
+      req.socket.destroy();
+      return;
     }
+    if (fault?.mode === 'error') return send(res, { status: 500, body: { error: 'INTERNAL', message: 'sandbox fault' } });
+    // The other faults: processed and recorded first, then answered their way.
+    const first = ledgerSize(ledger);
     const reply = def.handle({ method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers, body }, ledger) ?? {
       status: 404,
       body: { error: 'NOT_FOUND' },
     };
-    if (silent) return hold(res, () => res.destroy());
+    const recordedNow = ledgerSize(ledger) > first;
+    if (fault?.mode === 'silent') return hold(res, () => res.destroy());
+    if (fault?.mode === 'oversized') return streamOversized(res, fault, (n) => (oversizedBytesSent += n));
+    if (fault?.mode === 'drip') return drip(res, fault.intervalMs);
+    if (fault?.mode === 'odd_values' && recordedNow && reply.status === 200) def.garble(reply, ledger, fault.status, (length = fault.length) => fault.odd.text(length));
     if (reply.held) return hold(res, () => send(res, reply));
     send(res, reply);
   }
@@ -164,21 +203,28 @@ export async function startAcquirer(def: AcquirerDefinition, options: { port?: n
       ledger.clear();
       return { status: 204, body: {} };
     }
-    if (path === '/_sandbox/faults' && method === 'GET') return { status: 200, body: { faults: faults ? { failRate: faults.failRate, mode: faults.mode } : null } };
+    if (path === '/_sandbox/faults' && method === 'GET') {
+      return { status: 200, body: { faults: faults ? { failRate: faults.failRate, mode: faults.mode } : null, stats: { oversized_bytes_sent: oversizedBytesSent } } };
+    }
     if (path === '/_sandbox/faults' && method === 'DELETE') {
       faults = undefined;
+      oversizedBytesSent = 0;
       return { status: 204, body: {} };
     }
     if (path === '/_sandbox/faults' && method === 'PUT') {
-      const f = body as { failRate?: unknown; mode?: unknown; seed?: unknown } | undefined;
-      const failRate = f?.failRate;
-      const mode = f?.mode;
-      if (typeof failRate !== 'number' || !(failRate >= 0 && failRate <= 1) || (mode !== 'error' && mode !== 'silent' && mode !== 'refuse')) {
-        return { status: 400, body: { error: 'INVALID_FAULTS', message: "failRate 0..1 and mode 'error' | 'silent' | 'refuse'" } };
+      const parsed = parseFaults(body);
+      if (!parsed) {
+        return {
+          status: 400,
+          body: {
+            error: 'INVALID_FAULTS',
+            message: `failRate 0..1 and mode ${FAULT_MODES.map((m) => `'${m}'`).join(' | ')}; optional seed (integer), bytes (1..1e9), lengthHeader, intervalMs (1..60000), status (APPROVED | DECLINED | ERROR), length (1..10000)`,
+          },
+        };
       }
-      const seed = typeof f?.seed === 'number' && Number.isInteger(f.seed) ? f.seed : undefined;
-      faults = { failRate, mode, next: seed === undefined ? Math.random : seeded(seed) };
-      return { status: 200, body: { faults: { failRate, mode } } };
+      faults = parsed;
+      oversizedBytesSent = 0;
+      return { status: 200, body: { faults: { failRate: parsed.failRate, mode: parsed.mode } } };
     }
     return undefined;
   }
@@ -201,6 +247,90 @@ export async function startAcquirer(def: AcquirerDefinition, options: { port?: n
         server.close(() => resolve());
         server.closeAllConnections();
       }),
+  };
+}
+
+const ledgerSize = (ledger: Ledger) => ledger.entries().length;
+
+function parseFaults(body: unknown): Faults | undefined {
+  const f = (body ?? {}) as Record<string, unknown>;
+  const int = (v: unknown, min: number, max: number, fallback: number) => (v === undefined ? fallback : typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max ? v : NaN);
+  const failRate = f.failRate;
+  const mode = f.mode as FaultMode;
+  if (typeof failRate !== 'number' || !(failRate >= 0 && failRate <= 1) || !FAULT_MODES.includes(mode)) return undefined;
+  const seed = typeof f.seed === 'number' && Number.isInteger(f.seed) ? f.seed : undefined;
+  const bytes = int(f.bytes, 1, 1e9, 150 * 1024 * 1024);
+  const intervalMs = int(f.intervalMs, 1, 60_000, 200);
+  const length = int(f.length, 1, 10_000, 80);
+  const status = (f.status ?? 'ERROR') as LedgerStatus;
+  if ([bytes, intervalMs, length].some(Number.isNaN) || !['APPROVED', 'DECLINED', 'ERROR'].includes(status)) return undefined;
+  if (f.lengthHeader !== undefined && typeof f.lengthHeader !== 'boolean') return undefined;
+  const next = seed === undefined ? Math.random : seeded(seed);
+  return { failRate, mode, next, bytes, lengthHeader: f.lengthHeader === true, intervalMs, status, length, odd: oddValues(seed === undefined ? Math.random : seeded(seed + 1)) };
+}
+
+/**
+ * A JSON object of exactly `bytes` bytes ({"padding":"xxx…"}), written as the client reads it: the next
+ * chunk only once the socket drained the last, so a client that stops reading stops the transfer.
+ */
+function streamOversized(res: ServerResponse, fault: Faults, count: (bytes: number) => void): void {
+  const head = '{"padding":"';
+  const tail = '"}';
+  const total = Math.max(fault.bytes, head.length + tail.length);
+  res.writeHead(200, { 'content-type': 'application/json', ...(fault.lengthHeader ? { 'content-length': total } : {}) });
+  const chunk = Buffer.alloc(64 * 1024, 'x');
+  let left = total - head.length - tail.length;
+  const write = (data: Buffer | string) => {
+    count(Buffer.byteLength(data));
+    return res.write(data);
+  };
+  write(head);
+  const pump = () => {
+    while (left > 0 && !res.destroyed) {
+      const n = Math.min(left, chunk.length);
+      left -= n;
+      if (!write(n === chunk.length ? chunk : chunk.subarray(0, n))) return void res.once('drain', pump);
+    }
+    if (!res.destroyed) res.end(tail);
+  };
+  res.on('error', () => {});
+  pump();
+}
+
+/** Headers at once, then one byte every `intervalMs`: never a complete answer (ended after HOLD_MS). */
+function drip(res: ServerResponse, intervalMs: number): void {
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.write('{');
+  const timer = setInterval(() => {
+    if (!res.destroyed) res.write(' ');
+  }, intervalMs);
+  const stop = setTimeout(() => res.destroy(), HOLD_MS);
+  res.on('close', () => {
+    clearInterval(timer);
+    clearTimeout(stop);
+  });
+  res.on('error', () => {});
+}
+
+/** Characters no code should hold: controls, NUL, bidi overrides, zero-width, quotes and markup, emoji, a lone surrogate. */
+const ODD_PIECES = [
+  'ABCDEFGHIJKLMNOPQRSTUVWXYZ',
+  'abcdefghijklmnopqrstuvwxyz0123456789',
+  ' "\\\'<>&;/{}[]%$#@!*?',
+  '\u0000\u0007\u001b\n\r\t\u007f',
+  '\u202e\u200b\u2066\ufeff',
+  'çãéßøΩЖ中文日本語',
+];
+const ODD_EXTRAS = ['😀', '🏳️‍🌈', '\ud800', ' 4111 1111 1111 1111 ', ' sk_live_51HkQeWxyz0123456789abcd ', ' Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl '];
+
+function oddValues(random: () => number): OddValues {
+  const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
+  return {
+    text(length) {
+      let out = '';
+      while (out.length < length) out += random() < 0.08 ? pick(ODD_EXTRAS) : pick([...pick(ODD_PIECES)]);
+      return out.slice(0, length);
+    },
   };
 }
 

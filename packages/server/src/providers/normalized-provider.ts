@@ -1,0 +1,150 @@
+/**
+ * The adapter boundary: every provider the registry hands out is wrapped here (registry.ts), so each value
+ * a provider reports (codes, messages, ids and references, amounts, statuses, BIN data, the raw answer) is
+ * normalized once, for every adapter, before storage, an API answer, a log or a metric label sees it
+ * (provider-values.ts says how). A connector added later gets it by construction.
+ *
+ * A result whose outcome is not one of ours, or an approval without a usable transaction id (its
+ * follow-ups could not name it), is not an answer we can act on: BAD_RESPONSE, as an unreadable body is.
+ */
+import {
+  ProviderUnavailableError,
+  type ChargebackEvent,
+  type DisputeEvidenceAck,
+  type PaymentProvider,
+  type ProviderCardInfo,
+  type ProviderLookup,
+  type ProviderResult,
+} from './provider.js';
+import {
+  ADVICE_CODE,
+  cleanText,
+  ISO8583_CODE,
+  OUTCOMES,
+  optionalMessage,
+  providerAmount,
+  providerMessage,
+  providerReference,
+  responseCode,
+  shortCode,
+  token,
+} from './provider-values.js';
+import { boundedRawAnswer } from './raw-answer.js';
+
+const ADAPTER = Symbol('the adapter behind a normalized provider');
+
+/**
+ * The adapter behind a normalized provider, for what is outside the PaymentProvider interface (the sandbox's
+ * own signing secret); the provider itself when it is not wrapped. Never for provider calls.
+ */
+export function adapterOf(p: PaymentProvider): PaymentProvider {
+  return (p as { [ADAPTER]?: PaymentProvider })[ADAPTER] ?? p;
+}
+
+/** The provider with every value it reports normalized (idempotent: a wrapped provider is returned as is). */
+export function normalizedProvider(p: PaymentProvider): PaymentProvider {
+  if ((p as { [ADAPTER]?: PaymentProvider })[ADAPTER]) return p;
+  const result = (r: ProviderResult) => normalizeResult(p.id, r);
+  const wrapped: PaymentProvider & { [ADAPTER]: PaymentProvider } = {
+    [ADAPTER]: p,
+    id: p.id,
+    ...(p.notificationSource !== undefined ? { notificationSource: p.notificationSource } : {}),
+    lookup: async (input) => normalizeLookup(p.id, await p.lookup(input)),
+    verify: async (input) => result(await p.verify(input)),
+    purchase: async (input) => result(await p.purchase(input)),
+    authorize: async (input) => result(await p.authorize(input)),
+    capture: async (input) => result(await p.capture(input)),
+    void: async (input) => result(await p.void(input)),
+    refund: async (input) => result(await p.refund(input)),
+    forwardDisputeEvidence: async (input) => normalizeAck(p.id, await p.forwardDisputeEvidence(input)),
+    parseNotification: async (rawBody, headers) => normalizeEvent(await p.parseNotification(rawBody, headers)),
+    ...(p.simulateChargeback ? { simulateChargeback: p.simulateChargeback.bind(p) } : {}),
+    ...(p.startRedirectEnrollment
+      ? {
+          startRedirectEnrollment: async (input) => {
+            const { redirectUrl } = await p.startRedirectEnrollment!(input);
+            return { redirectUrl: redirectUrlOf(p.id, redirectUrl) };
+          },
+        }
+      : {}),
+  };
+  return wrapped;
+}
+
+const bad = (providerId: string, what: string) => new ProviderUnavailableError(providerId, 'BAD_RESPONSE', `${providerId} answered ${what}`);
+
+/** Lengths follow the API's fields (Transaction, ProviderData, CardDetail). */
+export function normalizeResult(providerId: string, r: ProviderResult): ProviderResult {
+  if (!(OUTCOMES as readonly unknown[]).includes(r.outcome)) throw bad(providerId, 'an outcome that is not SUCCEEDED, DECLINED or ERROR');
+  const transactionId = providerReference(r.providerTransactionId);
+  if (r.outcome === 'SUCCEEDED' && transactionId === null) throw bad(providerId, 'an approval without a usable transaction id');
+  const advice = r.merchantAdviceCode === null || r.merchantAdviceCode === undefined ? null : shortCode(r.merchantAdviceCode, ADVICE_CODE);
+  return {
+    outcome: r.outcome,
+    providerTransactionId: transactionId ?? '',
+    responseCode: responseCode(r.responseCode),
+    responseMessage: providerMessage(r.responseMessage, 255, ''),
+    iso8583ResponseCode: shortCode(r.iso8583ResponseCode, ISO8583_CODE),
+    iso8583ResponseMessage: providerMessage(r.iso8583ResponseMessage, 255, 'Unknown'),
+    merchantAdviceCode: advice,
+    merchantAdviceCodeMessage: advice === null ? null : optionalMessage(r.merchantAdviceCodeMessage, 255),
+    authorizationCode: token(r.authorizationCode, /^[A-Za-z0-9]{1,12}$/),
+    retrievalReferenceNumber: token(r.retrievalReferenceNumber, /^[A-Za-z0-9]{1,24}$/),
+    rawResponse: boundedRawAnswer(r.rawResponse),
+    ...(r.chargebackFollows === true ? { chargebackFollows: true } : r.chargebackFollows === false ? { chargebackFollows: false } : {}),
+    ...(r.cardInfo ? { cardInfo: normalizeCardInfo(r.cardInfo) } : {}),
+  };
+}
+
+function normalizeCardInfo(c: ProviderCardInfo): ProviderCardInfo {
+  return {
+    issuerName: optionalMessage(c.issuerName, 255),
+    issuerCode: token(c.issuerCode, /^[A-Za-z0-9_-]{1,32}$/),
+    countryCode: token(c.countryCode, /^[A-Z]{2}$/),
+    category: token(c.category, /^[A-Z0-9_]{1,32}$/),
+    type: token(c.type, /^[A-Z0-9_]{1,32}$/),
+  };
+}
+
+function normalizeLookup(providerId: string, l: ProviderLookup): ProviderLookup {
+  if (l.found === false) return { found: false };
+  if (l.found !== true) throw bad(providerId, 'a lookup that is neither found nor not found');
+  return { found: true, result: normalizeResult(providerId, l.result), voided: l.voided === true };
+}
+
+function normalizeAck(providerId: string, ack: DisputeEvidenceAck): DisputeEvidenceAck {
+  const id = providerReference(ack.providerDisputeId);
+  if (id === null) throw bad(providerId, 'a dispute acknowledgement without a usable id');
+  return { providerDisputeId: id, duplicate: ack.duplicate === true };
+}
+
+/**
+ * A notification's values (its signature is verified already, its body held to the spec's lengths at the
+ * HTTP edge): ids kept as references when usable, else as clean text; an amount that is not a decimal is
+ * left for chargebacks.ts to refuse (400), never stored as sent.
+ */
+function normalizeEvent(e: ChargebackEvent): ChargebackEvent {
+  const id = (value: string, max: number) => providerReference(value, max) ?? cleanText(String(value), max);
+  return {
+    ...e,
+    notificationId: id(e.notificationId, 128),
+    paymentId: id(e.paymentId, 64),
+    providerTransactionId: id(e.providerTransactionId, 255),
+    chargebackId: id(e.chargebackId, 255),
+    amount: providerAmount(e.amount) ?? 'NaN',
+    reason: providerMessage(e.reason, 64, 'OTHER'),
+    reasonCode: token(e.reasonCode, /^[A-Za-z0-9._-]{1,16}$/),
+    reasonDescription: optionalMessage(e.reasonDescription, 255),
+  };
+}
+
+/** The page a customer is sent to: an http(s) URL of sane length, else the answer is unusable. */
+function redirectUrlOf(providerId: string, url: string): string {
+  try {
+    const parsed = new URL(url);
+    if ((parsed.protocol === 'https:' || parsed.protocol === 'http:') && url.length <= 2048) return parsed.href;
+  } catch {
+    // not a URL
+  }
+  throw bad(providerId, 'a redirect URL that is not an http(s) URL');
+}
