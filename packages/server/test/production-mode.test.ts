@@ -162,16 +162,22 @@ for (const backend of backends()) {
           await apiFor(sandboxUrl, first)('/payments', { body: await cardPayment(apiFor(sandboxUrl, first), first.account_id, CARDS.approved) }),
           201,
         );
+        // A second payment whose attempt was left with an unknown outcome when sandbox mode stopped.
+        const unknown = await json<{ id: string; transactions: { id: string } }>(
+          await apiFor(sandboxUrl, first)('/payments', { body: await cardPayment(apiFor(sandboxUrl, first), first.account_id, CARDS.approved) }),
+          201,
+        );
         const box = seeded.running.deps.services.connectionBox;
         const sandboxSecret = await (seeded.running.deps.services.provider as SandboxProvider).notificationSecret();
         await seeded.running.close();
+        await db.query("UPDATE payment_transactions SET status = 'PENDING', reconcile_after = clock_timestamp() - interval '1 second' WHERE id = $1", [unknown.transactions.id]);
         // A third organization given the sandbox defaults the way the bug gave them in production mode.
         const [bugOrg] = await db.query<{ id: string }>("INSERT INTO organizations (id, name, pci_certified) VALUES ($1, 'Bug', true) RETURNING id", [randomUUID()]);
         await db.query("INSERT INTO accounts (id, organization_id, name) VALUES ($1, $2, 'Bug')", [randomUUID(), bugOrg!.id]);
         await addOrganizationDefaults(db, box, bugOrg!.id);
 
         const key = JSON.parse(await readFile(join(sandboxDir, 'vault-key.json'), 'utf8')) as { keys: { id: string; key: string }[] };
-        const production = { SANDBOX: 'false', PUBLIC_BASE_URL: 'https://pay.example.com', VAULT_ENCRYPTION_KEY: key.keys.map((k) => `${k.id}:${k.key}`).join(','), DATA_DIR: await mkdtemp(join(tmpdir(), 'payorch-prod-')) };
+        const production = { SANDBOX: 'false', RECONCILIATION_INTERVAL_MS: '3600000', PUBLIC_BASE_URL: 'https://pay.example.com', VAULT_ENCRYPTION_KEY: key.keys.map((k) => `${k.id}:${k.key}`).join(','), DATA_DIR: await mkdtemp(join(tmpdir(), 'payorch-prod-')) };
         const prod = await start(db, production);
         try {
           expect(prod.listens).toBe(1);
@@ -219,6 +225,12 @@ for (const backend of backends()) {
           const signed = await signedNotification({} as TestServer, chargebackNotification(retrieved), { secret: sandboxSecret });
           const notified = await fetch(`${url}/providers/sandbox/notifications`, { method: 'POST', headers: signed.headers, body: signed.raw });
           await expectProblem(notified, 404, 'NOT_FOUND');
+
+          // Reconciliation cannot ask a provider that does not run here: the attempt stays pending, said once per pass.
+          expect(await prod.running.deps.services.orchestration.reconciliation.runOnce()).toEqual({ settled: 0, postponed: 1 });
+          expect((await db.query<{ status: string }>('SELECT status FROM payment_transactions WHERE id = $1', [unknown.transactions.id]))[0]!.status).toBe('PENDING');
+          const reconciliation = prod.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.transactionId === unknown.transactions.id);
+          expect(reconciliation.map((l) => [l.level, l.event, l.providerId])).toEqual([[40, 'reconciliation_provider_not_available', 'SANDBOX_A']]);
 
           // The payment made in sandbox mode: a refund cannot reach its provider (422, nothing reserved), never a 500.
           const transactions = await count(db, 'SELECT 1 FROM payment_transactions');
