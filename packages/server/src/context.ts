@@ -11,8 +11,12 @@ import type { Logger } from './platform/logger.js';
 import type { PaymentProvider } from './providers/provider.js';
 
 export interface AppServices {
-  /** The payment provider adapter (the sandbox acquirer). */
-  provider: PaymentProvider;
+  /**
+   * The provider adapter for what is not routed yet (card verification, non-card enrollment, the
+   * sandbox's notifications and chargebacks): SANDBOX_A in sandbox mode; none outside it, where no
+   * sandbox provider exists (docs/design.md "Sandbox mode").
+   */
+  provider: PaymentProvider | undefined;
   /**
    * Deferred idempotency's recoverers by resource type ('payment' → payments/created-reply.ts): they
    * build a deferred operation's reply from the database when its own request died before storing it.

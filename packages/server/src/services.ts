@@ -46,7 +46,11 @@ export interface ServiceDeps {
 
 declare module './context.js' {
   interface AppServices {
-    /** Every provider adapter by id (SANDBOX_A, SANDBOX_B): what routing steps and connections name. */
+    /**
+     * Every provider adapter this service runs, by id: what routing steps and connections may name. The
+     * sandbox ones (SANDBOX_A, SANDBOX_B) in sandbox mode only; outside it none of them, so nothing
+     * downstream (routing, payments, follow-ups, reconciliation, the vault) can reach a sandbox provider.
+     */
     providers: ProviderRegistry;
   }
 }
@@ -61,15 +65,19 @@ export async function buildServices(deps: ServiceDeps): Promise<AppServices> {
     onCollectError: (err) => deps.log.warn({ err }, 'metrics: the webhook queue could not be read'),
     failoverReasons: FAILOVER_REASONS,
   });
-  // Both sandbox acquirers run as HTTP services (in this process unless SANDBOX_A_URL/SANDBOX_B_URL say
-  // where): every provider call crosses a real socket. Registered before the workers, so on close they
-  // stop after them (close hooks run in reverse).
-  const sandbox = await buildSandboxAdapters(deps.config, { db: deps.db, secrets: providerSecretBox(resolved.keyring), onClose: deps.onClose });
-  // `provider` is SANDBOX_A until payments go through routing (the orchestrator picks from `providers`);
-  // taken from the registry, so it is normalized like every provider (providers/normalized-provider.ts).
-  const providers = providerRegistry([sandbox.a, sandbox.b]);
-  const provider = providers.get(SANDBOX_A)!;
-  const routing = await buildRoutingServices(deps, resolved.keyring);
+  // In sandbox mode both sandbox acquirers run as HTTP services (in this process unless
+  // SANDBOX_A_URL/SANDBOX_B_URL say where): every provider call crosses a real socket. Registered before
+  // the workers, so on close they stop after them (close hooks run in reverse). Outside sandbox mode they
+  // do not exist: no acquirer starts, no adapter is registered.
+  const sandbox = deps.config.sandbox
+    ? await buildSandboxAdapters(deps.config, { db: deps.db, secrets: providerSecretBox(resolved.keyring), onClose: deps.onClose })
+    : undefined;
+  if (!sandbox && (deps.config.sandboxAUrl || deps.config.sandboxBUrl)) deps.log.warn('SANDBOX_A_URL / SANDBOX_B_URL ignored: the sandbox providers exist in sandbox mode only');
+  const providers = providerRegistry(sandbox ? [sandbox.a, sandbox.b] : []);
+  // `provider` is SANDBOX_A for what is not routed yet (the orchestrator picks from `providers`); taken
+  // from the registry, so it is normalized like every provider (providers/normalized-provider.ts).
+  const provider = providers.get(SANDBOX_A);
+  const routing = await buildRoutingServices(deps, resolved.keyring, providers);
   return {
     metrics,
     provider,
@@ -85,6 +93,6 @@ export async function buildServices(deps: ServiceDeps): Promise<AppServices> {
     ...(await buildWebhookServices(deps, resolved.keyring)),
     ...buildRetentionServices(deps),
     ...routing,
-    ...buildOrchestrationServices(deps, { providers, routing: routingPort(routing.connectionBox), metrics, settleFollowUp }),
+    ...buildOrchestrationServices(deps, { providers, routing: routingPort(routing.connectionBox, providers), metrics, settleFollowUp }),
   };
 }

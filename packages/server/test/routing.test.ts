@@ -18,6 +18,8 @@ import { expectProblem, expectSchema } from './support/assertions.js';
 import { ADMIN_KEY, backends, useServer, type Credentials, type TestServer } from './support/harness.js';
 
 const json = { 'content-type': 'application/json' };
+/** The providers the test's server runs (what routing checks steps against). */
+const providersOf = (t: TestServer) => t.running.deps.services.providers;
 
 type ConnectionView = Schemas['Connection'];
 type RoutingView = Schemas['Routing'];
@@ -319,15 +321,15 @@ for (const backend of backends()) {
           const [routing] = await routings(t, org.account_id, org);
           const [a, b] = await connections(t, org);
           const BA = { steps: [{ index: 1, provider_id: 'SANDBOX_B', connection_id: b!.connection_id }, { index: 2, provider_id: 'SANDBOX_A', connection_id: a!.connection_id }] };
-          const r = await updateRouting(t.db, org.organization_id, routing!.id, { condition_sets: [{ sort_number: 7, name: row.name, conditions: row.conditions, route: BA }] });
+          const r = await updateRouting(t.db, org.organization_id, routing!.id, { condition_sets: [{ sort_number: 7, name: row.name, conditions: row.conditions, route: BA }] }, providersOf(t));
           expect(r.kind === 'invalid' ? r.errors : []).toEqual([]);
-          const hit = await planRoute(t.db, org.organization_id, facts({ accountId: org.account_id, ...row.match }));
+          const hit = await planRoute(t.db, org.organization_id, facts({ accountId: org.account_id, ...row.match }), providersOf(t));
           expect(hit).toEqual({
             routingId: routing!.id,
             conditionSet: { sortNumber: 7, name: row.name },
             steps: [{ index: 1, providerId: 'SANDBOX_B', connectionId: b!.connection_id }, { index: 2, providerId: 'SANDBOX_A', connectionId: a!.connection_id }],
           });
-          const miss = await planRoute(t.db, org.organization_id, facts({ accountId: org.account_id, ...row.miss }));
+          const miss = await planRoute(t.db, org.organization_id, facts({ accountId: org.account_id, ...row.miss }), providersOf(t));
           expect(miss).toEqual({
             routingId: routing!.id,
             conditionSet: null,
@@ -347,8 +349,8 @@ for (const backend of backends()) {
             { sort_number: 20, name: 'second', conditions: [br], route: only(a!) },
             { sort_number: 10, name: 'first', conditions: [br], route: only(b!) },
           ],
-        });
-        const plan = await planRoute(t.db, org.organization_id, facts({ accountId: org.account_id, country: 'BR' }));
+        }, providersOf(t));
+        const plan = await planRoute(t.db, org.organization_id, facts({ accountId: org.account_id, country: 'BR' }), providersOf(t));
         expect(plan?.conditionSet).toEqual({ sortNumber: 10, name: 'first' });
         expect(routingRulesOf(plan!)).toEqual({
           smart_routing: false,
@@ -360,19 +362,19 @@ for (const backend of backends()) {
         const disable = (c: ConnectionView) =>
           t.fetch(`/connections/${c.connection_id}`, { method: 'PATCH', headers: { ...json, ...asOrg(org) }, body: JSON.stringify({ enabled: false }) });
         expect((await disable(a!)).status).toBe(200);
-        const def = await planRoute(t.db, org.organization_id, facts({ accountId: org.account_id }));
+        const def = await planRoute(t.db, org.organization_id, facts({ accountId: org.account_id }), providersOf(t));
         expect(def?.steps).toEqual([{ index: 2, providerId: 'SANDBOX_B', connectionId: b!.connection_id }]);
         expect(routingRulesOf(def!).condition).toMatchObject({ id: 0, name: 'Default route' });
-        expect(await planRoute(t.db, org.organization_id, facts({ accountId: org.account_id, country: 'BR' }))).toMatchObject({ steps: [{ providerId: 'SANDBOX_B' }] });
+        expect(await planRoute(t.db, org.organization_id, facts({ accountId: org.account_id, country: 'BR' }), providersOf(t))).toMatchObject({ steps: [{ providerId: 'SANDBOX_B' }] });
         expect((await disable(b!)).status).toBe(200);
-        expect(await planRoute(t.db, org.organization_id, facts({ accountId: org.account_id }))).toBeNull();
+        expect(await planRoute(t.db, org.organization_id, facts({ accountId: org.account_id }), providersOf(t))).toBeNull();
       });
 
       it('null for a payment method or account without a routing, and for another organization’s account', async () => {
         const org = await t.createOrganization();
-        expect(await planRoute(t.db, org.organization_id, facts({ accountId: org.account_id, paymentMethod: 'PIX' }))).toBeNull();
-        expect(await planRoute(t.db, org.organization_id, facts({ accountId: t.sandbox.account_id }))).toBeNull();
-        expect(await planRoute(t.db, t.sandbox.organization_id, facts({ accountId: await bareAccount(t) }))).toBeNull();
+        expect(await planRoute(t.db, org.organization_id, facts({ accountId: org.account_id, paymentMethod: 'PIX' }), providersOf(t))).toBeNull();
+        expect(await planRoute(t.db, org.organization_id, facts({ accountId: t.sandbox.account_id }), providersOf(t))).toBeNull();
+        expect(await planRoute(t.db, t.sandbox.organization_id, facts({ accountId: await bareAccount(t) }), providersOf(t))).toBeNull();
       });
     });
   });

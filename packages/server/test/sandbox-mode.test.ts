@@ -5,14 +5,15 @@
  * - a non-card enrollment goes through the provider adapter, and since no configured provider can enroll
  *   one it is refused with 422 PAYMENT_METHOD_TYPE_NOT_SUPPORTED naming `type`, and nothing is stored
  *   (no record, no redirect_url to a page that does not exist);
- * - the sandbox operations answer 404, and the test card that draws a sandbox chargeback draws none.
+ * - the sandbox operations answer 404, and the test card that draws a sandbox chargeback charges nothing
+ *   (no sandbox provider exists: 422 NO_ROUTE, see production-mode.test.ts) and draws none.
  * In sandbox mode the same enrollment answers READY_TO_ENROLL with the sandbox provider's page.
  */
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { expectProblem } from './support/assertions.js';
 import { backends, useServer, type TestServer } from './support/harness.js';
-import { CARDS, createPayment, getPayment } from './support/payments.js';
+import { CARDS, createCustomer as createPaymentsCustomer, paymentBody, postPayment } from './support/payments.js';
 import { createCustomer, enroll, enrollOk } from './support/vault-fixtures.js';
 
 const nonCard = [
@@ -48,20 +49,16 @@ for (const backend of backends()) {
     });
 
     it('the sandbox operations answer 404 NOT_FOUND', async () => {
-      const payment = await createPayment(t);
+      const paymentId = randomUUID();
       const post = (path: string, body: unknown) => t.fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-      await expectProblem(await post(`/sandbox/payments/${payment.id}/chargebacks`, {}), 404, 'NOT_FOUND');
-      await expectProblem(await post(`/sandbox/payments/${payment.id}/disputes/resolve`, { outcome: 'WON' }), 404, 'NOT_FOUND');
-      expect((await getPayment(t, payment.id)).status).toBe('SUCCEEDED');
+      await expectProblem(await post(`/sandbox/payments/${paymentId}/chargebacks`, {}), 404, 'NOT_FOUND');
+      await expectProblem(await post(`/sandbox/payments/${paymentId}/disputes/resolve`, { outcome: 'WON' }), 404, 'NOT_FOUND');
     });
 
-    it('the sandbox test card 4000000000000259 draws no chargeback', async () => {
-      const p = await createPayment(t, { card: CARDS.chargebackFollows });
-      expect(p.status).toBe('SUCCEEDED');
+    it('the sandbox test card 4000000000000259 charges nothing and draws no chargeback: no provider runs (422 NO_ROUTE, production-mode.test.ts)', async () => {
+      await expectProblem(await postPayment(t, paymentBody(t, await createPaymentsCustomer(t), { card: CARDS.chargebackFollows })), 422, 'NO_ROUTE');
       await t.running.deps.services.payments.outbox.runOnce();
-      const after = await getPayment(t, p.id);
-      expect(after.status).toBe('SUCCEEDED');
-      expect(after.transactions.map((x) => x.type)).toEqual(['PURCHASE']);
+      expect(await t.db.query('SELECT id FROM payments')).toEqual([]);
       expect(await t.db.query("SELECT id FROM outbox WHERE topic = 'sandbox.chargeback'")).toEqual([]);
     });
   });

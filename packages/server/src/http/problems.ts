@@ -40,6 +40,7 @@ export const PROBLEMS = {
   INVALID_AMOUNT: { status: 422, title: 'Invalid amount' },
   PROVIDER_DECLINED: { status: 422, title: 'Declined by the provider' },
   NO_ROUTE: { status: 422, title: 'No route' },
+  PROVIDER_NOT_AVAILABLE: { status: 422, title: 'Provider not available' },
   ROUTING_VALIDATION_FAILED: { status: 422, title: 'Routing validation failed' },
   RATE_LIMITED: { status: 429, title: 'Rate limited' },
   INTERNAL_ERROR: { status: 500, title: 'Internal error' },

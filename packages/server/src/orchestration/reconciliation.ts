@@ -154,7 +154,16 @@ export class ReconciliationWorker {
   private async reconcile(t: DueTransaction): Promise<Step> {
     const o = this.options.orchestration;
     const provider = t.provider_id ? o.providers.get(t.provider_id) : undefined;
-    if (!provider) throw new Error(`transaction ${t.id} names no known provider (${t.provider_id ?? 'none'})`);
+    if (!provider) {
+      // A provider this service does not run (a sandbox one outside sandbox mode): it cannot be asked. The
+      // attempt stays PENDING, asked again at the longest back-off, in case the service runs it again.
+      this.options.log.warn(
+        { event: 'reconciliation_provider_not_available', transactionId: t.id, providerId: t.provider_id },
+        'reconciliation cannot ask a provider this service does not run (the sandbox providers exist in sandbox mode only); the transaction stays pending',
+      );
+      await repo.postpone(o.db, t.id, this.maxBackoffMs, true);
+      return 'postponed';
+    }
     if (!isAttempt(t) && !this.options.settleFollowUp) {
       await repo.postpone(o.db, t.id, this.maxBackoffMs, false);
       return 'postponed';

@@ -1,12 +1,14 @@
 /** The orchestrator's view of routing (routing/service.ts, routing/connections.ts). */
+import type { ProviderRegistry } from '../providers/registry.js';
 import type { ConnectionBox } from '../routing/connection-secrets.js';
 import { openConnection } from '../routing/connections.js';
 import { planRoute, routingRulesOf } from '../routing/service.js';
 import type { RoutingPort } from './orchestrator.js';
 
-export function routingPort(box: ConnectionBox): RoutingPort {
+/** `providers`: what the service runs; a route's steps through any other provider are left out of its plan. */
+export function routingPort(box: ConnectionBox, providers: ProviderRegistry): RoutingPort {
   return {
-    planRoute,
+    planRoute: (db, organizationId, facts) => planRoute(db, organizationId, facts, providers),
     openConnection: (db, organizationId, connectionId) => openConnection(db, box, organizationId, connectionId),
     routingRulesOf,
   };

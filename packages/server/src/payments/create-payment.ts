@@ -42,7 +42,7 @@ export type CreatePaymentOutcome =
 
 /** No routing applies to the payment, or every step of its route is disabled: nothing can be tried. */
 const noRoute = (accountId: string) =>
-  problem('NO_ROUTE', `No route for this payment: account ${accountId} has no CARD routing with an enabled connection (GET /v1/routing).`);
+  problem('NO_ROUTE', `No route for this payment: account ${accountId} has no CARD routing with an enabled connection to a provider this service runs (GET /v1/routing, GET /v1/connections).`);
 
 /**
  * Runs in idempotency's deferred mode: `db` is the pool (or a caller's transaction, where each step

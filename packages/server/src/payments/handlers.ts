@@ -32,8 +32,9 @@ const lifecycleContext = (ctx: RequestContext): LifecycleContext => {
     db: ctx.db,
     organizationId,
     async reach(db, providerId, connectionId) {
+      // A provider this service does not run (a sandbox one outside sandbox mode): no reach, a 422.
       const provider = providerId ? orchestration.providers.get(providerId) : undefined;
-      if (!provider) throw new Error(`no provider ${providerId ?? '(none)'} for a follow-up: the transaction names a provider this service does not know`);
+      if (!provider) return undefined;
       const usable = connectionId ? await orchestration.routing.openConnection(db, organizationId, connectionId) : undefined;
       return { provider, ...(usable ? { connection: usable.context } : {}) };
     },
@@ -93,8 +94,9 @@ export const paymentHandlers = {
   },
 
   async createSandboxChargeback({ params, body }, ctx) {
-    if (!ctx.deps.config.sandbox) return sandboxOff(`POST /v1/sandbox/payments/${params.payment_id}/chargebacks`);
-    const outcome = await injectChargeback(ctx.deps.db, ctx.deps.services.provider, ctx.merchant.organizationId, params.payment_id, body);
+    const { provider } = ctx.deps.services;
+    if (!ctx.deps.config.sandbox || !provider) return sandboxOff(`POST /v1/sandbox/payments/${params.payment_id}/chargebacks`);
+    const outcome = await injectChargeback(ctx.deps.db, provider, ctx.merchant.organizationId, params.payment_id, body);
     return outcome.ok ? { status: 201, body: toApiTransaction(outcome.transaction, { rawResponse: false }) } : outcome.problem;
   },
 
@@ -123,7 +125,10 @@ export const paymentHandlers = {
   async receiveProviderNotification(request, ctx) {
     // The exact bytes the provider signed (kept by the JSON parser for signed requests).
     const raw = (request as { rawBody?: Buffer }).rawBody;
-    const outcome = await receiveNotification(ctx.db, ctx.deps.services.provider, request.params.provider_id, raw?.toString('utf8'), {
+    const { provider } = ctx.deps.services;
+    // Outside sandbox mode no provider sends notifications here (the sandbox's do not exist).
+    if (!provider) return problem('NOT_FOUND', `No provider ${request.params.provider_id} sends notifications here.`);
+    const outcome = await receiveNotification(ctx.db, provider, request.params.provider_id, raw?.toString('utf8'), {
       'webhook-id': header(request.headers, 'webhook-id'),
       'webhook-timestamp': header(request.headers, 'webhook-timestamp'),
       'webhook-signature': header(request.headers, 'webhook-signature'),

@@ -40,7 +40,8 @@ export type LifecycleProblem =
   | ReturnType<typeof problem<'INVALID_STATUS'>>
   | ReturnType<typeof problem<'CHARGEBACK_IN_PROCESS'>>
   | ReturnType<typeof problem<'INVALID_AMOUNT'>>
-  | ReturnType<typeof problem<'PROVIDER_DECLINED'>>;
+  | ReturnType<typeof problem<'PROVIDER_DECLINED'>>
+  | ReturnType<typeof problem<'PROVIDER_NOT_AVAILABLE'>>;
 
 export type LifecycleOutcome =
   | { ok: true; payment: Schemas['Payment'] }
@@ -50,9 +51,14 @@ export type LifecycleOutcome =
 
 /**
  * The provider adapter and connection a follow-up goes through: the authorization's own, read in phase A's
- * transaction `db`. Throws for a provider this service does not know (nothing is reserved then).
+ * transaction `db`. undefined for a provider this service does not run (a sandbox one outside sandbox
+ * mode): the operation is refused with 422 PROVIDER_NOT_AVAILABLE and nothing is reserved.
  */
-export type ProviderReach = (db: Queryable, providerId: string | null, connectionId: string | null) => Promise<{ provider: PaymentProvider; connection?: ConnectionContext }>;
+export type ProviderReach = (
+  db: Queryable,
+  providerId: string | null,
+  connectionId: string | null,
+) => Promise<{ provider: PaymentProvider; connection?: ConnectionContext } | undefined>;
 
 /** A follow-up's call when its connection names no timeout (a transaction older than connections). */
 const DEFAULT_FOLLOW_UP_TIMEOUT_MS = 10_000;
@@ -131,9 +137,18 @@ async function reserve(
   original: TransactionRow,
   charged: TransactionRow,
   t: { type: FollowUpType; amount: string; details: Details },
-): Promise<Reservation> {
+): Promise<Checked<Reservation>> {
   const connectionId = (await attempts.find(tx, charged.id))?.connection_id ?? null;
-  const { provider, connection } = await ctx.reach(tx, charged.provider_id, connectionId);
+  const reached = await ctx.reach(tx, charged.provider_id, connectionId);
+  if (!reached) {
+    return refuse(
+      problem(
+        'PROVIDER_NOT_AVAILABLE',
+        `The provider ${charged.provider_id ?? '(none)'} that holds transaction ${charged.id} does not run in this service (the sandbox providers exist in sandbox mode only); nothing was changed.`,
+      ),
+    );
+  }
+  const { provider, connection } = reached;
   const transaction = await attempts.insertAttempt(tx, {
     id: randomUUID(),
     payment_id: payment.id,
@@ -160,7 +175,7 @@ async function reserve(
     deadlineMs: (connection?.timeoutMs ?? DEFAULT_FOLLOW_UP_TIMEOUT_MS) + DEADLINE_GRACE_MS,
   });
   await ctx.bind?.(tx, followUpResource(transaction.id));
-  return { transaction, providerTransactionId: charged.provider_transaction_id!, currency: payment.currency, provider, connection, connectionId };
+  return { ok: true, value: { transaction, providerTransactionId: charged.provider_transaction_id!, currency: payment.currency, provider, connection, connectionId } };
 }
 
 /** Phase A of capture, cancel and refund: the payment (locked) and its named transaction, then `plan`. */
@@ -189,7 +204,7 @@ function reserveCapture(ctx: LifecycleContext, body: Details & { amount?: Amount
     if (busy) return invalidStatus(`A ${busy.type} of this authorization (transaction ${busy.id}) is in flight; its outcome decides what is possible next.`);
     const amount = amountWithin(payment, body.amount, auth!.amount, 'capture');
     if (!amount.ok) return amount;
-    return { ok: true, value: await reserve(tx, ctx, payment, auth!, auth!, { type: 'CAPTURE', amount: amount.value, details: body }) };
+    return reserve(tx, ctx, payment, auth!, auth!, { type: 'CAPTURE', amount: amount.value, details: body });
   };
 }
 
@@ -201,7 +216,7 @@ function reserveVoid(ctx: LifecycleContext, body: Details) {
     }
     const busy = inFlightOnAuthorization(transactions);
     if (busy) return invalidStatus(`A ${busy.type} of this authorization (transaction ${busy.id}) is in flight; its outcome decides what is possible next.`);
-    return { ok: true, value: await reserve(tx, ctx, payment, auth!, auth!, { type: 'CANCEL', amount: auth!.amount, details: body }) };
+    return reserve(tx, ctx, payment, auth!, auth!, { type: 'CANCEL', amount: auth!.amount, details: body });
   };
 }
 
@@ -229,7 +244,7 @@ function reserveRefund(ctx: LifecycleContext, body: Details & { amount?: Amount 
     if (!amount.ok) return amount;
     // The provider knows the card transaction: the purchase, or the authorization that was captured.
     const charged = original!.type === 'CAPTURE' ? (transactions.find((t) => t.type === 'AUTHORIZE' && t.status === 'SUCCEEDED') ?? original!) : original!;
-    return { ok: true, value: await reserve(tx, ctx, payment, original!, charged, { type: 'REFUND', amount: amount.value, details: body }) };
+    return reserve(tx, ctx, payment, original!, charged, { type: 'REFUND', amount: amount.value, details: body });
   };
 }
 

@@ -53,10 +53,16 @@ export async function enqueueSandboxChargeback(db: Queryable, p: { paymentId: st
   await outboxRepository.enqueue(db, { id: randomUUID(), topic: TOPIC_SANDBOX_CHARGEBACK, payload });
 }
 
-export function paymentOutboxHandlers(deps: { db: Database; provider: PaymentProvider; log: Logger }): Record<string, OutboxHandler> {
-  const { db, provider, log } = deps;
+export function paymentOutboxHandlers(deps: { db: Database; provider: PaymentProvider | undefined; log: Logger }): Record<string, OutboxHandler> {
+  const { db, log } = deps;
+  // Outside sandbox mode there is no provider to forward to (messages left by sandbox mode wait, backing off).
+  const reach = (): PaymentProvider => {
+    if (!deps.provider) throw new Error('no payment provider runs in this service (the sandbox providers exist in sandbox mode only)');
+    return deps.provider;
+  };
   return {
     async [TOPIC_DISPUTE_EVIDENCE](message) {
+      const provider = reach();
       const p = message.payload as EvidencePayload;
       const rows = await repo.listEvidence(db, p.dispute_id, p.evidence_ids);
       if (rows.length !== p.evidence_ids.length) throw new Error(`dispute ${p.dispute_id}: ${p.evidence_ids.length - rows.length} evidence documents are missing`);
@@ -79,6 +85,7 @@ export function paymentOutboxHandlers(deps: { db: Database; provider: PaymentPro
     },
 
     async [TOPIC_SANDBOX_CHARGEBACK](message) {
+      const provider = reach();
       const p = message.payload as SandboxChargebackPayload;
       if (!provider.simulateChargeback) throw new Error(`provider ${provider.id} cannot simulate chargebacks`);
       const signed = await provider.simulateChargeback({

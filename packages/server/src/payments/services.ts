@@ -22,9 +22,9 @@ declare module '../context.js' {
   }
 }
 
-export async function buildPaymentServices(deps: ServiceDeps, provider: PaymentProvider): Promise<{ payments: PaymentServices }> {
+export async function buildPaymentServices(deps: ServiceDeps, provider: PaymentProvider | undefined): Promise<{ payments: PaymentServices }> {
   // The sandbox acquirer's signing secret exists from the first start on (generated once, stored).
-  const adapter = adapterOf(provider);
+  const adapter = provider && adapterOf(provider);
   if (adapter instanceof SandboxProvider) await adapter.notificationSecret();
   const outbox = new OutboxWorker({ db: deps.db, log: deps.log, handlers: paymentOutboxHandlers({ db: deps.db, provider, log: deps.log }) });
   outbox.start();

@@ -6,7 +6,7 @@ import type { Schemas } from '@payorch/types';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Queryable } from '../db/database.js';
 import { toIsoMicros } from '../db/database.js';
-import { SANDBOX_A, SANDBOX_B } from '../providers/registry.js';
+import { SANDBOX_A, SANDBOX_B, type ProviderRegistry } from '../providers/registry.js';
 import type { ConnectionBox } from './connection-secrets.js';
 import type { UsableConnection } from './plan.js';
 import { routingRepository as repo, type ConnectionRow } from './repository.js';
@@ -69,19 +69,31 @@ export async function listConnections(db: Queryable, organizationId: string): Pr
   return (await repo.listConnections(db, organizationId)).map(viewOf);
 }
 
+export type UpdateConnectionResult =
+  | { kind: 'updated'; connection: ConnectionView }
+  | { kind: 'not_found' }
+  /** Enabling a connection to a provider this service does not run (a sandbox one outside sandbox mode): nothing changed. */
+  | { kind: 'provider_not_available'; providerId: string };
+
 export async function updateConnection(
   db: Queryable,
   organizationId: string,
   connectionId: string,
   patch: { name?: string; enabled?: boolean; timeout_ms?: number },
-): Promise<ConnectionView | undefined> {
+  providers: Pick<ProviderRegistry, 'get'>,
+): Promise<UpdateConnectionResult> {
+  if (patch.enabled === true) {
+    const current = await repo.findConnection(db, organizationId, connectionId);
+    if (!current) return { kind: 'not_found' };
+    if (!providers.get(current.provider_id)) return { kind: 'provider_not_available', providerId: current.provider_id };
+  }
   const row = await repo.updateConnection(db, organizationId, connectionId, {
     ...(patch.name !== undefined ? { name: patch.name } : {}),
     ...(patch.enabled !== undefined ? { enabled: patch.enabled } : {}),
     ...(patch.timeout_ms !== undefined ? { timeoutMs: patch.timeout_ms } : {}),
   });
   forgetConnection(organizationId, connectionId);
-  return row && viewOf(row);
+  return row ? { kind: 'updated', connection: viewOf(row) } : { kind: 'not_found' };
 }
 
 // Opened connections, per process, for a few seconds: a payment reads its route's connections every time,

@@ -21,7 +21,7 @@ export const routingHandlers = {
       name: body.name,
       default_route: body.default_route as StoredRoute,
       ...(body.condition_sets ? { condition_sets: asSets(body.condition_sets)! } : {}),
-    });
+    }, ctx.deps.services.providers);
     switch (result.kind) {
       case 'unknown_account':
         return invalidAccount(body.account_id);
@@ -52,7 +52,7 @@ export const routingHandlers = {
       ...(body.name !== undefined ? { name: body.name } : {}),
       ...(body.default_route ? { default_route: body.default_route as StoredRoute } : {}),
       ...(body.condition_sets ? { condition_sets: asSets(body.condition_sets)! } : {}),
-    });
+    }, ctx.deps.services.providers);
     switch (result.kind) {
       case 'not_found':
         return routingNotFound(params.routing_id);
@@ -68,7 +68,18 @@ export const routingHandlers = {
   },
 
   async updateConnection({ params, body }, ctx) {
-    const connection = await updateConnection(ctx.db, ctx.merchant.organizationId, params.connection_id, body);
-    return connection ? { status: 200, body: connection } : problem('CONNECTION_NOT_FOUND', `No connection with id ${params.connection_id}.`);
+    const result = await updateConnection(ctx.db, ctx.merchant.organizationId, params.connection_id, body, ctx.deps.services.providers);
+    switch (result.kind) {
+      case 'not_found':
+        return problem('CONNECTION_NOT_FOUND', `No connection with id ${params.connection_id}.`);
+      case 'provider_not_available':
+        return problem(
+          'PROVIDER_NOT_AVAILABLE',
+          `Connection ${params.connection_id} is to ${result.providerId}, which this service does not run (the sandbox providers exist in sandbox mode only); it stays disabled.`,
+          { errors: [{ path: '/body/enabled', message: `cannot be true: ${result.providerId} is not available in this service` }] },
+        );
+      case 'updated':
+        return { status: 200, body: result.connection };
+    }
   },
 } satisfies Partial<Handlers>;

@@ -162,6 +162,24 @@ export const routingRepository = {
     await db.query('UPDATE provider_connections SET ciphertext = $2, iv = $3, tag = $4, key_id = $5 WHERE id = $1', [id, sealed.ciphertext, sealed.iv, sealed.tag, sealed.keyId]);
   },
 
+  /**
+   * Disables every enabled connection to a provider not in `available` (the providers this service runs)
+   * and returns them: at start, so a sandbox connection left in a database never routes outside sandbox mode.
+   */
+  async disableConnectionsOutside(db: Queryable, available: readonly string[]): Promise<{ id: string; organization_id: string; provider_id: string }[]> {
+    return db.query<{ id: string; organization_id: string; provider_id: string }>(
+      `UPDATE provider_connections SET enabled = false, updated_at = clock_timestamp()
+        WHERE enabled AND NOT (provider_id = ANY($1::text[]))
+        RETURNING id, organization_id, provider_id`,
+      [[...available]],
+    );
+  },
+
+  /** The organizations' routings (id, organization, routes), to tell which ones use given connections. */
+  async routingsOf(db: Queryable, organizationIds: readonly string[]): Promise<Pick<RoutingRow, 'id' | 'organization_id' | 'default_route' | 'condition_sets'>[]> {
+    return db.query(`SELECT id, organization_id, default_route, condition_sets FROM routings WHERE organization_id = ANY($1::text[]) ORDER BY id`, [[...organizationIds]]);
+  },
+
   /** Organizations that have no connection at all: created before connections existed (migration 0016). */
   async organizationsWithoutConnections(db: Queryable): Promise<string[]> {
     const rows = await db.query<{ id: string }>(

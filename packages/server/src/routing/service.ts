@@ -7,7 +7,7 @@ import type { Schemas } from '@payorch/types';
 import type { Queryable } from '../db/database.js';
 import { toIsoMicros } from '../db/database.js';
 import type { FieldError } from '../http/problems.js';
-import { SANDBOX_A, SANDBOX_B } from '../providers/registry.js';
+import { SANDBOX_A, SANDBOX_B, type ProviderRegistry } from '../providers/registry.js';
 import { tenancyRepository } from '../tenancy/repository.js';
 import { matchingSet } from './conditions.js';
 import type { ConnectionBox } from './connection-secrets.js';
@@ -15,7 +15,7 @@ import { addConnection, sandboxCredentials } from './connections.js';
 import type { StoredConditionSet, StoredRoute } from './model.js';
 import type { PaymentFacts, RoutePlan } from './plan.js';
 import { routingRepository as repo, type ConnectionRow, type RoutingRow } from './repository.js';
-import { validateConditionSets, validateRoute } from './validation.js';
+import { validateConditionSets, validateRoute, type RouteTargets } from './validation.js';
 
 /** The API's routing (spec: Routing), built from a stored row. */
 export type RoutingView = Schemas['Routing'];
@@ -45,10 +45,10 @@ async function connectionsById(db: Queryable, organizationId: string): Promise<M
   return new Map((await repo.listConnections(db, organizationId)).map((c) => [c.id, c]));
 }
 
-function validate(input: { default_route?: StoredRoute; condition_sets?: StoredConditionSet[] }, connections: Map<string, ConnectionRow>): FieldError[] {
+function validate(input: { default_route?: StoredRoute; condition_sets?: StoredConditionSet[] }, targets: RouteTargets): FieldError[] {
   const errors: FieldError[] = [];
-  if (input.default_route) validateRoute(input.default_route, 'default_route', connections, errors);
-  if (input.condition_sets) validateConditionSets(input.condition_sets, connections, errors);
+  if (input.default_route) validateRoute(input.default_route, 'default_route', targets, errors);
+  if (input.condition_sets) validateConditionSets(input.condition_sets, targets, errors);
   return errors;
 }
 
@@ -66,9 +66,10 @@ export type CreateResult =
   | { kind: 'unknown_account' }
   | { kind: 'exists' };
 
-export async function createRouting(db: Queryable, organizationId: string, input: RoutingInput): Promise<CreateResult> {
+/** `providers`: the providers this service runs; a step naming another is refused. */
+export async function createRouting(db: Queryable, organizationId: string, input: RoutingInput, providers: ProviderRegistry): Promise<CreateResult> {
   if (!(await tenancyRepository.accountBelongsTo(db, input.account_id, organizationId))) return { kind: 'unknown_account' };
-  const errors = validate(input, await connectionsById(db, organizationId));
+  const errors = validate(input, { connections: await connectionsById(db, organizationId), providers });
   if (errors.length > 0) return { kind: 'invalid', errors };
   const row = await repo.insertRouting(db, {
     id: `r_${randomUUID()}`,
@@ -99,9 +100,10 @@ export async function updateRouting(
   organizationId: string,
   id: string,
   patch: { name?: string; default_route?: StoredRoute; condition_sets?: StoredConditionSet[] },
+  providers: ProviderRegistry,
 ): Promise<UpdateResult> {
   if (!(await repo.findRouting(db, organizationId, id))) return { kind: 'not_found' };
-  const errors = validate(patch, await connectionsById(db, organizationId));
+  const errors = validate(patch, { connections: await connectionsById(db, organizationId), providers });
   if (errors.length > 0) return { kind: 'invalid', errors };
   const row = await repo.updateRouting(db, organizationId, id, {
     ...(patch.name !== undefined ? { name: patch.name } : {}),
@@ -114,9 +116,10 @@ export async function updateRouting(
 /**
  * The route a payment follows: the organization's routing for (account, payment method), the first
  * condition set (by sort_number) whose every condition matches, else the default route; its steps in
- * order without disabled connections. null when no routing applies or no step is left.
+ * order without disabled connections nor providers this service does not run (`providers`: a sandbox
+ * one outside sandbox mode). null when no routing applies or no step is left.
  */
-export async function planRoute(db: Queryable, organizationId: string, facts: PaymentFacts): Promise<RoutePlan | null> {
+export async function planRoute(db: Queryable, organizationId: string, facts: PaymentFacts, providers: Pick<ProviderRegistry, 'get'>): Promise<RoutePlan | null> {
   const routing = await repo.findRoutingFor(db, organizationId, facts.accountId, facts.paymentMethod.toUpperCase());
   if (!routing) return null;
   const set = matchingSet(routing.condition_sets, facts);
@@ -124,7 +127,7 @@ export async function planRoute(db: Queryable, organizationId: string, facts: Pa
   const connections = await connectionsById(db, organizationId);
   const steps = [...route.steps]
     .sort((a, b) => a.index - b.index)
-    .filter((s) => connections.get(s.connection_id)?.enabled === true)
+    .filter((s) => connections.get(s.connection_id)?.enabled === true && providers.get(s.provider_id) !== undefined)
     .map((s) => ({ index: s.index, providerId: s.provider_id, connectionId: s.connection_id }));
   if (steps.length === 0) return null;
   return { routingId: routing.id, conditionSet: set ? { sortNumber: set.sort_number, name: set.name } : null, steps };
@@ -170,7 +173,7 @@ export async function addDefaultRouting(db: Queryable, organizationId: string, a
   });
 }
 
-/** What a new organization starts with: a connection to each sandbox acquirer and the default CARD routing for each account. */
+/** What a new organization starts with in sandbox mode (only): a connection to each sandbox acquirer and the default CARD routing for each account. */
 export async function addOrganizationDefaults(db: Queryable, box: ConnectionBox, organizationId: string): Promise<void> {
   for (const providerId of [SANDBOX_A, SANDBOX_B]) {
     await addConnection(db, box, organizationId, { providerId, name: `${providerId} sandbox`, credentials: sandboxCredentials(providerId) });

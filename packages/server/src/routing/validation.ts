@@ -1,17 +1,25 @@
 /**
  * What the API checks of a routing before storing it (docs/guides/routing.md; 422 ROUTING_VALIDATION_FAILED),
  * each failure naming its path: steps numbered 1..n, no connection twice in a route, every connection the organization's with the
- * step's provider, conditions well formed for their kind, sort numbers unique. The spec has already
+ * step's provider, a provider this service runs, conditions well formed for their kind, sort numbers unique. The spec has already
  * bounded sizes and types.
  */
 import type { FieldError } from '../http/problems.js';
+import type { ProviderRegistry } from '../providers/registry.js';
 import { CARD_BRANDS } from '../vault/card-validation.js';
 import type { RoutingCondition, StoredConditionSet, StoredRoute } from './model.js';
 import type { ConnectionRow } from './repository.js';
 
 type Loose = Record<string, unknown>;
 
-export function validateRoute(route: StoredRoute, path: string, connections: ReadonlyMap<string, ConnectionRow>, errors: FieldError[]): void {
+/** What a route's steps are checked against: the organization's connections and the providers this service runs. */
+export interface RouteTargets {
+  connections: ReadonlyMap<string, ConnectionRow>;
+  providers: Pick<ProviderRegistry, 'get'>;
+}
+
+export function validateRoute(route: StoredRoute, path: string, targets: RouteTargets, errors: FieldError[]): void {
+  const { connections, providers } = targets;
   const seen = new Set<string>();
   const steps = [...route.steps].sort((a, b) => a.index - b.index);
   steps.forEach((step, i) => {
@@ -21,6 +29,9 @@ export function validateRoute(route: StoredRoute, path: string, connections: Rea
     if (!connection) errors.push({ path: `${at}.connection_id`, message: `is not a connection of this organization (GET /v1/connections lists them)` });
     else if (connection.provider_id !== step.provider_id)
       errors.push({ path: `${at}.provider_id`, message: `must be ${connection.provider_id}, the provider of connection ${step.connection_id}` });
+    // A provider this service does not run (a sandbox one outside sandbox mode) can never be routed to.
+    else if (!providers.get(step.provider_id))
+      errors.push({ path: `${at}.provider_id`, message: `${step.provider_id} is not available in this service (the sandbox providers exist in sandbox mode only)` });
     if (seen.has(step.connection_id)) errors.push({ path: `${at}.connection_id`, message: 'appears twice in this route' });
     seen.add(step.connection_id);
   });
@@ -94,7 +105,7 @@ function validateCondition(c: Loose, at: string, errors: FieldError[]): void {
   }
 }
 
-export function validateConditionSets(sets: readonly StoredConditionSet[], connections: ReadonlyMap<string, ConnectionRow>, errors: FieldError[]): void {
+export function validateConditionSets(sets: readonly StoredConditionSet[], targets: RouteTargets, errors: FieldError[]): void {
   const sortNumbers = new Set<number>();
   sets.forEach((set, i) => {
     const at = `condition_sets[${i}]`;
@@ -105,6 +116,6 @@ export function validateConditionSets(sets: readonly StoredConditionSet[], conne
     const amount = set.conditions.findIndex((c) => c.type === 'AMOUNT');
     if (amount >= 0 && !set.conditions.some((c: RoutingCondition) => c.type === 'CURRENCY' && c.operator === 'IN'))
       errors.push({ path: `${at}.conditions[${amount}]`, message: 'needs a CURRENCY condition with operator IN in the same set (amounts are in the payment currency)' });
-    validateRoute(set.route, `${at}.route`, connections, errors);
+    validateRoute(set.route, `${at}.route`, targets, errors);
   });
 }

@@ -8,14 +8,16 @@ const orgNotFound = (id: string) => problem('ORGANIZATION_NOT_FOUND', `No organi
 /** The operator API (docs/design.md §2); authenticate.ts has already checked admin-api-key. */
 export const adminHandlers = {
   async createOrganization({ body }, ctx) {
-    const created = await createOrganization(ctx.db, { name: body.name, pciCertified: body.pci_certified ?? false }, ctx.deps.services.connectionBox);
+    // The sandbox connections and routing in sandbox mode only: outside it no sandbox provider exists.
+    const defaults = ctx.deps.config.sandbox ? { sandboxDefaults: ctx.deps.services.connectionBox } : {};
+    const created = await createOrganization(ctx.db, { name: body.name, pciCertified: body.pci_certified ?? false }, defaults);
     ctx.deps.services.credentials.forget(created.public_api_key); // works at once, even if tried (and cached as unknown) before
     ctx.log.info({ organizationId: created.organization_id }, 'organization created');
     return { status: 201, body: created };
   },
 
   async createAccount({ params, body }, ctx) {
-    const account = await createAccount(ctx.db, params.organization_id, body.name, body.default_routing ?? true);
+    const account = await createAccount(ctx.db, params.organization_id, body.name, ctx.deps.config.sandbox && (body.default_routing ?? true));
     return account ? { status: 201, body: account } : orgNotFound(params.organization_id);
   },
 

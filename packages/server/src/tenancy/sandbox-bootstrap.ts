@@ -24,7 +24,7 @@ export async function bootstrapSandbox(db: Database, dataDir: string, log: Logge
   const created = await db.transaction(async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock($1)', [BOOTSTRAP_LOCK]);
     if ((await tenancyRepository.countOrganizations(tx)) > 0) return undefined;
-    return createOrganization(tx, { name: 'Sandbox', pciCertified: true }, connectionBox);
+    return createOrganization(tx, { name: 'Sandbox', pciCertified: true }, { sandboxDefaults: connectionBox });
   });
   if (!created) return undefined;
   await ensurePrivateDir(dataDir);

@@ -16,11 +16,16 @@ export interface NewOrganization {
 }
 
 /**
- * Organization + first account + first key pair, atomically, with what every organization starts with: a
- * connection to each sandbox acquirer (credentials sealed by `box`) and a CARD routing A then B
- * (docs/guides/routing.md). The secret exists only in the return value.
+ * What an organization starts with besides its account and keys: in sandbox mode (`sandboxDefaults`, the
+ * box sealing the credentials) a connection to each sandbox acquirer and a CARD routing A then B
+ * (docs/guides/routing.md); outside it nothing, since no sandbox provider exists there.
  */
-export async function createOrganization(db: Queryable, input: { name: string; pciCertified: boolean }, box: ConnectionBox): Promise<NewOrganization> {
+export interface OrganizationDefaults {
+  sandboxDefaults?: ConnectionBox;
+}
+
+/** Organization + first account + first key pair, atomically, with its defaults. The secret exists only in the return value. */
+export async function createOrganization(db: Queryable, input: { name: string; pciCertified: boolean }, defaults: OrganizationDefaults): Promise<NewOrganization> {
   return db.transaction(async (tx) => {
     const organizationId = randomUUID();
     const accountId = randomUUID();
@@ -28,7 +33,7 @@ export async function createOrganization(db: Queryable, input: { name: string; p
     await repo.insertOrganization(tx, { id: organizationId, name: input.name, pciCertified: input.pciCertified });
     await repo.insertAccount(tx, { id: accountId, organizationId, name: input.name });
     await repo.insertApiKey(tx, { publicKey: keys.publicKey, organizationId, secretSha256: keys.secretSha256 });
-    await addOrganizationDefaults(tx, box, organizationId);
+    if (defaults.sandboxDefaults) await addOrganizationDefaults(tx, defaults.sandboxDefaults, organizationId);
     return {
       organization_id: organizationId,
       name: input.name,
@@ -40,7 +45,8 @@ export async function createOrganization(db: Queryable, input: { name: string; p
   });
 }
 
-export async function createAccount(db: Queryable, organizationId: string, name: string, defaultRouting = true) {
+/** `defaultRouting`: the sandbox's CARD routing, asked for and in sandbox mode (the caller decides both). */
+export async function createAccount(db: Queryable, organizationId: string, name: string, defaultRouting: boolean) {
   if (!(await repo.findOrganization(db, organizationId))) return undefined;
   const id = randomUUID();
   await db.transaction(async (tx) => {

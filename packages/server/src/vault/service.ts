@@ -37,12 +37,14 @@ export type EnrollProblem = ProblemReply<
   | 'INVALID_CARD'
   | 'PAYMENT_METHOD_TYPE_NOT_SUPPORTED'
   | 'PROVIDER_UNAVAILABLE'
+  | 'NO_ROUTE'
 >;
 
 export interface VaultContext {
   db: Queryable;
   vault: VaultService;
-  provider: PaymentProvider;
+  /** What verifies cards and hosts non-card enrollment: none outside sandbox mode (no sandbox provider exists there). */
+  provider: PaymentProvider | undefined;
   organizationId: string;
   pciCertified: boolean;
   /** Public origin of the service (redirect pages and icons are addressed from it). */
@@ -315,7 +317,7 @@ export async function enrollPaymentMethod(
 
   if (body.type !== 'CARD') {
     // The customer approves on the provider's page (in sandbox mode the sandbox provider's, sandbox-pages.ts).
-    if (!ctx.provider.startRedirectEnrollment) {
+    if (!ctx.provider?.startRedirectEnrollment) {
       return fail(
         problem('PAYMENT_METHOD_TYPE_NOT_SUPPORTED', `No payment provider of this service can enroll ${body.type} payment methods; only CARD can be enrolled.`, {
           errors: [{ path: '/body/type', message: `${body.type} is not supported by the configured provider` }],
@@ -357,24 +359,35 @@ export async function enrollPaymentMethod(
   }
 
   let verification: ProviderResult | undefined;
+  let verifiedBy: string | null = null;
   const verifyCurrency = body.verify ? (body.verify.currency ?? COUNTRY_CURRENCY[body.country] ?? null) : null;
   if (body.verify) {
+    // No provider can verify a card here (outside sandbox mode the sandbox ones do not exist): refused, nothing stored.
+    if (!ctx.provider) {
+      return fail(
+        problem('NO_ROUTE', 'No payment provider of this service can verify a card; nothing was enrolled. Enroll it without verify.', {
+          errors: [{ path: '/body/verify', message: 'cannot be honoured: no provider of this service verifies cards' }],
+        }),
+      );
+    }
+    const provider = ctx.provider;
+    verifiedBy = provider.id;
     try {
-      verification = await ctx.provider.verify({ card: providerCard(toVault), currency: verifyCurrency, reference: vaultedToken });
+      verification = await provider.verify({ card: providerCard(toVault), currency: verifyCurrency, reference: vaultedToken });
     } catch (err) {
       if (!(err instanceof ProviderUnavailableError)) throw err;
-      ctx.log.warn({ vaultedToken, provider: ctx.provider.id, kind: err.kind }, 'enrollment verify unanswered');
+      ctx.log.warn({ vaultedToken, provider: provider.id, kind: err.kind }, 'enrollment verify unanswered');
       // A verification moves no money: nothing to settle later, nothing written; the request may simply run again.
       return {
         ok: false,
         unanswered: true,
-        problem: problem('PROVIDER_UNAVAILABLE', `The provider ${ctx.provider.id} did not answer the card's verification (${err.kind}); nothing was enrolled. Send the request again.`, {
+        problem: problem('PROVIDER_UNAVAILABLE', `The provider ${provider.id} did not answer the card's verification (${err.kind}); nothing was enrolled. Send the request again.`, {
           headers: { 'Retry-After': '5' },
         }),
       };
     }
     ctx.log.info(
-      { vaultedToken, provider: ctx.provider.id, outcome: verification.outcome, responseCode: verification.responseCode },
+      { vaultedToken, provider: provider.id, outcome: verification.outcome, responseCode: verification.responseCode },
       'enrollment verify answered',
     );
   }
@@ -412,10 +425,10 @@ export async function enrollPaymentMethod(
       ? {
           vault_on_success: body.verify.vault_on_success ?? false,
           currency: verifyCurrency,
-          payment: verification ? verificationPayment(verification, ctx.provider.id, verifyCurrency, now) : null,
+          payment: verification ? verificationPayment(verification, verifiedBy!, verifyCurrency, now) : null,
         }
       : null,
-    verify_provider_id: verification ? ctx.provider.id : null,
+    verify_provider_id: verification ? verifiedBy : null,
     verify_provider_transaction_id: verification?.providerTransactionId ?? null,
   }, now);
   return { ok: true, method: toApiPaymentMethod(row, ctx.baseUrl, now) };

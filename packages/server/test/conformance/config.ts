@@ -63,6 +63,11 @@ export const UNREACHABLE_ALLOWED: { status: number; operations: '*' | readonly (
     operations: ['updateRouting'],
     why: 'ROUTING_VALIDATION_FAILED needs a route that breaks a rule the schema cannot state (a connection of another provider, steps out of order); routing.test.ts reaches every rule by PATCH and POST',
   },
+  {
+    status: 422,
+    operations: ['updateConnection'],
+    why: 'PROVIDER_NOT_AVAILABLE needs a connection to a provider the service does not run: a sandbox one outside sandbox mode (this suite runs in sandbox mode); production-mode.test.ts reaches it and checks the body',
+  },
 ];
 
 /**

@@ -39,7 +39,7 @@ const byOperation = operations.map((op) => ({ id: op.operationId, op }));
 const probed = byOperation.filter(({ op }) => op.security !== 'none' || op.signed || op.body || op.params.some((p) => p.in === 'path'));
 
 function targetFor(t: TestServer, recorder: Recorder, rateLimit?: number): Target {
-  const provider = adapterOf(t.running.deps.services.provider) as Partial<SandboxProvider>;
+  const provider = (t.running.deps.services.provider && adapterOf(t.running.deps.services.provider)) as Partial<SandboxProvider> | undefined;
   return {
     baseUrl: t.running.url,
     rateLimit,
@@ -47,11 +47,11 @@ function targetFor(t: TestServer, recorder: Recorder, rateLimit?: number): Targe
     adminKey: ADMIN_KEY,
     recorder,
     sign:
-      typeof provider.notificationSecret === 'function'
+      typeof provider?.notificationSecret === 'function'
         ? async (raw) => {
             const id = `msg_${freshKey()}`;
             const at = new Date();
-            const signature = new Webhook(await provider.notificationSecret!()).sign(id, at, raw);
+            const signature = new Webhook(await provider!.notificationSecret!()).sign(id, at, raw);
             return { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(at.getTime() / 1000)), 'webhook-signature': signature };
           }
         : undefined,

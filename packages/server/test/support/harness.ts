@@ -136,7 +136,8 @@ export async function startTestServer(backend: Backend, options: ServerOptions =
   };
   rememberSecret(sandbox.private_secret_key, 'the sandbox private_secret_key');
   rememberSecret(options.env?.ADMIN_API_KEY ?? ADMIN_KEY, 'ADMIN_API_KEY');
-  rememberSecret(await sandboxProviderSecret(running), 'the sandbox provider notification secret');
+  // Outside sandbox mode no sandbox provider exists, nor its secret.
+  if (running.deps.services.provider) rememberSecret(await sandboxProviderSecret(running), 'the sandbox provider notification secret');
   // Secrets the server hands out (API secret keys, webhook signing secrets) are collected from its answers.
   const observe = async (res: Response) => {
     if (!res.headers.get('content-type')?.includes('json')) return res;
@@ -203,8 +204,8 @@ async function adminCreateOrganization(baseUrl: string, adminKey: string, body: 
 
 /** The sandbox provider's notification signing secret (it signs what the provider sends; stored sealed). */
 export function sandboxProviderSecret(running: RunningServer): Promise<string> {
-  const provider = adapterOf(running.deps.services.provider);
-  if (!(provider instanceof SandboxProvider)) throw new Error(`the server's provider is ${provider.id}, not the sandbox`);
+  const provider = running.deps.services.provider && adapterOf(running.deps.services.provider);
+  if (!(provider instanceof SandboxProvider)) throw new Error(`the server's provider is ${provider?.id ?? 'none (outside sandbox mode)'}, not the sandbox`);
   return provider.notificationSecret();
 }
 

@@ -130,7 +130,9 @@ export interface paths {
          *     Enrolling the same card again creates a new record with a new `vaulted_token` and the same
          *     `card_data.fingerprint`. With `verify`, the provider checks the card (a zero-amount verification)
          *     before anything is stored; when it does not answer, 502 `PROVIDER_UNAVAILABLE`: nothing is enrolled
-         *     and the same `X-Idempotency-Key` may be sent again.
+         *     and the same `X-Idempotency-Key` may be sent again. When no provider of this service can verify a
+         *     card (outside sandbox mode today: the sandbox providers exist in sandbox mode only), `verify` is
+         *     refused with 422 `NO_ROUTE` and nothing is stored.
          */
         post: operations["enrollPaymentMethod"];
         delete?: never;
@@ -225,7 +227,11 @@ export interface paths {
         /**
          * Create a payment
          * @description Charges a vaulted card (or raw card data, PCI-certified organizations only) through the provider,
-         *     synchronously. A decline is still `201`, with status `DECLINED`.
+         *     synchronously. A decline is still `201`, with status `DECLINED`. The payment follows the account's
+         *     routing for its method (docs/guides/routing.md); when no step of it has an enabled connection to a
+         *     provider this service runs — no routing, every connection disabled, or only sandbox providers outside
+         *     sandbox mode (they exist in sandbox mode only) — it is refused with 422 `NO_ROUTE` and nothing is
+         *     written.
          */
         post: operations["createPayment"];
         delete?: never;
@@ -743,11 +749,13 @@ export interface paths {
          * @description Creates the routing of one (account, payment method) pair: a default route and, optionally,
          *     condition sets each with its own route (docs/guides/routing.md). Steps are the failover order.
          *     The schema's bounds are checked first (400 `INVALID_REQUEST`); then every `connection_id` must be one
-         *     of the organization's connections with the step's `provider_id`, indexes run 1, 2, 3…, a connection
+         *     of the organization's connections with the step's `provider_id`, a provider this service runs (the
+         *     sandbox providers exist in sandbox mode only), indexes run 1, 2, 3…, a connection
          *     appears at most once per route, and conditions are well formed for their kind (422
          *     `ROUTING_VALIDATION_FAILED` naming each field; nothing stored). An account has at most one routing per payment method (409
-         *     `ROUTING_ALREADY_EXISTS`: change it with PATCH). Every organization starts with a CARD routing
-         *     per account through SANDBOX_A then SANDBOX_B.
+         *     `ROUTING_ALREADY_EXISTS`: change it with PATCH). In sandbox mode every organization starts with a
+         *     CARD routing per account through SANDBOX_A then SANDBOX_B; outside it, with no connection and no
+         *     routing.
          */
         post: operations["createRouting"];
         delete?: never;
@@ -830,6 +838,9 @@ export interface paths {
          * Change a connection
          * @description Changes `name`, `enabled` or `timeout_ms` (100–60 000 ms). A disabled connection's steps are
          *     skipped by every route; a payment whose route has no step left is refused (422 `NO_ROUTE`).
+         *     A connection to a provider this service does not run cannot be enabled (422
+         *     `PROVIDER_NOT_AVAILABLE`, nothing changed): outside sandbox mode the sandbox providers do not exist,
+         *     and their connections stay disabled.
          */
         patch: operations["updateConnection"];
         trace?: never;
@@ -893,7 +904,10 @@ export interface paths {
         put?: never;
         /**
          * Create an organization (merchant) with an account and a key pair
-         * @description Creates a merchant organization, its first account and an API key pair. The secret is shown only in this answer.
+         * @description Creates a merchant organization, its first account and an API key pair. The secret is shown only in
+         *     this answer. In sandbox mode it also gets a connection to each sandbox acquirer and a CARD routing
+         *     (SANDBOX_A then SANDBOX_B); outside sandbox mode it gets no connection and no routing, and its
+         *     payments answer 422 `NO_ROUTE` until it has a connection to a provider this service runs.
          */
         post: operations["createOrganization"];
         delete?: never;
@@ -2412,7 +2426,8 @@ export interface components {
             name: string;
             /**
              * @description Whether the account starts with the default CARD routing (SANDBOX_A then SANDBOX_B, through the
-             *     organization's sandbox connections; docs/guides/routing.md). Default true; false leaves the account
+             *     organization's sandbox connections; docs/guides/routing.md) — in sandbox mode only: outside it there
+             *     are no sandbox connections and the account starts without routing. Default true; false leaves the account
              *     without routing until one is created with `POST /v1/routing` (a card payment to it is refused with
              *     422 `NO_ROUTE` until then).
              * @default true
@@ -3118,7 +3133,7 @@ export interface components {
         Connection: {
             /** Format: uuid */
             connection_id: string;
-            /** @description `SANDBOX_A` or `SANDBOX_B` today. */
+            /** @description `SANDBOX_A` or `SANDBOX_B` today (sandbox mode only: outside it they are not run, and such connections stay disabled). */
             provider_id: string;
             name: string;
             /** @description A disabled connection is left out of every route (its steps are skipped). */
@@ -4457,7 +4472,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description Well-formed but unacceptable — `INVALID_AMOUNT` (a capture or refund over what is left, in another currency or with too many decimals), `PROVIDER_DECLINED` (the provider refused a capture, void or refund; the payment is unchanged), `INVALID_CARD`, `INVALID_EVIDENCE` (including evidence past a dispute's caps of 20 documents and 10 MiB decoded), `IDEMPOTENCY_KEY_REUSED`. */
+        /** @description Well-formed but unacceptable — `INVALID_AMOUNT` (a capture or refund over what is left, in another currency or with too many decimals), `PROVIDER_DECLINED` (the provider refused a capture, void or refund; the payment is unchanged), `PROVIDER_NOT_AVAILABLE` (the provider of the payment's authorization, or of the connection to enable, does not run in this service — the sandbox providers exist in sandbox mode only; nothing changed), `NO_ROUTE` (a payment with no usable route; nothing written), `INVALID_CARD`, `INVALID_EVIDENCE` (including evidence past a dispute's caps of 20 documents and 10 MiB decoded), `IDEMPOTENCY_KEY_REUSED`. */
         UnprocessableEntity: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -4473,8 +4488,9 @@ export interface components {
         };
         /**
          * @description Well-formed but unacceptable — `INVALID_CARD` (Luhn, expiry, brand or security-code failure),
-         *     `IDEMPOTENCY_KEY_REUSED`, or `PAYMENT_METHOD_TYPE_NOT_SUPPORTED`: a non-card `type` that no
-         *     configured payment provider can enroll (outside sandbox mode today); nothing is stored.
+         *     `IDEMPOTENCY_KEY_REUSED`, `PAYMENT_METHOD_TYPE_NOT_SUPPORTED`: a non-card `type` that no
+         *     configured payment provider can enroll (outside sandbox mode today), or `NO_ROUTE`: `verify` asked
+         *     while no configured payment provider can verify a card (outside sandbox mode today); nothing is stored.
          */
         EnrollUnprocessableEntity: {
             headers: {
@@ -6370,6 +6386,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

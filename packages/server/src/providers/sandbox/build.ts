@@ -1,6 +1,7 @@
 /**
  * Builds the two sandbox adapters for the service: starts the acquirers in-process (loopback, ephemeral
  * ports) unless SANDBOX_A_URL / SANDBOX_B_URL name where they run, and stops what it started on close.
+ * Sandbox mode only: it refuses to build them otherwise.
  */
 import type { Config } from '../../platform/config.js';
 import type { Queryable } from '../../db/database.js';
@@ -24,6 +25,8 @@ export async function buildSandboxAdapters(
   config: Pick<Config, 'sandbox' | 'sandboxAUrl' | 'sandboxBUrl' | 'providerTimeoutMs'>,
   options: { db?: Queryable; secrets?: PurposeBox; onClose?: (hook: () => Promise<void>) => void },
 ): Promise<SandboxAdapters> {
+  // Outside sandbox mode no sandbox provider exists (its acquirers answer any card, and expose unauthenticated /_sandbox routes).
+  if (!config.sandbox) throw new Error('the sandbox providers exist in sandbox mode only (SANDBOX=true)');
   const started: RunningAcquirer[] = [];
   const close = async () => void (await Promise.all(started.map((s) => s.close())));
   options.onClose?.(close);
