@@ -64,8 +64,8 @@ export async function buildServices(deps: ServiceDeps): Promise<AppServices> {
   // stop after them (close hooks run in reverse).
   const sandbox = await buildSandboxAdapters(deps.config, { db: deps.db, secrets: providerSecretBox(resolved.keyring), onClose: deps.onClose });
   // `provider` is SANDBOX_A until payments go through routing (the orchestrator picks from `providers`).
-  const provider = sandbox.a;
   const providers = providerRegistry([sandbox.a, sandbox.b]);
+  const provider = providers.get(sandbox.a.id)!;
   const routing = await buildRoutingServices(deps, resolved.keyring);
   return {
     metrics,

@@ -2,6 +2,7 @@
  * The providers this service can reach, by the id routing steps and connections name (SANDBOX_A,
  * SANDBOX_B). Built once in services.ts; domain code asks it for the adapter of a step's provider.
  */
+import { markingCalls } from './call-marking.js';
 import type { PaymentProvider } from './provider.js';
 
 /** The two sandbox acquirers (docs/guides/routing.md): A behaves as the test-card table says, B is a second acquirer. */
@@ -24,7 +25,8 @@ export interface ProviderRegistry {
 export const LEGACY_PROVIDER_IDS: Readonly<Record<string, string>> = { SANDBOX: SANDBOX_A };
 
 export function providerRegistry(providers: readonly PaymentProvider[], aliases: Readonly<Record<string, string>> = LEGACY_PROVIDER_IDS): ProviderRegistry {
-  const byId = new Map(providers.map((p) => [p.id, p]));
+  // Each adapter as the request sees it: its acting calls are noted (call-marking.ts).
+  const byId = new Map(providers.map((p) => [p.id, markingCalls(p)]));
   for (const [legacy, current] of Object.entries(aliases)) {
     const provider = byId.get(current);
     if (provider && !byId.has(legacy)) byId.set(legacy, provider);
