@@ -29,11 +29,18 @@ export function currentRequestScope(): RequestScope | undefined {
  * whether it returned or threw.
  */
 export async function watchingProviderCalls<T>(fn: () => Promise<T>): Promise<{ ok: true; value: T; providerCalled: boolean } | { ok: false; error: unknown; providerCalled: boolean }> {
-  const scope: RequestScope = { organizationId: storage.getStore()?.organizationId ?? null, providerCalled: false };
+  const parent = storage.getStore();
+  const scope: RequestScope = { organizationId: parent?.organizationId ?? null, providerCalled: false };
+  // The request goes on finishing (its reply is stored after this): a call here counts for it too.
+  const done = () => {
+    if (scope.providerCalled && parent) parent.providerCalled = true;
+  };
   try {
     const value = await storage.run(scope, fn);
+    done();
     return { ok: true, value, providerCalled: scope.providerCalled };
   } catch (error) {
+    done();
     return { ok: false, error, providerCalled: scope.providerCalled };
   }
 }
