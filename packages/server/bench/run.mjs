@@ -176,7 +176,8 @@ async function tenantIsolation(url, fx) {
   };
   const yPayment = await pay(y, 10);
   const xPayment = await pay(fx.creds, BURST_REFUNDS + 0.5);
-  const purchase = xPayment.transactions.find((t) => t.type === 'PURCHASE') ?? xPayment.transactions[0];
+  // The created payment's `transactions` is the transaction just made (Yuno's create shape).
+  const purchase = Array.isArray(xPayment.transactions) ? xPayment.transactions.find((t) => t.type === 'PURCHASE') : xPayment.transactions;
   const yHeaders = { 'public-api-key': y.public_api_key, 'private-secret-key': y.private_secret_key };
   let yFailures = 0;
   const yGet = async () => {

@@ -5,7 +5,7 @@
  * (platform/request-scope.ts) first takes one of that organization's permits (half the pool by
  * default); the rest wait in memory, holding no connection, in a queue of bounded length and for a
  * bounded time, then get 429 CONCURRENCY_LIMITED with Retry-After. Work whose request already called a
- * provider is served first and is never refused for a full queue (it is finishing what may have moved
+ * provider, and work holding a payment's queue (servedFirst), is served first and is never refused for a full queue (it is finishing what may have moved
  * money). Work outside a request (workers, the key lookup before the organization is known) and work
  * nested in an admitted transaction pass straight through (nested waits could deadlock).
  */
@@ -43,6 +43,17 @@ export class ConcurrencyLimitedError extends Error {
 
 /** Marks the async work of an admitted statement or transaction: what it runs inside passes through. */
 const admitted = new AsyncLocalStorage<true>();
+/** Marks work others are queued behind (a payment's lock holder): served first, like finishing work. */
+const ahead = new AsyncLocalStorage<true>();
+
+/**
+ * Runs `fn` ahead of the organization's other waiting work: for work that holds something others wait
+ * for (payments/payment-lock.ts), so a queue of one payment's operations does not also queue behind every
+ * other request of its organization at each step.
+ */
+export function servedFirst<T>(fn: () => T): T {
+  return ahead.run(true, fn);
+}
 
 export function gateByOrganization(db: Database, options: OrganizationGateOptions): Database {
   const lanes = new Map<string, Admission>();
@@ -52,7 +63,7 @@ export function gateByOrganization(db: Database, options: OrganizationGateOption
     if (!organizationId || admitted.getStore()) return fn();
     let lane = lanes.get(organizationId);
     if (!lane) lanes.set(organizationId, (lane = new Admission(options.permits)));
-    const finishing = scope.providerCalled;
+    const finishing = scope.providerCalled || ahead.getStore() === true;
     if (!finishing && lane.waiting >= options.queueLimit) throw new ConcurrencyLimitedError('queue full');
     if (!(await lane.acquire(finishing, finishing ? options.finishingWaitMs : options.waitMs))) {
       if (lane.idle) lanes.delete(organizationId);

@@ -7,7 +7,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Queryable } from '../db/database.js';
-import { ConcurrencyLimitedError } from '../db/organization-gate.js';
+import { ConcurrencyLimitedError, servedFirst } from '../db/organization-gate.js';
 import { Admission } from '../platform/admission.js';
 import { currentRequestScope } from '../platform/request-scope.js';
 
@@ -33,7 +33,8 @@ export async function inPaymentTransaction<T>(db: Queryable, paymentId: string, 
   if (!queue) queues.set(paymentId, (queue = new Admission(1)));
   await queue.acquire(currentRequestScope()?.providerCalled ?? false);
   try {
-    return await holding.run(new Set([...(holding.getStore() ?? []), paymentId]), () => lockedTransaction(db, paymentId, organizationId, fn));
+    // Others wait for this payment: its transaction goes ahead of the organization's other waiting work.
+    return await holding.run(new Set([...(holding.getStore() ?? []), paymentId]), () => servedFirst(() => lockedTransaction(db, paymentId, organizationId, fn)));
   } finally {
     queue.release();
     if (queue.idle) queues.delete(paymentId);
