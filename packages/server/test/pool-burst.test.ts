@@ -8,11 +8,17 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Schemas } from '@payorch/types';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { Database } from '../src/db/database.js';
+import { openPostgres } from '../src/db/postgres.js';
+import { loadConfig } from '../src/platform/config.js';
+import { createLogger } from '../src/platform/logger.js';
 import { startSandboxAcquirers, type SandboxAcquirers } from '../src/providers/sandbox/acquirers.js';
+import { startServer, type RunningServer } from '../src/server.js';
 import { ledgerOf } from './support/acquirers.js';
 import { backends, useServer, type Credentials, type TestServer } from './support/harness.js';
 import { createPayment, getPayment, paymentBody, postLifecycle } from './support/payments.js';
+import { vaultKeyOf } from './support/vault-fixtures.js';
 
 const BURST = 150;
 
@@ -97,6 +103,63 @@ for (const backend of backends()) {
       expect(refundedAtAcquirer.map((e) => e.reference).sort()).toEqual(succeeded.sort());
       expect(after.amount.refunded).toBe(refundedAtAcquirer.length);
       expect(after.transactions.filter((x) => x.status === 'PENDING')).toEqual([]);
+    }, 120_000);
+  });
+}
+
+if (backends().includes('postgres')) {
+  describe('a burst of refunds on one payment split across two instances on one PostgreSQL', () => {
+    let acquirers: SandboxAcquirers;
+    const env: Record<string, string> = { RECONCILIATION_INTERVAL_MS: '3600000', RATE_LIMIT_PER_MINUTE: '100000' };
+    beforeAll(async () => {
+      acquirers = await startSandboxAcquirers();
+      Object.assign(env, { SANDBOX_A_URL: acquirers.a.url, SANDBOX_B_URL: acquirers.b.url });
+    });
+    const t = useServer('postgres', { env });
+    let second: RunningServer;
+    let secondDb: Database;
+    beforeAll(async () => {
+      // Its own pool of 10 on the same schema, as a second process would have; the same acquirers.
+      const config = loadConfig({ PORT: '0', SANDBOX: 'true', DATA_DIR: t.running.deps.config.dataDir, VAULT_ENCRYPTION_KEY: await vaultKeyOf(t), LOG_LEVEL: 'silent', ...env });
+      const [row] = await t.db.query<{ schema: string }>('SELECT current_schema() AS schema');
+      secondDb = await openPostgres(inject('postgresUrl')!, { schema: row!.schema, max: 10 });
+      second = await startServer({ config, db: secondDb, log: createLogger('silent') });
+    });
+    afterAll(async () => {
+      await second?.close();
+      await secondDb?.close();
+      await acquirers.close();
+    });
+
+    it('100 refunds alternately on both: the row lock is taken NOWAIT across processes; 200, 422 or 502 only, and the ledger matches', async () => {
+      const payment = await createPayment(t, { amount: { currency: 'BRL', value: 60.5 } });
+      const purchase = (await getPayment(t, payment.id)).transactions.find((x) => x.type === 'PURCHASE' && x.status === 'SUCCEEDED')!;
+      const bases = [t.baseUrl, `${second.url}/v1`];
+      const refund = (i: number, key: string) =>
+        fetch(`${bases[i % 2]}/payments/${payment.id}/transactions/${purchase.id}/refund`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'public-api-key': t.sandbox.public_api_key, 'private-secret-key': t.sandbox.private_secret_key, 'x-idempotency-key': key },
+          body: JSON.stringify({ amount: { currency: 'BRL', value: 1 } }),
+        });
+      const answers = await Promise.all(
+        Array.from({ length: 100 }, async (_, i) => {
+          const key = randomUUID();
+          const res = await refund(i, key);
+          const body = (await res.json()) as { code?: string };
+          return { i, key, answer: res.status === 200 ? '200' : `${res.status} ${body.code ?? ''}` };
+        }),
+      );
+      const tally = Object.fromEntries([...new Set(answers.map((a) => a.answer))].map((a) => [a, answers.filter((x) => x.answer === a).length]));
+      expect(Object.keys(tally).filter((a) => !['200', '422 INVALID_AMOUNT', '502 PROVIDER_UNAVAILABLE'].includes(a)), JSON.stringify(tally)).toEqual([]);
+
+      await t.db.query(`UPDATE payment_transactions SET reconcile_after = clock_timestamp() - interval '1 second' WHERE payment_id = $1 AND status = 'PENDING'`, [payment.id]);
+      await t.running.deps.services.orchestration.reconciliation.runOnce();
+      let settledRefunded = 0;
+      for (const { i, key } of answers.filter((a) => a.answer.startsWith('502'))) if ((await refund(i, key)).status === 200) settledRefunded++;
+      const refundedAtAcquirer = (await ledgerOf(acquirers.a.url)).filter((e) => e.payment_id === payment.id && e.kind === 'REFUND' && e.status === 'APPROVED');
+      expect(refundedAtAcquirer.length, JSON.stringify(tally)).toBe(answers.filter((a) => a.answer === '200').length + settledRefunded);
+      expect(refundedAtAcquirer.length).toBe(60);
+      expect((await getPayment(t, payment.id)).amount.refunded).toBe(60);
     }, 120_000);
   });
 }
