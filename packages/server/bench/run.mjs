@@ -40,6 +40,11 @@ const ACQUIRERS = join(here, '..', 'dist', 'providers', 'sandbox', 'acquirers-ma
 // The service's GET /metrics, read after each payment scenario (failovers, provider calls by outcome).
 const METRICS_TOKEN = `bench-metrics-${randomUUID()}`;
 const APPROVED_CARD = '4507990000000002';
+// The tenant-isolation scenario makes its second organization through the admin API.
+const ADMIN_API_KEY = `bench-admin-${randomUUID()}`;
+/** Refunds in tenant X's burst, and tenant Y's GETs for its baseline. */
+const BURST_REFUNDS = Number(process.env.BENCH_BURST ?? 150);
+const BASELINE_GETS = 200;
 
 /**
  * Starts a server process. Its standard output goes to a file (the path is printed on failure), not into
@@ -142,6 +147,91 @@ function statusTally() {
   };
 }
 
+const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+function latencyStats(ms) {
+  const sorted = [...ms].sort((a, b) => a - b);
+  const mean = sorted.reduce((a, b) => a + b, 0) / Math.max(1, sorted.length);
+  return { count: sorted.length, mean: Number(mean.toFixed(2)), p50: Number(percentile(sorted, 50).toFixed(2)), p95: Number(percentile(sorted, 95).toFixed(2)), max: Number(sorted.at(-1).toFixed(2)) };
+}
+
+/**
+ * Issue 21 finding 2: tenant Y reads its payment one GET after another, alone (the baseline), then while
+ * tenant X sends BURST_REFUNDS concurrent 1 BRL refunds on one payment. Prints both latencies, their ratio
+ * (the design's bound: within 2x), Y's failures and X's answers by status.
+ */
+async function tenantIsolation(url, fx) {
+  const base = `${url}/v1`;
+  const res = await fetch(`${base}/admin/organizations`, { method: 'POST', headers: { 'content-type': 'application/json', 'admin-api-key': ADMIN_API_KEY }, body: JSON.stringify({ name: 'Bench tenant Y', pci_certified: true }) });
+  if (res.status !== 201) throw new Error(`admin organizations → ${res.status}: ${await res.text()}`);
+  const y = await res.json();
+  const key = () => ({ 'x-idempotency-key': randomUUID() });
+  const card = { number: APPROVED_CARD, holder_name: 'Bench Tenant', expiration_month: 12, expiration_year: 30, security_code: '123' };
+  const pay = async (creds, value) => {
+    const customer = await api(base, creds, 'POST', '/customers', { merchant_customer_id: `bench-iso-${randomUUID()}` });
+    return api(base, creds, 'POST', '/payments', {
+      account_id: creds.account_id, description: 'Bench order', country: 'BR', merchant_order_id: `bench-${randomUUID()}`,
+      amount: { currency: 'BRL', value }, customer_payer: { id: customer.id },
+      payment_method: { type: 'CARD', detail: { card: { card_data: card } } },
+    }, key());
+  };
+  const yPayment = await pay(y, 10);
+  const xPayment = await pay(fx.creds, BURST_REFUNDS + 0.5);
+  // The created payment's `transactions` is the transaction just made (Yuno's create shape).
+  const purchase = Array.isArray(xPayment.transactions) ? xPayment.transactions.find((t) => t.type === 'PURCHASE') : xPayment.transactions;
+  const yHeaders = { 'public-api-key': y.public_api_key, 'private-secret-key': y.private_secret_key };
+  let yFailures = 0;
+  const yGet = async () => {
+    const started = performance.now();
+    const r = await fetch(`${base}/payments/${yPayment.id}`, { headers: yHeaders });
+    await r.arrayBuffer();
+    if (r.status !== 200) yFailures++;
+    return performance.now() - started;
+  };
+  for (let i = 0; i < 20; i++) await yGet(); // warm up (connections, caches)
+  const baseline = [];
+  for (let i = 0; i < BASELINE_GETS; i++) baseline.push(await yGet());
+  yFailures = 0;
+
+  const during = [];
+  let bursting = true;
+  const reader = (async () => {
+    while (bursting) during.push(await yGet());
+  })();
+  const xAnswers = {};
+  const burstStarted = performance.now();
+  await Promise.all(
+    Array.from({ length: BURST_REFUNDS }, async () => {
+      const r = await fetch(`${base}/payments/${xPayment.id}/transactions/${purchase.id}/refund`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'public-api-key': fx.creds.public_api_key, 'private-secret-key': fx.creds.private_secret_key, ...key() },
+        body: JSON.stringify({ amount: { currency: 'BRL', value: 1 } }),
+      });
+      const body = await r.json().catch(() => ({}));
+      const k = r.status === 200 ? '200' : `${r.status} ${body.code ?? ''}`;
+      xAnswers[k] = (xAnswers[k] ?? 0) + 1;
+    }),
+  );
+  const burstMs = performance.now() - burstStarted;
+  bursting = false;
+  await reader;
+  const b = latencyStats(baseline);
+  const d = latencyStats(during);
+  const ratio = { mean: Number((d.mean / b.mean).toFixed(2)), p50: Number((d.p50 / b.p50).toFixed(2)), p95: Number((d.p95 / b.p95).toFixed(2)) };
+  const answers = Object.entries(xAnswers).map(([k, v]) => `${k} ×${v}`).join(', ');
+  return {
+    isolation: true,
+    baseline: b,
+    during: d,
+    ratio,
+    yFailures,
+    burstMs: Math.round(burstMs),
+    xAnswers,
+    summary:
+      `tenant Y GET baseline mean ${b.mean} ms p50 ${b.p50} p95 ${b.p95} (${b.count} GETs); during X's ${BURST_REFUNDS} refunds (${Math.round(burstMs)} ms) ` +
+      `mean ${d.mean} ms p50 ${d.p50} p95 ${d.p95} max ${d.max} (${d.count} GETs, ${yFailures} failed); ratio mean ${ratio.mean}x p50 ${ratio.p50}x p95 ${ratio.p95}x; X answered ${answers}`,
+  };
+}
+
 function scenarios(fx) {
   const auth = fx.creds ? { 'public-api-key': fx.creds.public_api_key, 'private-secret-key': fx.creds.private_secret_key } : {};
   const json = { 'content-type': 'application/json', ...auth };
@@ -200,6 +290,7 @@ function scenarios(fx) {
         },
       },
     },
+    { name: 'tenant isolation: Y GET during X refund burst', custom: tenantIsolation },
     payment('POST /payments (routing, loopback providers)'),
     payment('POST /payments, SANDBOX_A failing half its calls', {
       // Only with the acquirers as their own process: their faults are set through their control surface.
@@ -290,7 +381,7 @@ async function benchService(label, env, bareUrl) {
   const acquirersProc = existsSync(ACQUIRERS) ? startProcess(ACQUIRERS, {}, (text) => /^\{.*"SANDBOX_A_URL".*\}$/m.exec(text)?.[0]) : undefined;
   const acquirers = acquirersProc ? JSON.parse((await acquirersProc.url).url) : null;
   const serviceEnv = {
-    PORT: '0', HOST: '127.0.0.1', SANDBOX: 'true', RATE_LIMIT_PER_MINUTE: '100000000', LOG_LEVEL: 'info', NODE_ENV: 'production', METRICS_TOKEN,
+    PORT: '0', HOST: '127.0.0.1', SANDBOX: 'true', RATE_LIMIT_PER_MINUTE: '100000000', LOG_LEVEL: 'info', NODE_ENV: 'production', METRICS_TOKEN, ADMIN_API_KEY,
     ...(acquirers ?? {}),
     ...env,
   };
@@ -310,6 +401,12 @@ async function benchService(label, env, bareUrl) {
     if (s.requires) {
       console.error(`[${label}] ${s.name}: skipped, needs ${s.requires}`);
       fx.missing.push(`${s.name}: needs ${s.requires}`);
+      continue;
+    }
+    if (s.custom) {
+      if (!fx.creds) continue;
+      const r = (results[s.name] = await s.custom(url, fx));
+      console.error(`[${label}] ${s.name}: ${r.summary}`);
       continue;
     }
     const c = (ceiling[s.name] = await load(bareUrl, bareScenarios.find((b) => b.name === s.name)));
@@ -375,7 +472,7 @@ async function main() {
 
   // The table: each figure with its ratio to the ceiling measured just before it.
   const backends = ['pglite', 'postgres'].filter((run) => out.runs[run]);
-  const names = [...new Set(backends.flatMap((run) => Object.keys(out.runs[run].scenarios)))];
+  const names = [...new Set(backends.flatMap((run) => Object.keys(out.runs[run].scenarios).filter((n) => !out.runs[run].scenarios[n].isolation)))];
   const rows = [];
   for (const name of names) {
     const ceilings = backends.map((run) => out.runs[run].ceiling[name]).filter(Boolean);
@@ -411,6 +508,10 @@ async function main() {
       const calls = o ? Object.entries(o.providerCalls).map(([k, v]) => `${k} ${v}`).join(', ') || 'none recorded' : 'n/a (no /metrics)';
       console.log(`${run}: ${name}: payments ${statuses}; failed over ${o ? o.failovers : 'n/a'}; provider calls ${calls}`);
     }
+  }
+  // Tenant isolation: Y's GET latency alone, then during X's refund burst, and the ratio.
+  for (const run of ['pglite', 'postgres']) {
+    for (const [name, r] of Object.entries(out.runs[run]?.scenarios ?? {})) if (r.isolation) console.log(`${run}: ${name}: ${r.summary}`);
   }
   const file = join(here, '..', 'bench-results.json');
   await writeFile(file, `${JSON.stringify(out, null, 2)}\n`);

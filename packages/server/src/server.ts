@@ -9,6 +9,7 @@ import type { AppDeps } from './context.js';
 import type { Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { openDatabase } from './db/open.js';
+import { gateByOrganization, gateOptionsFor } from './db/organization-gate.js';
 import { ConfigError, PUBLIC_BASE_URL_REQUIRED, type Config } from './platform/config.js';
 import { createLogger, type Logger } from './platform/logger.js';
 import { buildServices } from './services.js';
@@ -44,7 +45,9 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   if (!config.sandbox && config.publicBaseUrl === undefined) throw new ConfigError([PUBLIC_BASE_URL_REQUIRED]);
   const log = options.log ?? createLogger(config.logLevel);
   const ownsDb = !options.db;
-  const db = options.db ?? (await openDatabase(config));
+  const opened = options.db ?? (await openDatabase(config));
+  // Everything the service does goes through the per-organization bound (requests of an organization only).
+  const db = gateByOrganization(opened, gateOptionsFor(config.databasePoolSize));
   const closeHooks: (() => Promise<void>)[] = [];
   try {
     const applied = await migrate(db);
@@ -90,14 +93,14 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
           });
           // Background work (outbox workers) stops before the database goes away.
           for (const hook of closeHooks.reverse()) await hook().catch((err: unknown) => log.error({ err }, 'close hook failed'));
-          if (ownsDb) await db.close();
+          if (ownsDb) await opened.close();
         })();
         return closing;
       },
     };
   } catch (err) {
     for (const hook of closeHooks.reverse()) await hook().catch(() => {});
-    if (ownsDb) await db.close().catch(() => {});
+    if (ownsDb) await opened.close().catch(() => {});
     throw err;
   }
 }

@@ -2,10 +2,11 @@
  * Calls the operation's handler with a typed request built from the validated HTTP request, through
  * the idempotency mechanism when the spec declares X-Idempotency-Key, and sends the reply.
  */
-import type { Request, RequestHandler, Response } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { AppDeps, Handlers, MerchantAuth, RequestContext } from '../context.js';
 import { fingerprintOf, idempotencyModeOf, NO_BINDING, runDeferred, runIdempotent, type Reply } from '../idempotency/idempotency.js';
 import { linkBase } from '../platform/config.js';
+import { inRequestScope } from '../platform/request-scope.js';
 import { ProblemError } from './problems.js';
 import { requestIdOf, sendReply } from './send.js';
 import { pathParamsOf, type OperationInfo } from './spec.js';
@@ -15,7 +16,6 @@ type AnyHandler = (request: unknown, ctx: RequestContext) => Promise<Reply>;
 export function dispatch(handlers: Handlers, deps: AppDeps): RequestHandler {
   return async (req: Request, res: Response, next) => {
     const op = res.locals.operation as OperationInfo;
-    const handler = handlers[op.operationId] as unknown as AnyHandler;
     const request = {
       // Every segment decodes: one that does not was refused before validation (storable-strings.ts).
       params: pathParamsOf(op, req.path) as Record<string, string>,
@@ -42,6 +42,13 @@ export function dispatch(handlers: Handlers, deps: AppDeps): RequestHandler {
         return linkBase(deps.config);
       },
     };
+    // The request's scope: its organization bounds its database work (db/organization-gate.ts), and its
+    // provider calls are noted (platform/request-scope.ts).
+    await inRequestScope(ctx.merchant?.organizationId ?? null, () => run(op, request, ctx, req, res, next));
+  };
+
+  async function run(op: OperationInfo, request: unknown, ctx: RequestContext, req: Request, res: Response, next: NextFunction): Promise<void> {
+    const handler = handlers[op.operationId] as unknown as AnyHandler;
     try {
       let reply: Reply;
       if (op.idempotent && ctx.merchant) {
@@ -57,6 +64,9 @@ export function dispatch(handlers: Handlers, deps: AppDeps): RequestHandler {
           idempotencyModeOf(op.operationId) === 'deferred'
             ? await runDeferred(deps.db, idempotent, deps.services.idempotencyRecoverers, (binding) => handler(request, { ...ctx, idempotency: binding }))
             : await runIdempotent(deps.db, idempotent, (tx) => handler(request, { ...ctx, db: tx }));
+        if ('notStored' in outcome && outcome.notStored !== undefined) {
+          ctx.log.warn({ err: outcome.notStored, operationId: op.operationId }, 'idempotency: the reply was answered but not stored; a retry recovers it');
+        }
         reply = outcome.replayed ? { ...outcome.reply, headers: { ...outcome.reply.headers, 'Idempotent-Replayed': 'true' } } : outcome.reply;
       } else {
         reply = await handler(request, ctx).catch((err: unknown) => {
@@ -68,5 +78,5 @@ export function dispatch(handlers: Handlers, deps: AppDeps): RequestHandler {
     } catch (err) {
       next(err);
     }
-  };
+  }
 }

@@ -5,8 +5,10 @@
  */
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import { isDatabaseUnavailable } from '../db/database.js';
+import { ConcurrencyLimitedError } from '../db/organization-gate.js';
+import { UnrecordedOutcomeError } from '../idempotency/idempotency.js';
 import type { Logger } from '../platform/logger.js';
-import { describeFieldErrors, problemBody, ProblemError, type FieldError } from './problems.js';
+import { describeFieldErrors, problemBody, ProblemError, type FieldError, type ProblemReply } from './problems.js';
 import { sendProblem } from './send.js';
 import type { OperationInfo } from './spec.js';
 
@@ -77,6 +79,20 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
     // serializer (class, code, message without values: never SQL, parameters or row values).
     const operation = res.locals.operation as OperationInfo | undefined;
     const where = { requestId: res.locals.requestId, route: operation ? `${operation.method.toUpperCase()} ${operation.template}` : req.method, operationId: operation?.operationId };
+    // Past a provider call: settle-later, never "nothing was written" (idempotency.ts, runDeferred).
+    if (err instanceof UnrecordedOutcomeError) {
+      log.error({ err: err.cause, ...where }, 'the provider was called and its outcome could not be recorded: answered settle-later, reconciliation settles it');
+      return send(err.reply.status, (err.reply as ProblemReply).body, err.reply.headers);
+    }
+    // The organization's concurrent database work is at its bound (db/organization-gate.ts): nothing was done.
+    if (err instanceof ConcurrencyLimitedError) {
+      log.warn({ ...where, reason: err.reason }, 'organization concurrency limit');
+      return send(
+        429,
+        problemBody('CONCURRENCY_LIMITED', 'Too many of your requests are being processed at once; nothing was done. Retry after the time in Retry-After.'),
+        { 'Retry-After': String(err.retryAfterSeconds) },
+      );
+    }
     if (isDatabaseUnavailable(err)) {
       log.error({ err, ...where }, 'database unavailable');
       return send(503, problemBody('SERVICE_UNAVAILABLE', 'The service cannot reach its database; retry shortly.'), { 'Retry-After': '2' });

@@ -43,6 +43,7 @@ export const PROBLEMS = {
   PROVIDER_NOT_AVAILABLE: { status: 422, title: 'Provider not available' },
   ROUTING_VALIDATION_FAILED: { status: 422, title: 'Routing validation failed' },
   RATE_LIMITED: { status: 429, title: 'Rate limited' },
+  CONCURRENCY_LIMITED: { status: 429, title: 'Too many concurrent requests' },
   INTERNAL_ERROR: { status: 500, title: 'Internal error' },
   NOT_IMPLEMENTED: { status: 501, title: 'Not implemented' },
   PROVIDER_UNAVAILABLE: { status: 502, title: 'Provider unavailable' },

@@ -19,6 +19,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Database, Queryable } from '../db/database.js';
 import { problem, ProblemError, type ProblemReply } from '../http/problems.js';
+import { watchingProviderCalls } from '../platform/request-scope.js';
 import { idempotencyRepository as repo, type StoredRecord } from './repository.js';
 
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
@@ -246,7 +247,9 @@ type Claim = { kind: 'claimed'; claimId: string } | { kind: 'answered'; reply: R
  * claimer died before writing anything) → the claim is taken over and the operation runs; younger → 409.
  * The fingerprint rules are the atomic mode's. A business 4xx is stored like any reply (the operation
  * returns it before committing anything). A throw before binding gives the claim back (a retry runs at
- * once, as in atomic mode); after binding the record stays PENDING and a retry recovers it.
+ * once, as in atomic mode); after binding the record stays PENDING and a retry recovers it. A throw after
+ * the operation called a provider is answered settle-later (UnrecordedOutcomeError), never as "nothing
+ * happened"; a reply that cannot be stored is still answered (a retry recovers it from the resource).
  */
 export async function runDeferred(
   db: Database,
@@ -254,7 +257,7 @@ export async function runDeferred(
   recoverers: Recoverers,
   operation: (binding: IdempotencyBinding) => Promise<Reply>,
   options: { leaseSeconds?: number } = {},
-): Promise<{ reply: Reply; replayed: boolean }> {
+): Promise<{ reply: Reply; replayed: boolean; notStored?: unknown }> {
   const { organizationId, key } = request;
   const leaseSeconds = options.leaseSeconds ?? DEFERRED_CLAIM_LEASE_SECONDS;
   const claim = await db.transaction(async (tx): Promise<Claim> => {
@@ -285,13 +288,15 @@ export async function runDeferred(
       if (!(await repo.bind(tx, organizationId, key, claim.claimId, resource))) throw new ClaimLostError();
     },
   };
-  let reply: Reply;
-  try {
-    reply = await operation(binding).catch((err: unknown) => {
+  // Watched: once the operation has called a provider (money may have moved), no failure is "nothing happened".
+  const ran = await watchingProviderCalls(() =>
+    operation(binding).catch((err: unknown) => {
       if (err instanceof ProblemError) return err.reply as ProblemReply as Reply;
       throw err;
-    });
-  } catch (err) {
+    }),
+  );
+  if (!ran.ok) {
+    const err = ran.error;
     // Unbound: nothing was written, so give the key back (best effort: the lease covers a failure here).
     // Bound: the resource exists; the record stays PENDING and a retry recovers the reply.
     // (release only deletes an unbound claim of this claimer: a bind rolled back with its transaction counts as unbound.)
@@ -300,10 +305,40 @@ export async function runDeferred(
     if (err instanceof ClaimLostError) return { reply: inProcess(), replayed: false };
     // Bound and not settled: the answer for now; the record waits for the settled one.
     if (err instanceof UnsettledReply) return { reply: err.reply, replayed: false };
+    // After a provider call any failure (database, pool, a bug in phase C) is settle-later: what the
+    // provider did is recorded by the reconciliation (the attempt is PENDING with a deadline), and the key
+    // then answers it (or, when nothing was bound, runs the request again).
+    if (ran.providerCalled) throw new UnrecordedOutcomeError(err);
     throw err;
   }
-  await repo.complete(db, organizationId, key, claim.claimId, toStore(reply));
+  const reply = ran.value;
+  try {
+    await repo.complete(db, organizationId, key, claim.claimId, toStore(reply));
+  } catch (err) {
+    // The reply is the truth: answer it. Bound, a retry recovers it from the resource; unbound (nothing was
+    // written), the claim is given back so a retry runs again (or, if that fails too, after the lease).
+    await repo.release(db, organizationId, key, claim.claimId).catch(() => {});
+    return { reply, replayed: false, notStored: err };
+  }
   return { reply, replayed: false };
+}
+
+/**
+ * The settle-later answer to a failure after a provider call: 502 PROVIDER_UNAVAILABLE (its client
+ * contract: the operation will be settled; retry with the same key to learn the outcome). Thrown so the
+ * error middleware logs `cause` with the request, then answers `reply`.
+ */
+export class UnrecordedOutcomeError extends Error {
+  readonly reply: Reply;
+  constructor(override readonly cause: unknown) {
+    super('the provider was called, and its outcome could not be recorded: answered settle-later');
+    this.name = 'UnrecordedOutcomeError';
+    this.reply = problem(
+      'PROVIDER_UNAVAILABLE',
+      'The provider was called, but its outcome could not be recorded yet; the operation will be settled. Retry with the same X-Idempotency-Key to learn the outcome.',
+      { headers: { 'Retry-After': '5' } },
+    ) as Reply;
+  }
 }
 
 async function recover(db: Queryable, recoverers: Recoverers, organizationId: string, operationId: string, resource: string): Promise<Reply | null> {

@@ -16,6 +16,7 @@
  */
 import type { Database, Queryable } from '../db/database.js';
 import type { PaymentRow } from '../payments/repository.js';
+import { inPaymentTransaction } from '../payments/payment-lock.js';
 import { paymentsRepository as payments } from '../payments/repository.js';
 import type { OrchestrationMetrics, ProviderCallOutcome } from '../platform/metrics.js';
 import { ProviderUnavailableError, type Charge, type PaymentProvider, type ProviderResult } from '../providers/provider.js';
@@ -98,7 +99,8 @@ export async function runRoute(o: Orchestration, route: ChargeRoute): Promise<vo
   let { current, attempt } = route;
   for (;;) {
     const answer = await call(o, route, current, attempt);
-    const next = await o.db.transaction(async (tx) => settleAnswer(o, tx, route, current, attempt, answer));
+    // Queued per payment (payments/payment-lock.ts): phase C waits in memory, not on a pooled connection.
+    const next = await inPaymentTransaction(o.db, route.paymentId, null, async (tx) => settleAnswer(o, tx, route, current, attempt, answer));
     if (!next) return;
     o.metrics.failover({ fromProviderId: current.step.providerId, toProviderId: next.chosen.step.providerId, reason: failoverReason(answer) });
     current = next.chosen;

@@ -7,7 +7,7 @@
  *                         --refund rest-->   REFUNDED / REFUNDED
  *
  * The provider is never called inside a database transaction. Each operation runs in three phases:
- *   A. one short transaction, payment row locked: the checks (statuses, amounts: 409/422 problems), then
+ *   A. one short transaction, payment row locked (queued per payment in memory, payment-lock.ts): the checks (statuses, amounts: 409/422 problems), then
  *      the reservation — the follow-up transaction is inserted PENDING, naming the provider and connection
  *      of the authorization it follows, and the idempotency record is bound to it. What is left counts the
  *      PENDING ones (left to refund = captured − refunded − pending refunds; one capture or void in flight
@@ -32,6 +32,7 @@ import { ProviderUnavailableError, type ConnectionContext, type FollowUp, type P
 import { recordPaymentOutcome } from './events.js';
 import { toApiPayment } from './mapper.js';
 import { addDecimal, compareDecimal, subtractDecimal, toDecimal } from './money.js';
+import { inPaymentTransaction } from './payment-lock.js';
 import { paymentsRepository as repo, type PaymentRow, type TransactionRow } from './repository.js';
 
 export type LifecycleProblem =
@@ -185,7 +186,8 @@ async function reserveOn(
   transactionId: string | null,
   plan: (tx: Queryable, payment: PaymentRow, transactions: TransactionRow[], named: TransactionRow | undefined) => Promise<Checked<Reservation>>,
 ): Promise<Checked<Reservation>> {
-  return ctx.db.transaction(async (tx) => {
+  // Queued per payment (payment-lock.ts): a waiter holds no pooled connection.
+  return inPaymentTransaction(ctx.db, paymentId, ctx.organizationId, async (tx) => {
     const payment = await repo.findPayment(tx, ctx.organizationId, paymentId, { forUpdate: true });
     if (!payment) return refuse(problem('PAYMENT_NOT_FOUND', `No payment ${paymentId}.`));
     const transactions = await repo.listTransactions(tx, payment.id);
@@ -278,7 +280,7 @@ async function send(ctx: LifecycleContext, r: Reservation): Promise<LifecycleOut
       ),
     };
   }
-  return ctx.db.transaction(async (tx) => {
+  return inPaymentTransaction(ctx.db, t.payment_id, null, async (tx) => {
     await settleFollowUp(tx, t.id, { kind: 'answered', result });
     return (await followUpOutcome(tx, t.id))!;
   });

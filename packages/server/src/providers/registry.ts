@@ -3,6 +3,7 @@
  * SANDBOX_B). Built once in services.ts; domain code asks it for the adapter of a step's provider.
  */
 import { normalizedProvider } from './normalized-provider.js';
+import { markingCalls } from './call-marking.js';
 import type { PaymentProvider } from './provider.js';
 
 /** The two sandbox acquirers (docs/guides/routing.md): A behaves as the test-card table says, B is a second acquirer. */
@@ -25,11 +26,12 @@ export interface ProviderRegistry {
 export const LEGACY_PROVIDER_IDS: Readonly<Record<string, string>> = { SANDBOX: SANDBOX_A };
 
 /**
- * Every adapter is handed out wrapped by normalizedProvider: whatever a provider answers is normalized at
- * this one boundary (lengths, characters, known codes, a bounded redacted raw answer) before any caller sees it.
+ * Every adapter is handed out wrapped: whatever a provider answers is normalized at this one boundary
+ * (normalizedProvider: lengths, characters, known codes, a bounded redacted raw answer) before any caller
+ * sees it, and its acting calls are noted for the request (markingCalls, call-marking.ts).
  */
 export function providerRegistry(adapters: readonly PaymentProvider[], aliases: Readonly<Record<string, string>> = LEGACY_PROVIDER_IDS): ProviderRegistry {
-  const providers = adapters.map(normalizedProvider);
+  const providers = adapters.map((a) => markingCalls(normalizedProvider(a)));
   const byId = new Map(providers.map((p) => [p.id, p]));
   for (const [legacy, current] of Object.entries(aliases)) {
     const provider = byId.get(current);

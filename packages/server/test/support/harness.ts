@@ -73,6 +73,8 @@ export interface ServerOptions {
   env?: Record<string, string>;
   /** Shorter slow-client cut-offs than production's (a 408 test need not wait 10 s). */
   httpTimeouts?: StartOptions['httpTimeouts'];
+  /** Tests of database faults: the service gets this wrapper of the test database (`db` stays the plain one). */
+  wrapDatabase?: (db: Database) => Database;
 }
 
 export async function openTestDatabase(backend: Backend): Promise<{ db: Database; drop: () => Promise<void> }> {
@@ -123,7 +125,7 @@ export async function startTestServer(backend: Backend, options: ServerOptions =
   });
   const log = createLogger(config.logLevel, sink);
   const { db, drop } = await openTestDatabase(backend);
-  const running = await startServer({ config, db, log, ...(options.httpTimeouts ? { httpTimeouts: options.httpTimeouts } : {}) });
+  const running = await startServer({ config, db: options.wrapDatabase ? options.wrapDatabase(db) : db, log, ...(options.httpTimeouts ? { httpTimeouts: options.httpTimeouts } : {}) });
   // Outside sandbox mode there is no sandbox organization: a PCI-certified one is made through the admin API.
   const sandbox = config.sandbox
     ? (JSON.parse(await readFile(join(dataDir, 'sandbox-credentials.json'), 'utf8')) as Credentials)

@@ -227,11 +227,15 @@ export interface paths {
         /**
          * Create a payment
          * @description Charges a vaulted card (or raw card data, PCI-certified organizations only) through the provider,
-         *     synchronously. A decline is still `201`, with status `DECLINED`. The payment follows the account's
-         *     routing for its method (docs/guides/routing.md); when no step of it has an enabled connection to a
-         *     provider this service runs — no routing, every connection disabled, or only sandbox providers outside
-         *     sandbox mode (they exist in sandbox mode only) — it is refused with 422 `NO_ROUTE` and nothing is
-         *     written.
+         *     synchronously. A decline is still `201`, with status `DECLINED`; a provider that does not answer is
+         *     still `201`, `PENDING` / `IN_PROCESS` until reconciliation settles it. The payment follows the
+         *     account's routing for its method (docs/guides/routing.md); when no step of it has an enabled
+         *     connection to a provider this service runs — no routing, every connection disabled, or only sandbox
+         *     providers outside sandbox mode (they exist in sandbox mode only) — it is refused with 422 `NO_ROUTE`
+         *     and nothing is written. When the provider was called but its answer could not be recorded (the
+         *     service's database failed after the call), 502 `PROVIDER_UNAVAILABLE`: the payment is settled by
+         *     reconciliation and the same `X-Idempotency-Key` then answers it (`409 REQUEST_IN_PROCESS` until
+         *     then). Never 503 once a provider was called.
          */
         post: operations["createPayment"];
         delete?: never;
@@ -4510,6 +4514,11 @@ export interface components {
          *     (`RATE_LIMIT_PER_MINUTE`), or, before any credential is checked, the client address's failed
          *     authentications per minute (`AUTH_FAILURES_PER_MINUTE`; which address counts behind a proxy is
          *     `TRUST_PROXY`). An address over its limit is refused for the rest of the minute, whatever key it sends.
+         *     Or (`CONCURRENCY_LIMITED`, with `Retry-After`) too many of the organization's requests are being
+         *     processed at once: each organization gets at most half of the service's database connections
+         *     (`DATABASE_POOL_SIZE` / 2), the excess waits in a bounded queue (500 waiting, 10 s) and is then
+         *     refused; nothing was done. Work that follows a provider call is never refused this way (it
+         *     finishes first, or answers 502 `PROVIDER_UNAVAILABLE`).
          */
         TooManyRequests: {
             headers: {
@@ -4537,7 +4546,10 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The database is unreachable (`SERVICE_UNAVAILABLE`, with `Retry-After`); nothing was written. */
+        /**
+         * @description The database is unreachable (`SERVICE_UNAVAILABLE`, with `Retry-After`); nothing was written. An
+         *     operation that already called a provider answers 502 `PROVIDER_UNAVAILABLE` instead (settled later).
+         */
         ServiceUnavailable: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -4552,9 +4564,10 @@ export interface components {
             };
         };
         /**
-         * @description The provider did not answer the card's verification (`PROVIDER_UNAVAILABLE`, with `Retry-After`):
-         *     nothing was enrolled, and the idempotency key is free again, so the same request (and key) can be
-         *     sent again. A verification moves no money, so nothing is left to settle.
+         * @description The provider did not answer the card's verification, or it answered and the enrollment could not
+         *     be written (the service's database failed after the call) (`PROVIDER_UNAVAILABLE`, with
+         *     `Retry-After`): nothing was enrolled, and the idempotency key is free again, so the same request
+         *     (and key) can be sent again. A verification moves no money, so nothing is left to settle.
          */
         EnrollProviderUnavailable: {
             headers: {
@@ -4570,11 +4583,14 @@ export interface components {
             };
         };
         /**
-         * @description The provider holding the authorization did not answer (`PROVIDER_UNAVAILABLE`, with `Retry-After`):
-         *     a timeout or a cut connection, so the operation may or may not have happened there. Nothing is lost:
-         *     the operation's transaction stays `PENDING` (its amount reserved) and the reconciliation asks the
-         *     provider by reference and settles it. Retry with the same `X-Idempotency-Key` to learn the outcome:
-         *     409 `REQUEST_IN_PROCESS` until it is settled, then the settled reply.
+         * @description The operation will be settled (`PROVIDER_UNAVAILABLE`, with `Retry-After`): the provider did not
+         *     answer (a timeout or a cut connection), or it was called and its answer could not be recorded (the
+         *     service's database failed after the call), so the operation may or may not have happened there.
+         *     Nothing is lost: the operation's transaction stays `PENDING` (its amount reserved) and the
+         *     reconciliation asks the provider by reference and settles it. Retry with the same
+         *     `X-Idempotency-Key` to learn the outcome: 409 `REQUEST_IN_PROCESS` until it is settled, then the
+         *     settled reply. Once a provider was called, an operation never answers 503 (which says nothing was
+         *     written) nor 500.
          */
         ProviderUnavailable: {
             headers: {
@@ -5261,6 +5277,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            502: components["responses"]["ProviderUnavailable"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };

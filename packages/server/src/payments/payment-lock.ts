@@ -1,0 +1,58 @@
+/**
+ * Work on one payment, one at a time, without a pooled connection per waiter (issue 21 finding 2): a
+ * waiter on `SELECT … FOR UPDATE` holds a connection for as long as it waits, so a burst on one payment
+ * used to drain the pool. Within a process the payment's work queues in memory (finishing work — after a
+ * provider call — first); across processes the row lock is taken with NOWAIT and, when another process
+ * holds it, the transaction is given back (its connection with it) and tried again shortly.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Queryable } from '../db/database.js';
+import { ConcurrencyLimitedError, servedFirst } from '../db/organization-gate.js';
+import { Admission } from '../platform/admission.js';
+import { currentRequestScope } from '../platform/request-scope.js';
+
+const queues = new Map<string, Admission>();
+/** The payments whose queue this async work holds: re-entering runs at once (waiting would deadlock). */
+const holding = new AsyncLocalStorage<ReadonlySet<string>>();
+
+/** lock_not_available: NOWAIT found the row locked by another transaction. */
+const LOCK_NOT_AVAILABLE = '55P03';
+/** How long to keep trying when another process holds the payment. */
+const CROSS_PROCESS_WAIT_MS = 5_000;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Runs `fn` in a transaction of `db` that holds the payment's row lock (FOR UPDATE, so the code inside
+ * may lock it again at no cost). `organizationId`, when given, must own the payment: otherwise nothing
+ * is locked and `fn` finds no payment itself.
+ */
+export async function inPaymentTransaction<T>(db: Queryable, paymentId: string, organizationId: string | null, fn: (tx: Queryable) => Promise<T>): Promise<T> {
+  if (holding.getStore()?.has(paymentId)) return db.transaction(fn);
+  let queue = queues.get(paymentId);
+  if (!queue) queues.set(paymentId, (queue = new Admission(1)));
+  await queue.acquire(currentRequestScope()?.providerCalled ?? false);
+  try {
+    // Others wait for this payment: its transaction goes ahead of the organization's other waiting work.
+    return await holding.run(new Set([...(holding.getStore() ?? []), paymentId]), () => servedFirst(() => lockedTransaction(db, paymentId, organizationId, fn)));
+  } finally {
+    queue.release();
+    if (queue.idle) queues.delete(paymentId);
+  }
+}
+
+async function lockedTransaction<T>(db: Queryable, paymentId: string, organizationId: string | null, fn: (tx: Queryable) => Promise<T>): Promise<T> {
+  const deadline = Date.now() + CROSS_PROCESS_WAIT_MS;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await db.transaction(async (tx) => {
+        await tx.query('SELECT 1 FROM payments WHERE id = $1 AND ($2::text IS NULL OR organization_id = $2) FOR UPDATE NOWAIT', [paymentId, organizationId]);
+        return fn(tx);
+      });
+    } catch (err) {
+      if ((err as { code?: string }).code !== LOCK_NOT_AVAILABLE) throw err;
+      if (Date.now() >= deadline) throw new ConcurrencyLimitedError('payment busy');
+      await sleep(Math.min(5 * 2 ** attempt, 50) * (0.5 + Math.random()));
+    }
+  }
+}
