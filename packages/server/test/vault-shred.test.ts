@@ -243,11 +243,6 @@ for (const backend of backends()) {
         return candidates;
       };
       let candidates = await scan();
-      if (process.env.SHRED_DEBUG) {
-        const { raw } = await pagesOf(t.db, 'payment_method_keys');
-        console.log('DEBUG opened from tuples before retry', openedBy(t, organizationId, methods, keyringIds, candidates));
-        console.log('DEBUG opened from raw key pages', openedBy(t, organizationId, methods, keyringIds, [...candidates, ...raw.flatMap(sealedCandidates)]));
-      }
       // The dead version of a deleted key row is pruned right after the shred; a transaction of another suite
       // still running at that moment holds it back until it ends, as autovacuum would find: prune again.
       for (let i = 0; i < 20 && openedBy(t, organizationId, methods, keyringIds, candidates).some((p) => p !== KEPT); i++) {
