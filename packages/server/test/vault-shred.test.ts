@@ -15,10 +15,14 @@ import { randomUUID } from 'node:crypto';
 import type { Schemas } from '@payorch/types';
 import { describe, expect, it } from 'vitest';
 import type { Queryable } from '../src/db/database.js';
+import { seal } from '../src/vault/crypto/cipher.js';
 import { RECORD_KEY_ID } from '../src/vault/crypto/data-keys.js';
-import type { SealedColumns } from '../src/vault/services.js';
+import { parseKeyring } from '../src/vault/crypto/keyring.js';
+import { loadCardForPayment } from '../src/vault/service.js';
+import { rewrapPaymentMethods, type SealedColumns } from '../src/vault/services.js';
 import { backends, useServer, type TestServer } from './support/harness.js';
 import { createPayment, getPayment } from './support/payments.js';
+import { vaultKeyOf } from './support/vault-fixtures.js';
 
 const KEPT = '4507990000000002';
 const SHREDDED = '5252440000000002';
@@ -254,6 +258,32 @@ for (const backend of backends()) {
       // row version), and the card left enrolled opens.
       expect(candidates.some((c) => c.ciphertext.equals(Buffer.from(before!.pan_ciphertext)))).toBe(true);
       expect(openedBy(t, organizationId, methods, keyringIds, candidates)).toEqual([KEPT]);
+    });
+
+    it('a card sealed under the keyring before per-record keys gets its own data key at start, once; it still pays', async () => {
+      const organizationId = (await t.db.query<{ organization_id: string }>('SELECT organization_id FROM accounts WHERE id = $1', [t.sandbox.account_id]))[0]!.organization_id;
+      const ownerId = await customer(t);
+      const method = await enroll(t, ownerId, KEPT);
+      // As a version before migration 0018 wrote it: the PAN sealed under keyring key k1, no data key.
+      const keyring = parseKeyring(await vaultKeyOf(t));
+      const legacy = seal(keyring.active, KEPT, `payorch:pan:v1:${organizationId}:${method.vaulted_token}`);
+      await t.db.query('UPDATE payment_methods SET pan_ciphertext = $2, pan_iv = $3, pan_tag = $4, pan_key_id = $5 WHERE vaulted_token = $1', [
+        method.vaulted_token, legacy.ciphertext, legacy.iv, legacy.tag, legacy.keyId,
+      ]);
+      await t.db.query('DELETE FROM payment_method_keys WHERE payment_method_id = (SELECT id FROM payment_methods WHERE vaulted_token = $1)', [method.vaulted_token]);
+      const vault = t.running.deps.services.vault;
+      expect((await loadCardForPayment(t.db, t.running.deps, organizationId, method.vaulted_token))?.card.number).toBe(KEPT);
+
+      // What every start runs (buildVaultServices): the row moves to a data key of its own; a second run finds nothing.
+      expect(await rewrapPaymentMethods(t.db, keyring, vault)).toEqual({ moved: 1, rewrapped: 0 });
+      expect(await rewrapPaymentMethods(t.db, keyring, vault)).toEqual({ moved: 0, rewrapped: 0 });
+      const [row] = await t.db.query<{ pan_key_id: string; key_id: string }>(
+        'SELECT pan_key_id, k.key_id FROM payment_methods m JOIN payment_method_keys k ON k.payment_method_id = m.id WHERE vaulted_token = $1',
+        [method.vaulted_token],
+      );
+      expect(row).toEqual({ pan_key_id: RECORD_KEY_ID, key_id: keyring.active.id });
+      expect((await loadCardForPayment(t.db, t.running.deps, organizationId, method.vaulted_token))?.card.number).toBe(KEPT);
+      await pay(t, ownerId, method.vaulted_token);
     });
   });
 }
