@@ -21,7 +21,7 @@ import { parseKeyring } from '../src/vault/crypto/keyring.js';
 import { loadCardForPayment } from '../src/vault/service.js';
 import { rewrapPaymentMethods, type SealedColumns } from '../src/vault/services.js';
 import { backends, useServer, type TestServer } from './support/harness.js';
-import { createPayment, getPayment } from './support/payments.js';
+import { createPayment, getPayment, rawCard } from './support/payments.js';
 import { vaultKeyOf } from './support/vault-fixtures.js';
 
 const KEPT = '4507990000000002';
@@ -260,6 +260,22 @@ for (const backend of backends()) {
       // row version), and the card left enrolled opens.
       expect(candidates.some((c) => c.ciphertext.equals(Buffer.from(before!.pan_ciphertext)))).toBe(true);
       expect(openedBy(t, organizationId, methods, keyringIds, candidates)).toEqual([KEPT]);
+    });
+
+    it('deleting a customer with no vaulted card removes the holder name and fingerprint from its raw-card payments and their events', async () => {
+      const customerId = await customer(t);
+      const paid = await createPayment(t, { payment_method: { type: 'CARD', detail: { card: { card_data: rawCard('5555555555554444', { holder_name: HOLDER }) } } } }, customerId);
+      const before = await getPayment(t, paid.id!);
+      const fingerprint = before.payment_method.payment_method_detail!.card!.card_data!.fingerprint!;
+      expect(JSON.stringify(before)).toContain(HOLDER);
+
+      expect((await t.fetch(`/customers/${customerId}`, { method: 'DELETE' })).status).toBe(202);
+
+      expectNoCardIdentity('the payment', await getPayment(t, paid.id!), [fingerprint]);
+      const events = (await (await t.fetch('/events?limit=100')).json()) as Schemas['EventList'];
+      const ofPayment = events.events.filter((e) => JSON.stringify(e).includes(paid.id!));
+      expect(ofPayment.length).toBeGreaterThan(0);
+      for (const e of ofPayment) expectNoCardIdentity(`${e.type_event} ${e.id}`, e, [fingerprint]);
     });
 
     it('a card sealed under the keyring before per-record keys gets its own data key at start, once; it still pays', async () => {

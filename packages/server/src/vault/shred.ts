@@ -61,7 +61,9 @@ export async function shredPaymentMethods(tx: Queryable, scope: ShredScope): Pro
   const changed = await repo.unenroll(tx, organizationId, customerId, vaultedToken);
   await repo.destroyDataKeys(tx, organizationId, customerId, vaultedToken);
   for (const method of changed) await recordUnenrolled(tx, method, baseUrl, now);
-  if (changed.length === 0) return changed;
+  // An unenroll that changed nothing has nothing to redact; a customer deletion still redacts its payments
+  // (raw-card ones too, and after earlier unenrolls).
+  if (changed.length === 0 && vaultedToken !== undefined) return changed;
 
   // Enrollment events of the methods (enrolled, declined, unenrolled): the card data as it is now (none).
   const shredded = new Map(changed.map((m) => [m.vaulted_token, toApiPaymentMethod(m, baseUrl, now)]));
