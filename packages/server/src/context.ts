@@ -53,6 +53,11 @@ export interface RequestContext {
   merchant: MerchantAuth;
   /** The public base address of this service (for links such as icons and redirect pages). */
   baseUrl: string;
+  /**
+   * Work to run once the operation's writes are committed, before the reply is sent (e.g. VACUUM, which
+   * cannot run in a transaction). Skipped when the operation throws; a task's failure is the task's to log.
+   */
+  afterCommit(task: () => Promise<void>): void;
 }
 
 /** The handler map every operation of the spec must have: `handlers satisfies Handlers`. */

@@ -197,7 +197,7 @@ for (const backend of backends()) {
         expect(again.data!.id).not.toBe(c.id);
       });
 
-      it('destroys the sealed card data and fingerprints of every method and clears personal data; payments keep their history', async () => {
+      it('destroys the sealed card data and fingerprints of every method and clears personal data; payments keep their history without holder name or fingerprint', async () => {
         const c = await created(t);
         const tokens = [await enrollCard(t, c.id), await enrollCard(t, c.id, '5252440000000002')];
         const paid = await createPayment(t, { payment_method: { type: 'CARD', vaulted_token: tokens[0]! } }, c.id);
@@ -228,8 +228,17 @@ for (const backend of backends()) {
         expect(row).toMatchObject({ first_name: null, last_name: null, email: null, document: null, phone: null, billing_address: null, shipping_address: null, date_of_birth: null });
         expect(row!.deleted_at).not.toBeNull();
 
-        // The payment made before is unchanged, payer snapshot included.
-        expect(await getPayment(t, paid.id)).toEqual(before);
+        // The payment made before keeps its history and payer snapshot; its card copy loses the holder name and
+        // fingerprint (brand, IIN, last 4 and expiry stay, for accounting).
+        const after = await getPayment(t, paid.id);
+        const card = (p: typeof before) => p.payment_method.payment_method_detail!.card!.card_data!;
+        expect(card(before).holder_name).not.toBeNull();
+        expect(card(before).fingerprint).not.toBeNull();
+        // Every card_data copy in it (the payment's method and each transaction's) loses exactly those two fields.
+        const redacted = JSON.parse(JSON.stringify(before), (key: string, value: unknown) =>
+          key === 'card_data' && value !== null && typeof value === 'object' ? { ...value, holder_name: null, fingerprint: null } : value,
+        ) as typeof before;
+        expect(after).toEqual(redacted);
         expect(before.customer_payer.first_name).toBe('Maria');
       });
 

@@ -155,6 +155,7 @@ describe.each(backends())('secrets at rest and keyring rotation on %s', (backend
     db.query<{ what: string; key_id: string }>(
       `SELECT DISTINCT 'pan' AS what, pan_key_id AS key_id FROM payment_methods WHERE pan_key_id IS NOT NULL
        UNION SELECT DISTINCT 'details', details_key_id FROM payment_methods WHERE details_key_id IS NOT NULL
+       UNION SELECT DISTINCT 'data key', key_id FROM payment_method_keys
        UNION SELECT DISTINCT 'webhook secret', key_id FROM webhook_endpoint_secrets
        UNION SELECT DISTINCT 'provider secret', key_id FROM provider_secrets
        UNION SELECT DISTINCT 'connection credentials', key_id FROM provider_connections
@@ -190,7 +191,12 @@ describe.each(backends())('secrets at rest and keyring rotation on %s', (backend
       await api(running, 'POST', '/webhook-endpoints', { url: 'https://merchant.example.com/hooks', events: ['payment.succeeded'] }, 201);
       fingerprint = (card.card_data as { fingerprint: string }).fingerprint;
       customerId = String(customer.id);
-      expect(await sealedKeyIds()).toEqual(['connection credentials', 'details', 'pan', 'provider secret', 'webhook secret', 'wrapped fingerprint root'].map((what) => ({ what, key_id: 'k1' })));
+      // Cards and details are sealed under their own data keys, which the keyring wraps.
+      expect(await sealedKeyIds()).toEqual([
+        ...['connection credentials', 'data key'].map((what) => ({ what, key_id: 'k1' })),
+        ...['details', 'pan'].map((what) => ({ what, key_id: 'record-key:v1' })),
+        ...['provider secret', 'webhook secret', 'wrapped fingerprint root'].map((what) => ({ what, key_id: 'k1' })),
+      ]);
     } finally {
       await running.close();
     }
@@ -201,7 +207,12 @@ describe.each(backends())('secrets at rest and keyring rotation on %s', (backend
   it('k2,k1: the start re-seals every sealed value under k2', async () => {
     const running = await start(`${k2},${k1}`);
     await running.close();
-    expect(await sealedKeyIds()).toEqual(['connection credentials', 'details', 'pan', 'provider secret', 'webhook secret', 'wrapped fingerprint root'].map((what) => ({ what, key_id: 'k2' })));
+    // Cards and details are sealed under their own data keys, which the keyring wraps.
+      expect(await sealedKeyIds()).toEqual([
+        ...['connection credentials', 'data key'].map((what) => ({ what, key_id: 'k2' })),
+        ...['details', 'pan'].map((what) => ({ what, key_id: 'record-key:v1' })),
+        ...['provider secret', 'webhook secret', 'wrapped fingerprint root'].map((what) => ({ what, key_id: 'k2' })),
+      ]);
   });
 
   it('k2 alone: k1 is gone and everything still works (card payment, same fingerprint, provider and webhook secrets); nothing in clear', async () => {

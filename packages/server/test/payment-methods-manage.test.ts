@@ -68,7 +68,9 @@ for (const backend of backends()) {
         const method = (await res.json()) as Schemas['EnrolledPaymentMethod'];
         expectSchema('EnrolledPaymentMethod', method);
         expect(method).toMatchObject({ vaulted_token: token, status: 'UNENROLLED' });
-        expect(method.card_data?.fingerprint).toBeNull();
+        // Shredded: no card data but the name (brand and last 4).
+        expect(method.card_data).toBeNull();
+        expect(method.name).toMatch(/\*{4}\d{4}$/);
         expect(await sealed(t, token)).toEqual({ status: 'UNENROLLED', sealed: false, fingerprint: null });
         // The other card of the customer is untouched.
         expect(await sealed(t, kept)).toMatchObject({ status: 'ENROLLED', sealed: true });

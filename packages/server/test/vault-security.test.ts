@@ -90,11 +90,13 @@ for (const backend of backends()) {
         for (const code of codes) expect(clean, `security code ${code} in ${source.where}`).not.toMatch(new RegExp(`(^|\\D)${code}(\\D|$)`));
       }
       // The truncated forms PCI DSS allows are what is kept.
-      const stored = await t.db.query<{ card_iin: string; card_lfd: string; pan_key_id: string }>(
-        "SELECT card_iin, card_lfd, pan_key_id FROM payment_methods WHERE customer_id = $1 AND card_brand = 'AMEX'",
+      // The PAN is sealed under the method's own data key, which the keyring wraps.
+      const stored = await t.db.query<{ card_iin: string; card_lfd: string; pan_key_id: string; data_key_id: string }>(
+        `SELECT card_iin, card_lfd, pan_key_id, k.key_id AS data_key_id
+           FROM payment_methods m JOIN payment_method_keys k ON k.payment_method_id = m.id WHERE customer_id = $1 AND card_brand = 'AMEX'`,
         [customerId],
       );
-      expect(stored).toEqual([{ card_iin: '378282', card_lfd: '0005', pan_key_id: 'k1' }]);
+      expect(stored).toEqual([{ card_iin: '378282', card_lfd: '0005', pan_key_id: 'record-key:v1', data_key_id: 'k1' }]);
     });
 
     it('the sandbox key file is generated once with mode 0600 and holds a 32-byte key', async () => {
@@ -215,9 +217,12 @@ for (const backend of backends()) {
         const c = await start(db, dataDir, { VAULT_ENCRYPTION_KEY: `k2:${k2},k1:${k1}` }).server;
         const rotated = await enrollVia(c, creds, customerId, VISA_OK);
         expect(rotated.card_data.fingerprint).toBe(first.card_data.fingerprint);
-        const keyIds = await db.query<{ vaulted_token: string; pan_key_id: string }>('SELECT vaulted_token, pan_key_id FROM payment_methods');
-        expect(keyIds.find((r) => r.vaulted_token === rotated.vaulted_token)?.pan_key_id).toBe('k2');
-        expect(keyIds.find((r) => r.vaulted_token === first.vaulted_token)?.pan_key_id).toBe('k2');
+        // Each card's data key is wrapped under k2 (the PAN itself stays sealed under its data key).
+        const keyIds = await db.query<{ vaulted_token: string; key_id: string }>(
+          'SELECT vaulted_token, k.key_id FROM payment_methods m JOIN payment_method_keys k ON k.payment_method_id = m.id',
+        );
+        expect(keyIds.find((r) => r.vaulted_token === rotated.vaulted_token)?.key_id).toBe('k2');
+        expect(keyIds.find((r) => r.vaulted_token === first.vaulted_token)?.key_id).toBe('k2');
         expect((await loadCardForPayment(db, c.deps, creds.organization_id, first.vaulted_token))?.card.number).toBe(VISA_OK);
         expect((await loadCardForPayment(db, c.deps, creds.organization_id, rotated.vaulted_token))?.card.number).toBe(VISA_OK);
 

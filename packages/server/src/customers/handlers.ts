@@ -1,6 +1,7 @@
 import type { Handlers } from '../context.js';
 import { describeFieldErrors, problem } from '../http/problems.js';
 import { ifNoneMatchHits } from '../payments/retrieve-payment.js';
+import { pruneDeadRows } from '../vault/prune.js';
 import { createCustomer, deleteCustomer, getCustomer, listCustomers, updateCustomer } from './service.js';
 
 /** Header lookup by its lower-case wire name (Node lower-cases incoming header names). */
@@ -57,6 +58,9 @@ export const customerHandlers = {
   },
 
   async deleteCustomer({ params }, ctx) {
-    return (await deleteCustomer(ctx.db, ctx.merchant.organizationId, params.customer_id, ctx.baseUrl)) ? { status: 202 } : notFound(params.customer_id);
+    if (!(await deleteCustomer(ctx.db, ctx.merchant.organizationId, params.customer_id, ctx.baseUrl))) return notFound(params.customer_id);
+    // The destroyed data keys' dead row versions still unwrap with the keyring until pruned: prune them now.
+    ctx.afterCommit(() => pruneDeadRows(ctx.deps.db, ['payment_method_keys'], ctx.log));
+    return { status: 202 };
   },
 } satisfies Partial<Handlers>;

@@ -2,8 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Schemas } from '@payorch/types';
 import type { Queryable } from '../db/database.js';
 import type { FieldError } from '../http/problems.js';
-import { recordUnenrolled } from '../vault/events.js';
-import { paymentMethodsRepository } from '../vault/repository.js';
+import { shredPaymentMethods } from '../vault/shred.js';
 import { customerEtag, ifMatchHits } from './etag.js';
 import { toApiCustomer } from './mapper.js';
 import { customersRepository as repo, type CustomerChanges } from './repository.js';
@@ -119,14 +118,16 @@ export async function updateCustomer(
 
 /**
  * Deletes a customer in one transaction: the row is marked deleted with its personal data cleared, and
- * every payment method of it is unenrolled with its sealed card or bank data destroyed (enrollment.unenrolled). Payments keep
- * their own snapshot of the payer. False when there was no live customer.
+ * every payment method of it is shredded (vault/shred.ts: data key destroyed, card-derived fields cleared,
+ * enrollment.unenrolled) with the card copies of its payments redacted. Payments keep their own snapshot of
+ * the payer. False when there was no live customer.
  */
 export async function deleteCustomer(db: Queryable, organizationId: string, id: string, baseUrl: string, now = new Date()): Promise<boolean> {
   return db.transaction(async (tx) => {
     if (!(await repo.markDeleted(tx, organizationId, id))) return false;
-    // Each method that was not unenrolled yet is announced as enrollment.unenrolled.
-    for (const method of await paymentMethodsRepository.unenroll(tx, organizationId, id)) await recordUnenrolled(tx, method, baseUrl, now);
+    // Every method shredded (each not unenrolled yet announced as enrollment.unenrolled), and the card copies
+    // of all the customer's payments redacted.
+    await shredPaymentMethods(tx, { organizationId, customerId: id, baseUrl, now });
     return true;
   });
 }

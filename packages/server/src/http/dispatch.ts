@@ -27,6 +27,7 @@ export function dispatch(handlers: Handlers, deps: AppDeps): RequestHandler {
     };
     const requestId = requestIdOf(res);
     let log: RequestContext['log'] | undefined;
+    const afterCommit: (() => Promise<void>)[] = [];
     const ctx: RequestContext = {
       db: deps.db,
       deps,
@@ -41,6 +42,7 @@ export function dispatch(handlers: Handlers, deps: AppDeps): RequestHandler {
       get baseUrl() {
         return linkBase(deps.config);
       },
+      afterCommit: (task) => void afterCommit.push(task),
     };
     // The request's scope: its organization bounds its database work (db/organization-gate.ts), and its
     // provider calls are noted (platform/request-scope.ts).
@@ -74,6 +76,8 @@ export function dispatch(handlers: Handlers, deps: AppDeps): RequestHandler {
           throw err;
         });
       }
+      // The operation's transaction (if any) has committed by now.
+      for (const task of afterCommit) await task();
       sendReply(req, res, reply);
     } catch (err) {
       next(err);

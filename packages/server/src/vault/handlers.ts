@@ -1,6 +1,7 @@
 import type { Handlers, RequestContext } from '../context.js';
 import { UnsettledReply } from '../idempotency/idempotency.js';
 import { enrollPaymentMethod, listPaymentMethods, type VaultContext } from './service.js';
+import { pruneDeadRows } from './prune.js';
 import { getPaymentMethod, unenrollPaymentMethod } from './unenroll.js';
 
 /** What the vault's services need of a request (also createPayment's vault_on_success). */
@@ -46,6 +47,9 @@ export const vaultHandlers = {
 
   async unenrollPaymentMethod({ params }, ctx) {
     const result = await unenrollPaymentMethod(ctx.db, ctx.merchant.organizationId, params.customer_id, params.payment_method_id, ctx.baseUrl);
-    return result.ok ? { status: 200, body: result.method } : result.problem;
+    if (!result.ok) return result.problem;
+    // The destroyed data key's dead row version still unwraps with the keyring until pruned: prune it now.
+    ctx.afterCommit(() => pruneDeadRows(ctx.deps.db, ['payment_method_keys'], ctx.log));
+    return { status: 200, body: result.method };
   },
 } satisfies Partial<Handlers>;

@@ -62,6 +62,14 @@ export interface SealedPanColumns {
   pan_key_id: string | null;
 }
 
+/** A method's wrapped data key, joined from payment_method_keys (all null: none, or destroyed). */
+export interface DataKeyColumns {
+  data_key_ciphertext: Uint8Array | null;
+  data_key_iv: Uint8Array | null;
+  data_key_tag: Uint8Array | null;
+  data_key_key_id: string | null;
+}
+
 export interface SealedDetailsColumns {
   details_ciphertext: Uint8Array | null;
   details_iv: Uint8Array | null;
@@ -159,27 +167,47 @@ export const paymentMethodsRepository = {
   },
 
   /**
-   * Unenrolls the customer's methods (all of them, or the one with `vaultedToken`) and destroys what was
-   * sealed for them (the PAN, the full bank or wallet details) and the card fingerprint: the columns are
-   * emptied, not flagged. The masked data stays for the payments that name the method. Returns the
-   * methods that changed (an UNENROLLED one is left as it is).
+   * Unenrolls the customer's methods (all of them, or the one with `vaultedToken`) and clears what the
+   * design promises (docs/design.md, card vault security): the sealed PAN or details, the fingerprint, the
+   * holder name, first digits, expiry and issuer facts, the payer, a bank account's beneficiary. Only the
+   * brand, last 4 and length stay (the method's name, for the payments that name it). The columns are
+   * emptied, not flagged; the data keys are destroyed by destroyDataKeys in the same transaction. Returns the
+   * methods that changed (an UNENROLLED one is left as it is) with the fingerprint they had.
    */
-  async unenroll(db: Queryable, organizationId: string, customerId: string, vaultedToken?: string): Promise<PaymentMethodRow[]> {
-    return db.query<PaymentMethodRow>(
+  async unenroll(db: Queryable, organizationId: string, customerId: string, vaultedToken?: string): Promise<(PaymentMethodRow & { old_fingerprint: string | null })[]> {
+    return db.query<PaymentMethodRow & { old_fingerprint: string | null }>(
       `UPDATE payment_methods m
           SET status = 'UNENROLLED', sub_status = NULL, action = NULL, redirect_url = NULL,
               pan_ciphertext = NULL, pan_iv = NULL, pan_tag = NULL, pan_key_id = NULL,
               details_ciphertext = NULL, details_iv = NULL, details_tag = NULL, details_key_id = NULL,
-              fingerprint = NULL, updated_at = clock_timestamp()
-        FROM (SELECT id FROM payment_methods
+              fingerprint = NULL, card_holder_name = NULL, card_iin = NULL, card_expiration_month = NULL, card_expiration_year = NULL,
+              card_issuer = NULL, card_issuer_name = NULL, card_issuer_code = NULL, card_country_code = NULL, card_category = NULL,
+              card_funding_type = NULL, customer_payer = NULL, details = m.details - 'beneficiary_name',
+              updated_at = clock_timestamp()
+        FROM (SELECT id, fingerprint AS old_fingerprint FROM payment_methods
                WHERE organization_id = $1 AND customer_id = $2 AND ($3::text IS NULL OR vaulted_token = $3)
                  AND status <> 'UNENROLLED'
                ORDER BY created_at, id
                FOR UPDATE) old
         WHERE m.id = old.id
-        RETURNING ${columns('m')}`,
+        RETURNING ${columns('m')}, old.old_fingerprint`,
       [organizationId, customerId, vaultedToken ?? null],
     );
+  },
+
+  /**
+   * Shreds: deletes the data keys of the customer's UNENROLLED methods (all, or the one with `vaultedToken`),
+   * after which their ciphertexts, wherever a copy of them lies, no longer open. Returns how many.
+   */
+  async destroyDataKeys(db: Queryable, organizationId: string, customerId: string, vaultedToken?: string): Promise<number> {
+    const rows = await db.query(
+      `DELETE FROM payment_method_keys k USING payment_methods m
+        WHERE k.payment_method_id = m.id AND m.organization_id = $1 AND m.customer_id = $2
+          AND ($3::text IS NULL OR m.vaulted_token = $3) AND m.status = 'UNENROLLED'
+        RETURNING k.payment_method_id`,
+      [organizationId, customerId, vaultedToken ?? null],
+    );
+    return rows.length;
   },
 
   /** The customer's method by its vaulted_token, or undefined (another customer's or organization's too). */
@@ -191,10 +219,13 @@ export const paymentMethodsRepository = {
     return rows[0];
   },
 
-  /** The organization's method with its sealed PAN (payment time and token enrollments only). */
-  async findWithPan(db: Queryable, organizationId: string, vaultedToken: string): Promise<(PaymentMethodRow & SealedPanColumns) | undefined> {
-    const rows = await db.query<PaymentMethodRow & SealedPanColumns>(
-      `SELECT ${COLUMNS}, pan_ciphertext, pan_iv, pan_tag, pan_key_id FROM payment_methods WHERE organization_id = $1 AND vaulted_token = $2`,
+  /** The organization's method with its sealed PAN and its wrapped data key (payment time and token enrollments only). */
+  async findWithPan(db: Queryable, organizationId: string, vaultedToken: string): Promise<(PaymentMethodRow & SealedPanColumns & DataKeyColumns) | undefined> {
+    const rows = await db.query<PaymentMethodRow & SealedPanColumns & DataKeyColumns>(
+      `SELECT ${columns('pm')}, pm.pan_ciphertext, pm.pan_iv, pm.pan_tag, pm.pan_key_id,
+              k.ciphertext AS data_key_ciphertext, k.iv AS data_key_iv, k.tag AS data_key_tag, k.key_id AS data_key_key_id
+         FROM payment_methods pm LEFT JOIN payment_method_keys k ON k.payment_method_id = pm.id
+        WHERE pm.organization_id = $1 AND pm.vaulted_token = $2`,
       [organizationId, vaultedToken],
     );
     return rows[0];
@@ -236,7 +267,7 @@ export const paymentMethodsRepository = {
     return rows.length > 0;
   },
 
-  /** Up to `limit` methods with a PAN or details sealed under one of `keyIds`, locked (others skip them). By the key-id indexes. */
+  /** Up to `limit` methods with a PAN or details sealed directly under one of the keyring's `keyIds` (before per-record data keys), locked (others skip them). By the key-id indexes. */
   async sealedUnder(
     db: Queryable,
     keyIds: readonly string[],
@@ -299,9 +330,40 @@ export const vaultKeysRepository = {
        UNION ALL SELECT 1 FROM payment_methods WHERE details_key_id = $1
        UNION ALL SELECT 1 FROM webhook_endpoint_secrets WHERE key_id = $1
        UNION ALL SELECT 1 FROM provider_secrets WHERE key_id = $1
+       UNION ALL SELECT 1 FROM payment_method_keys WHERE key_id = $1
        UNION ALL SELECT 1 FROM vault_keys WHERE wrapped_key_id = $1 LIMIT 1`,
       [keyId],
     );
     return rows.length > 0;
+  },
+};
+
+/** A payment_method_keys row: a method's data key, wrapped by the keyring key `key_id`. */
+export interface PaymentMethodKeyRow {
+  payment_method_id: string;
+  organization_id: string;
+  key_id: string;
+  ciphertext: Uint8Array;
+  iv: Uint8Array;
+  tag: Uint8Array;
+}
+
+export const paymentMethodKeysRepository = {
+  /** Stores (or replaces, when re-wrapped or re-keyed) a method's wrapped data key. */
+  async replace(db: Queryable, paymentMethodId: string, organizationId: string, wrapped: Sealed): Promise<void> {
+    await db.query(
+      `INSERT INTO payment_method_keys (payment_method_id, organization_id, key_id, ciphertext, iv, tag) VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT (payment_method_id) DO UPDATE SET key_id = EXCLUDED.key_id, ciphertext = EXCLUDED.ciphertext, iv = EXCLUDED.iv, tag = EXCLUDED.tag`,
+      [paymentMethodId, organizationId, wrapped.keyId, Buffer.from(wrapped.ciphertext), Buffer.from(wrapped.iv), Buffer.from(wrapped.tag)],
+    );
+  },
+
+  /** Up to `limit` data keys wrapped under one of `keyIds`, locked (others skip them). */
+  async wrappedUnder(db: Queryable, keyIds: readonly string[], limit: number): Promise<PaymentMethodKeyRow[]> {
+    return db.query<PaymentMethodKeyRow>(
+      `SELECT payment_method_id, organization_id, key_id, ciphertext, iv, tag FROM payment_method_keys
+        WHERE key_id = ANY($1::text[]) LIMIT $2 FOR UPDATE SKIP LOCKED`,
+      [keyIds, limit],
+    );
   },
 };

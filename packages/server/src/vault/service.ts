@@ -20,7 +20,8 @@ import { tenancyRepository } from '../tenancy/repository.js';
 import { isExpired, validateCard, type ValidatedCard } from './card-validation.js';
 import { recordEnrollmentOutcome } from './events.js';
 import { effectiveStatus, toApiPaymentMethod, type MaskedDetails } from './mapper.js';
-import { paymentMethodsRepository as repo, type NewPaymentMethodRow, type PaymentMethodRow } from './repository.js';
+import type { Sealed } from './crypto/cipher.js';
+import { paymentMethodKeysRepository as keysRepo, paymentMethodsRepository as repo, type DataKeyColumns, type NewPaymentMethodRow, type PaymentMethodRow } from './repository.js';
 import type { VaultService } from './services.js';
 import { pageOf } from '../http/paging.js';
 
@@ -66,9 +67,11 @@ export const enrollmentResource = (vaultedToken: string) => `payment_method:${va
  * the idempotency record's binding. Everything before it (checks, the provider's verify or redirect page)
  * held no transaction.
  */
-async function persist(ctx: VaultContext, row: NewPaymentMethodRow, announceAt: Date | null): Promise<PaymentMethodRow> {
+async function persist(ctx: VaultContext, row: NewPaymentMethodRow, announceAt: Date | null, dataKey?: Sealed): Promise<PaymentMethodRow> {
   return ctx.db.transaction(async (tx) => {
     const saved = await repo.insert(tx, row);
+    // The method's own data key (wrapped by the keyring), which unenrolling destroys.
+    if (dataKey) await keysRepo.replace(tx, saved.id, saved.organization_id, dataKey);
     if (announceAt) await recordEnrollmentOutcome(tx, saved, ctx.baseUrl, announceAt);
     await ctx.bind?.(tx, enrollmentResource(saved.vaulted_token));
     return saved;
@@ -141,12 +144,13 @@ async function cardFromToken(ctx: VaultContext, token: string, type: string): Pr
       errors: [{ path: '/body/token', message: `refers to a ${status} payment method` }],
     });
   }
-  const pan = ctx.vault.openPan(ctx.organizationId, source.vaulted_token, {
-    ciphertext: source.pan_ciphertext,
-    iv: source.pan_iv,
-    tag: source.pan_tag,
-    keyId: source.pan_key_id,
-  });
+  const pan = ctx.vault.openPan(
+    ctx.organizationId,
+    source.id,
+    source.vaulted_token,
+    { ciphertext: source.pan_ciphertext, iv: source.pan_iv, tag: source.pan_tag, keyId: source.pan_key_id },
+    dataKeyOf(source),
+  );
   return {
     card: {
       pan,
@@ -162,6 +166,12 @@ async function cardFromToken(ctx: VaultContext, token: string, type: string): Pr
     securityCode: null,
     issuer: source,
   };
+}
+
+/** The wrapped data key joined to a method, or null (none, or destroyed). */
+function dataKeyOf(row: DataKeyColumns): { ciphertext: Uint8Array; iv: Uint8Array; tag: Uint8Array; keyId: string } | null {
+  if (!row.data_key_ciphertext || !row.data_key_iv || !row.data_key_tag || !row.data_key_key_id) return null;
+  return { ciphertext: row.data_key_ciphertext, iv: row.data_key_iv, tag: row.data_key_tag, keyId: row.data_key_key_id };
 }
 
 function providerCard(c: CardToVault): ProviderCard {
@@ -297,7 +307,7 @@ export async function enrollPaymentMethod(
 
   // A provider token (migration): kept sealed; the vault holds no card number for it.
   if (body.provider_data !== undefined) {
-    const sealed = ctx.vault.sealDetails(ctx.organizationId, vaultedToken, { provider_data: body.provider_data });
+    const sealed = ctx.vault.sealMethod(ctx.organizationId, id, vaultedToken, { details: { provider_data: body.provider_data } });
     const row = await persist(
       ctx,
       {
@@ -305,12 +315,13 @@ export async function enrollPaymentMethod(
         // Stored under our column names; the request uses Yuno's (`id` is the provider).
         provider_data: { provider_id: body.provider_data.id, token_source: body.provider_data.token_source },
         details: { provider_id: body.provider_data.id, token_source: body.provider_data.token_source } satisfies MaskedDetails,
-        details_ciphertext: sealed.ciphertext,
-        details_iv: sealed.iv,
-        details_tag: sealed.tag,
-        details_key_id: sealed.keyId,
+        details_ciphertext: sealed.details!.ciphertext,
+        details_iv: sealed.details!.iv,
+        details_tag: sealed.details!.tag,
+        details_key_id: sealed.details!.keyId,
       },
       now,
+      sealed.dataKey,
     );
     return { ok: true, method: toApiPaymentMethod(row, ctx.baseUrl, now) };
   }
@@ -326,18 +337,18 @@ export async function enrollPaymentMethod(
     }
     const { redirectUrl } = await ctx.provider.startRedirectEnrollment({ vaultedToken, type: body.type, country: body.country, baseUrl: ctx.baseUrl });
     const bank = body.payment_method?.detail?.bank_transfer;
-    const sealed = bank ? ctx.vault.sealDetails(ctx.organizationId, vaultedToken, { bank_transfer: bank }) : undefined;
+    const sealed = bank ? ctx.vault.sealMethod(ctx.organizationId, id, vaultedToken, { details: { bank_transfer: bank } }) : undefined;
     const row = await persist(ctx, {
       ...base,
       status: 'READY_TO_ENROLL',
       action: 'REDIRECT_URL',
       redirect_url: redirectUrl,
       details: maskBankTransfer(bank),
-      details_ciphertext: sealed?.ciphertext ?? null,
-      details_iv: sealed?.iv ?? null,
-      details_tag: sealed?.tag ?? null,
-      details_key_id: sealed?.keyId ?? null,
-    }, null);
+      details_ciphertext: sealed?.details?.ciphertext ?? null,
+      details_iv: sealed?.details?.iv ?? null,
+      details_tag: sealed?.details?.tag ?? null,
+      details_key_id: sealed?.details?.keyId ?? null,
+    }, null, sealed?.dataKey);
     return { ok: true, method: toApiPaymentMethod(row, ctx.baseUrl, now) };
   }
 
@@ -395,7 +406,7 @@ export async function enrollPaymentMethod(
   const card = toVault.card;
   const info = verification?.cardInfo ?? knownCardInfo;
   // Data minimization: only a usable (ENROLLED) method keeps its PAN.
-  const sealed = status === 'ENROLLED' ? ctx.vault.sealPan(ctx.organizationId, vaultedToken, card.pan) : undefined;
+  const sealed = status === 'ENROLLED' ? ctx.vault.sealMethod(ctx.organizationId, id, vaultedToken, { pan: card.pan }) : undefined;
   const row = await persist(ctx, {
     ...base,
     status,
@@ -416,10 +427,10 @@ export async function enrollPaymentMethod(
     card_country_code: toVault.issuer?.card_country_code ?? info?.countryCode ?? null,
     card_category: toVault.issuer?.card_category ?? info?.category ?? null,
     card_funding_type: toVault.issuer?.card_funding_type ?? info?.type ?? null,
-    pan_ciphertext: sealed?.ciphertext ?? null,
-    pan_iv: sealed?.iv ?? null,
-    pan_tag: sealed?.tag ?? null,
-    pan_key_id: sealed?.keyId ?? null,
+    pan_ciphertext: sealed?.pan?.ciphertext ?? null,
+    pan_iv: sealed?.pan?.iv ?? null,
+    pan_tag: sealed?.pan?.tag ?? null,
+    pan_key_id: sealed?.pan?.keyId ?? null,
     fingerprint: ctx.vault.fingerprint(ctx.organizationId, card.pan),
     verify: body.verify
       ? {
@@ -430,7 +441,7 @@ export async function enrollPaymentMethod(
       : null,
     verify_provider_id: verification ? verifiedBy : null,
     verify_provider_transaction_id: verification?.providerTransactionId ?? null,
-  }, now);
+  }, now, sealed?.dataKey);
   return { ok: true, method: toApiPaymentMethod(row, ctx.baseUrl, now) };
 }
 
@@ -541,12 +552,13 @@ export async function loadCardForPayment(
   if (!row.pan_ciphertext || !row.pan_iv || !row.pan_tag || !row.pan_key_id) return undefined;
   if (row.card_expiration_month === null || row.card_expiration_year === null) return undefined;
   if (isExpired(row.card_expiration_month, row.card_expiration_year, now)) return undefined;
-  const pan = deps.services.vault.openPan(organizationId, row.vaulted_token, {
-    ciphertext: row.pan_ciphertext,
-    iv: row.pan_iv,
-    tag: row.pan_tag,
-    keyId: row.pan_key_id,
-  });
+  const pan = deps.services.vault.openPan(
+    organizationId,
+    row.id,
+    row.vaulted_token,
+    { ciphertext: row.pan_ciphertext, iv: row.pan_iv, tag: row.pan_tag, keyId: row.pan_key_id },
+    dataKeyOf(row),
+  );
   return {
     method: {
       id: row.id,

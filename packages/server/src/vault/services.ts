@@ -4,11 +4,13 @@
  */
 import type { Queryable } from '../db/database.js';
 import type { ServiceDeps } from '../services.js';
-import { keyCheckValue, open, seal, type Sealed } from './crypto/cipher.js';
+import { pruneDeadRows } from './prune.js';
+import { keyCheckValue, open, VaultDecryptionError, type Sealed } from './crypto/cipher.js';
+import { createDataKeyWrapper, newDataKey, openWithDataKey, RECORD_KEY_ID, sealWithDataKey } from './crypto/data-keys.js';
 import { cardFingerprint } from './crypto/fingerprint.js';
 import { VaultKeyError, type Keyring, type ResolvedKeyring, type VaultKey } from './crypto/keyring.js';
 import { createPurposeBox } from './crypto/secret-box.js';
-import { paymentMethodsRepository as repo, vaultKeysRepository } from './repository.js';
+import { paymentMethodKeysRepository as keysRepo, paymentMethodsRepository as repo, vaultKeysRepository } from './repository.js';
 
 export interface SealedColumns {
   ciphertext: Uint8Array;
@@ -17,14 +19,27 @@ export interface SealedColumns {
   keyId: string;
 }
 
+/** What a new method stores: its secrets sealed under a fresh data key, and that key wrapped by the keyring. */
+export interface SealedMethod {
+  pan?: Sealed;
+  details?: Sealed;
+  /** The method's payment_method_keys row. */
+  dataKey: Sealed;
+}
+
 export interface VaultService {
   readonly activeKeyId: string;
-  /** Encrypts a PAN for one vaulted record (bound to it: it opens only for the same organization and token). */
-  sealPan(organizationId: string, vaultedToken: string, pan: string): Sealed;
-  openPan(organizationId: string, vaultedToken: string, sealed: SealedColumns): string;
-  /** Encrypts the full details of a non-card method (a bank account number…). */
-  sealDetails(organizationId: string, vaultedToken: string, details: unknown): Sealed;
-  openDetails(organizationId: string, vaultedToken: string, sealed: SealedColumns): unknown;
+  /**
+   * Seals a new method's PAN and/or details under a data key of its own (bound to the organization, the
+   * method id and its token). Store the result's columns and its `dataKey` row in one transaction.
+   */
+  sealMethod(organizationId: string, paymentMethodId: string, vaultedToken: string, secrets: { pan?: string; details?: unknown }): SealedMethod;
+  /**
+   * Opens a sealed PAN: with the method's wrapped data key when it is sealed under one (`dataKey` null:
+   * destroyed, VaultDecryptionError), with the keyring for a row not yet moved to a data key.
+   */
+  openPan(organizationId: string, paymentMethodId: string, vaultedToken: string, sealed: SealedColumns, dataKey: SealedColumns | null): string;
+  openDetails(organizationId: string, paymentMethodId: string, vaultedToken: string, sealed: SealedColumns, dataKey: SealedColumns | null): unknown;
   /** Keyed HMAC of the PAN: equal within an organization, unrelated across organizations. */
   fingerprint(organizationId: string, pan: string): string;
 }
@@ -40,12 +55,25 @@ const panContext = (organizationId: string, vaultedToken: string) => `payorch:pa
 const detailsContext = (organizationId: string, vaultedToken: string) => `payorch:details:v1:${organizationId}:${vaultedToken}`;
 
 export function createVaultService(keyring: Keyring, fingerprintRoot: VaultKey): VaultService {
+  const wrapper = createDataKeyWrapper(keyring);
+  /** Opens with the record's data key, or (a row sealed before per-record keys) with the keyring itself. */
+  const openSealed = (org: string, methodId: string, sealed: SealedColumns, dataKey: SealedColumns | null, aad: string): string => {
+    if (sealed.keyId !== RECORD_KEY_ID) return open(keyring, sealed, aad);
+    if (!dataKey) throw new VaultDecryptionError('the data key of this vaulted record was destroyed');
+    return openWithDataKey(wrapper.unwrap(org, methodId, dataKey), sealed, aad);
+  };
   return {
     activeKeyId: keyring.active.id,
-    sealPan: (org, token, pan) => seal(keyring.active, pan, panContext(org, token)),
-    openPan: (org, token, sealed) => open(keyring, sealed, panContext(org, token)),
-    sealDetails: (org, token, details) => seal(keyring.active, JSON.stringify(details), detailsContext(org, token)),
-    openDetails: (org, token, sealed) => JSON.parse(open(keyring, sealed, detailsContext(org, token))) as unknown,
+    sealMethod: (org, methodId, token, secrets) => {
+      const key = newDataKey();
+      return {
+        ...(secrets.pan !== undefined ? { pan: sealWithDataKey(key, secrets.pan, panContext(org, token)) } : {}),
+        ...(secrets.details !== undefined ? { details: sealWithDataKey(key, JSON.stringify(secrets.details), detailsContext(org, token)) } : {}),
+        dataKey: wrapper.wrap(org, methodId, key),
+      };
+    },
+    openPan: (org, methodId, token, sealed, dataKey) => openSealed(org, methodId, sealed, dataKey, panContext(org, token)),
+    openDetails: (org, methodId, token, sealed, dataKey) => JSON.parse(openSealed(org, methodId, sealed, dataKey, detailsContext(org, token))) as unknown,
     fingerprint: (org, pan) => cardFingerprint(fingerprintRoot, org, pan),
   };
 }
@@ -108,37 +136,50 @@ export async function registerKeys(db: Queryable, keyring: Keyring): Promise<Vau
 }
 
 /**
- * Re-seals every PAN and every method's details sealed under an older key with the active one (after
- * a rotation), in batches of `batch` rows, one transaction each. Returns how many methods changed.
+ * At start, in batches of `batch` rows (one transaction each, rows locked, SKIP LOCKED so instances
+ * starting together share the work): (1) methods still sealed under a keyring key (written before
+ * per-record data keys, migration 0018) get a data key of their own and are re-sealed under it;
+ * (2) data keys wrapped under an older keyring key (after a rotation) are re-wrapped under the active
+ * one. Idempotent: a second run finds nothing. Returns how many methods and keys changed.
  */
-export async function rewrapPaymentMethods(db: Queryable, keyring: Keyring, vault: VaultService, batch = 500): Promise<number> {
-  // Rows can only be sealed under keys of the ring (registerKeys refused the start otherwise).
-  const older = keyring.keys.filter((k) => k.id !== keyring.active.id).map((k) => k.id);
-  if (older.length === 0) return 0;
-  let total = 0;
+export async function rewrapPaymentMethods(db: Queryable, keyring: Keyring, vault: VaultService, batch = 500): Promise<{ moved: number; rewrapped: number }> {
+  const all = keyring.keys.map((k) => k.id);
+  let moved = 0;
   for (;;) {
     const done = await db.transaction(async (tx) => {
-      const rows = await repo.sealedUnder(tx, older, batch);
+      const rows = await repo.sealedUnder(tx, all, batch);
       for (const r of rows) {
-        const pan =
-          r.pan_key_id && r.pan_key_id !== keyring.active.id
-            ? vault.sealPan(r.organization_id, r.vaulted_token, vault.openPan(r.organization_id, r.vaulted_token, sealedOf(r.pan_ciphertext, r.pan_iv, r.pan_tag, r.pan_key_id)))
-            : undefined;
-        const details =
-          r.details_key_id && r.details_key_id !== keyring.active.id
-            ? vault.sealDetails(
-                r.organization_id,
-                r.vaulted_token,
-                vault.openDetails(r.organization_id, r.vaulted_token, sealedOf(r.details_ciphertext, r.details_iv, r.details_tag, r.details_key_id)),
-              )
-            : undefined;
-        await repo.reseal(tx, r.id, pan, details);
+        const pan = r.pan_key_id ? vault.openPan(r.organization_id, r.id, r.vaulted_token, sealedOf(r.pan_ciphertext, r.pan_iv, r.pan_tag, r.pan_key_id), null) : undefined;
+        const details = r.details_key_id
+          ? vault.openDetails(r.organization_id, r.id, r.vaulted_token, sealedOf(r.details_ciphertext, r.details_iv, r.details_tag, r.details_key_id), null)
+          : undefined;
+        const sealed = vault.sealMethod(r.organization_id, r.id, r.vaulted_token, { ...(pan !== undefined ? { pan } : {}), ...(details !== undefined ? { details } : {}) });
+        await keysRepo.replace(tx, r.id, r.organization_id, sealed.dataKey);
+        await repo.reseal(tx, r.id, sealed.pan, sealed.details);
       }
       return rows.length;
     });
-    total += done;
-    if (done < batch) return total;
+    moved += done;
+    if (done < batch) break;
   }
+  const older = all.filter((id) => id !== keyring.active.id);
+  let rewrapped = 0;
+  if (older.length > 0) {
+    const wrapper = createDataKeyWrapper(keyring);
+    for (;;) {
+      const done = await db.transaction(async (tx) => {
+        const rows = await keysRepo.wrappedUnder(tx, older, batch);
+        for (const r of rows) {
+          const key = wrapper.unwrap(r.organization_id, r.payment_method_id, sealedOf(r.ciphertext, r.iv, r.tag, r.key_id));
+          await keysRepo.replace(tx, r.payment_method_id, r.organization_id, wrapper.wrap(r.organization_id, r.payment_method_id, key));
+        }
+        return rows.length;
+      });
+      rewrapped += done;
+      if (done < batch) break;
+    }
+  }
+  return { moved, rewrapped };
 }
 
 const sealedOf = (ciphertext: Uint8Array | null, iv: Uint8Array | null, tag: Uint8Array | null, keyId: string): SealedColumns => ({
@@ -154,8 +195,13 @@ export async function buildVaultServices(
 ): Promise<{ vault: VaultService }> {
   const root = await registerKeys(deps.db, keyring);
   const vault = createVaultService(keyring, root);
-  const rewrapped = await rewrapPaymentMethods(deps.db, keyring, vault);
-  if (rewrapped > 0) deps.log.info({ rewrapped, keyId: keyring.active.id }, 'vaulted payment methods re-sealed under the active key');
+  const { moved, rewrapped } = await rewrapPaymentMethods(deps.db, keyring, vault);
+  if (moved > 0) {
+    deps.log.info({ moved, keyId: keyring.active.id }, 'vaulted payment methods moved to per-record data keys');
+    // Their keyring-sealed versions are now dead rows the keyring still opens: prune them now, not at autovacuum.
+    await pruneDeadRows(deps.db, ['payment_methods'], deps.log);
+  }
+  if (rewrapped > 0) deps.log.info({ rewrapped, keyId: keyring.active.id }, 'payment method data keys re-wrapped under the active key');
   deps.log.info(
     { activeKeyId: keyring.active.id, keyIds: keyring.keys.map((k) => k.id), source: keyring.source, ...(file ? { file, created } : {}) },
     'card vault keys ready',

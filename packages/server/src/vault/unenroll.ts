@@ -1,15 +1,16 @@
 /**
- * Reading one enrolled payment method and unenrolling it (issue 15, Yuno's paths). Unenrolling destroys
- * what the vault sealed for the method in the same transaction as the status change and its
- * enrollment.unenrolled event; a method already UNENROLLED is answered as it is.
+ * Reading one enrolled payment method and unenrolling it (issue 15, Yuno's paths). Unenrolling shreds the
+ * method (shred.ts: its data key destroyed, its card-derived fields and their copies cleared) in the same
+ * transaction as the status change and its enrollment.unenrolled event; a method already UNENROLLED is
+ * answered as it is.
  */
 import type { Schemas } from '@payorch/types';
 import { customersRepository } from '../customers/repository.js';
 import type { Queryable } from '../db/database.js';
 import { problem, type ProblemReply } from '../http/problems.js';
-import { recordUnenrolled } from './events.js';
 import { toApiPaymentMethod } from './mapper.js';
 import { paymentMethodsRepository as repo } from './repository.js';
+import { shredPaymentMethods } from './shred.js';
 
 export type MethodProblem = ProblemReply<'CUSTOMER_NOT_FOUND' | 'PAYMENT_METHOD_NOT_FOUND'>;
 type Outcome = { ok: true; method: Schemas['EnrolledPaymentMethod'] } | { ok: false; problem: MethodProblem };
@@ -24,13 +25,10 @@ export async function getPaymentMethod(db: Queryable, organizationId: string, cu
 }
 
 export async function unenrollPaymentMethod(db: Queryable, organizationId: string, customerId: string, token: string, baseUrl: string, now = new Date()): Promise<Outcome> {
-  return db.transaction(async (tx) => {
+  return db.transaction(async (tx): Promise<Outcome> => {
     if (!(await customersRepository.find(tx, organizationId, customerId))) return { ok: false, problem: customerNotFound(customerId) };
-    const [changed] = await repo.unenroll(tx, organizationId, customerId, token);
-    if (changed) {
-      await recordUnenrolled(tx, changed, baseUrl, now);
-      return { ok: true, method: toApiPaymentMethod(changed, baseUrl, now) };
-    }
+    const [changed] = await shredPaymentMethods(tx, { organizationId, customerId, vaultedToken: token, baseUrl, now });
+    if (changed) return { ok: true, method: toApiPaymentMethod(changed, baseUrl, now) };
     // Nothing changed: unknown, or already UNENROLLED (answered as it is, no second event).
     const row = await repo.findForCustomer(tx, organizationId, customerId, token);
     return row ? { ok: true, method: toApiPaymentMethod(row, baseUrl, now) } : { ok: false, problem: methodNotFound(token) };
