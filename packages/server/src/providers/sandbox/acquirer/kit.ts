@@ -3,6 +3,9 @@
  * by the caller's idempotency reference (a repeated reference gets the first answer, never a second
  * entry; a reference looked up before it arrived is tombstoned and refused later), answers held back
  * (test card …0085 at A, the 'silent' fault), and the control surface under /_sandbox/ (ledger, faults).
+ * Faults hit operations (POST) by default; `lookups: true` makes lookups (GET) fail too, and `caller`
+ * limits them to one caller (A's API key, B's merchant account): one merchant's connection misbehaves,
+ * every other one is answered as usual.
  * State lives in this process only: it is gone when the acquirer stops (tests that kill the service
  * run the acquirers in another process, acquirers-main.ts).
  */
@@ -48,6 +51,10 @@ export interface Faults {
   failRate: number;
   mode: 'error' | 'silent' | 'refuse';
   next: () => number;
+  /** Lookups (GET) fail too; a silent lookup is held unanswered (and looks nothing up: no tombstone). */
+  lookups: boolean;
+  /** Only this caller's requests fail (AcquirerDefinition.callerOf); undefined: everyone's. */
+  caller: string | undefined;
 }
 
 /** The longest an answer is held: long past any connection timeout, short enough to end on its own. */
@@ -99,6 +106,8 @@ export interface AcquirerRequest {
 export interface AcquirerDefinition {
   /** Checks the caller's credentials (the Authorization header); false → 401. */
   authenticate(headers: IncomingMessage['headers']): boolean;
+  /** Who calls (an authenticated request's account or key), for faults limited to one caller. */
+  callerOf(headers: IncomingMessage['headers']): string | undefined;
   /** The acquirer's protocol; undefined → 404. */
   handle(req: AcquirerRequest, ledger: Ledger): Reply | undefined;
 }
@@ -112,6 +121,8 @@ export interface RunningAcquirer {
 export async function startAcquirer(def: AcquirerDefinition, options: { port?: number } = {}): Promise<RunningAcquirer> {
   const ledger = new Ledger();
   let faults: Faults | undefined;
+  /** Lookups a silent fault holds: answered by nobody, cut when the faults change (so a test can end them). */
+  const heldLookups = new Set<ServerResponse>();
   const server: Server = createServer((req, res) => {
     void serve(req, res).catch(() => {
       if (!res.headersSent) send(res, { status: 500, body: { error: 'INTERNAL' } });
@@ -139,14 +150,25 @@ export async function startAcquirer(def: AcquirerDefinition, options: { port?: n
     }
     if (!def.authenticate(req.headers)) return send(res, { status: 401, body: { error: 'UNAUTHORIZED' } });
 
-    // Faults apply to operations (POST), not to lookups: reconciliation can always ask what happened.
+    // Faults apply to operations (POST); to lookups (GET) only when asked: reconciliation can otherwise always ask what happened.
     let silent = false;
-    if (req.method === 'POST' && faults && faults.failRate > 0 && faults.next() < faults.failRate) {
-      if (faults.mode === 'refuse') {
+    const faulted =
+      faults !== undefined &&
+      faults.failRate > 0 &&
+      (req.method === 'POST' || (req.method === 'GET' && faults.lookups)) &&
+      (faults.caller === undefined || faults.caller === def.callerOf(req.headers)) &&
+      faults.next() < faults.failRate;
+    if (faulted) {
+      if (faults!.mode === 'refuse') {
         req.socket.destroy();
         return;
       }
-      if (faults.mode === 'error') return send(res, { status: 500, body: { error: 'INTERNAL', message: 'sandbox fault' } });
+      if (faults!.mode === 'error') return send(res, { status: 500, body: { error: 'INTERNAL', message: 'sandbox fault' } });
+      if (req.method === 'GET') {
+        heldLookups.add(res);
+        res.on('close', () => heldLookups.delete(res));
+        return hold(res, () => res.destroy());
+      }
       silent = true; // processed and recorded below, never answered
     }
     const reply = def.handle({ method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers, body }, ledger) ?? {
@@ -164,23 +186,38 @@ export async function startAcquirer(def: AcquirerDefinition, options: { port?: n
       ledger.clear();
       return { status: 204, body: {} };
     }
-    if (path === '/_sandbox/faults' && method === 'GET') return { status: 200, body: { faults: faults ? { failRate: faults.failRate, mode: faults.mode } : null } };
+    if (path === '/_sandbox/faults' && method === 'GET') return { status: 200, body: { faults: faults ? view(faults) : null } };
     if (path === '/_sandbox/faults' && method === 'DELETE') {
       faults = undefined;
+      releaseHeldLookups();
       return { status: 204, body: {} };
     }
     if (path === '/_sandbox/faults' && method === 'PUT') {
-      const f = body as { failRate?: unknown; mode?: unknown; seed?: unknown } | undefined;
+      const f = body as { failRate?: unknown; mode?: unknown; seed?: unknown; lookups?: unknown; caller?: unknown } | undefined;
       const failRate = f?.failRate;
       const mode = f?.mode;
-      if (typeof failRate !== 'number' || !(failRate >= 0 && failRate <= 1) || (mode !== 'error' && mode !== 'silent' && mode !== 'refuse')) {
-        return { status: 400, body: { error: 'INVALID_FAULTS', message: "failRate 0..1 and mode 'error' | 'silent' | 'refuse'" } };
+      const lookups = f?.lookups ?? false;
+      const caller = f?.caller;
+      if (
+        typeof failRate !== 'number' ||
+        !(failRate >= 0 && failRate <= 1) ||
+        (mode !== 'error' && mode !== 'silent' && mode !== 'refuse') ||
+        typeof lookups !== 'boolean' ||
+        (caller !== undefined && (typeof caller !== 'string' || caller.length < 1 || caller.length > 200))
+      ) {
+        return { status: 400, body: { error: 'INVALID_FAULTS', message: "failRate 0..1, mode 'error' | 'silent' | 'refuse', lookups true | false, caller a string" } };
       }
       const seed = typeof f?.seed === 'number' && Number.isInteger(f.seed) ? f.seed : undefined;
-      faults = { failRate, mode, next: seed === undefined ? Math.random : seeded(seed) };
-      return { status: 200, body: { faults: { failRate, mode } } };
+      faults = { failRate, mode, next: seed === undefined ? Math.random : seeded(seed), lookups, caller };
+      releaseHeldLookups();
+      return { status: 200, body: { faults: view(faults) } };
     }
     return undefined;
+  }
+
+  function releaseHeldLookups(): void {
+    for (const res of heldLookups) res.destroy();
+    heldLookups.clear();
   }
 
   // Longer than the client's keep-alive (undici: 4 s): the client always retires an idle socket first,
@@ -203,6 +240,8 @@ export async function startAcquirer(def: AcquirerDefinition, options: { port?: n
       }),
   };
 }
+
+const view = (f: Faults) => ({ failRate: f.failRate, mode: f.mode, lookups: f.lookups, ...(f.caller === undefined ? {} : { caller: f.caller }) });
 
 /** Holds the answer until the client gives up (its socket closes) or HOLD_MS pass, then runs `late`. */
 function hold(res: ServerResponse, late: () => void): void {
