@@ -15,6 +15,7 @@ import customerList from './0013_customer_list.js';
 import enrolledCardCountry from './0014_enrolled_card_country.js';
 import routing from './0016_routing.js';
 import orchestration from './0017_orchestration.js';
+import reconciliationQueue from './0019_reconciliation_queue.js';
 
 /** Every migration, in order. Add a new file (next number) and list it here; never edit an applied one. */
 export const migrations: readonly Migration[] = [
@@ -23,4 +24,5 @@ export const migrations: readonly Migration[] = [
   enrolledCardCountry,
   routing,
   orchestration,
+  reconciliationQueue,
 ];
