@@ -53,7 +53,7 @@ export interface ReconciliationOptions {
   concurrency?: number;
   /** Transactions of one organization claimed at once, over every instance (default 4). */
   perOrganization?: number;
-  /** How long a claimed transaction stays with this worker before another may take it (default 60 s, at least 4 lookup timeouts). */
+  /** How long a claimed transaction stays with this worker before another may take it (default 4 lookup timeouts + 10 s: 30 s). */
   leaseMs?: number;
   /** A follow-up PENDING without a reconcile time is due this long after it was created (its call's longest timeout and more). */
   followUpGraceMs?: number;
@@ -95,8 +95,9 @@ export class ReconciliationWorker {
     this.lookupTimeoutMs = options.lookupTimeoutMs;
     this.concurrency = options.concurrency ?? DEFAULT_RECONCILIATION_CONCURRENCY;
     this.perOrganization = options.perOrganization ?? DEFAULT_RECONCILIATION_PER_ORGANIZATION;
-    // A lookup and a void, each within the lookup timeout, and room to record them.
-    this.leaseMs = options.leaseMs ?? Math.max(60_000, 4 * this.lookupTimeoutMs);
+    // Two transactions of one payment, each a lookup and a void within the lookup timeout, and room to
+    // record them. Short, because a dead instance's claims count against their organization's cap until then.
+    this.leaseMs = options.leaseMs ?? 4 * this.lookupTimeoutMs + 10_000;
     this.followUpGraceMs = options.followUpGraceMs ?? 90_000;
     this.baseBackoffMs = options.baseBackoffMs ?? 1_000;
     this.maxBackoffMs = options.maxBackoffMs ?? 5 * 60_000;
