@@ -6,7 +6,7 @@ const POSTGRES_ONLY = ['test/faults.test.ts', 'test/scale-out.test.ts', 'test/pr
 // Files whose assertions are about time or the machine's capacity (several server processes and a
 // database on two cores, a /healthz answered within 100 ms, a delivery within 2 s): they run alone,
 // after everything else, so a neighbour's CPU cannot decide them.
-const ALONE = [...POSTGRES_ONLY, 'test/validation-bounds.test.ts', 'test/webhooks-fairness.test.ts'];
+const ALONE = [...POSTGRES_ONLY, 'test/validation-bounds.test.ts', 'test/webhooks-fairness.test.ts', 'test/reconciliation-fairness.test.ts'];
 const skipped = process.env.DATABASE_URL ? [] : POSTGRES_ONLY;
 
 export default defineConfig({

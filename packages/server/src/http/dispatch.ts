@@ -46,10 +46,18 @@ export function dispatch(handlers: Handlers, deps: AppDeps): RequestHandler {
     };
     // The request's scope: its organization bounds its database work (db/organization-gate.ts), and its
     // provider calls are noted (platform/request-scope.ts).
-    await inRequestScope(ctx.merchant?.organizationId ?? null, () => run(op, request, ctx, req, res, next));
+    await inRequestScope(ctx.merchant?.organizationId ?? null, () => run(op, request, ctx, afterCommit, req, res, next));
   };
 
-  async function run(op: OperationInfo, request: unknown, ctx: RequestContext, req: Request, res: Response, next: NextFunction): Promise<void> {
+  async function run(
+    op: OperationInfo,
+    request: unknown,
+    ctx: RequestContext,
+    afterCommit: readonly (() => Promise<void>)[],
+    req: Request,
+    res: Response,
+    next: NextFunction,
+  ): Promise<void> {
     const handler = handlers[op.operationId] as unknown as AnyHandler;
     try {
       let reply: Reply;

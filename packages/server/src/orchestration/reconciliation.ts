@@ -3,25 +3,25 @@
  * outcome is unknown — an attempt whose call timed out or broke, one whose caller died mid-call (PENDING
  * past its deadline), and the lifecycle's follow-ups (capture, cancel, refund) in the same state.
  *
- * Each pass claims what is due (a lease: several instances share the queue, FOR UPDATE SKIP LOCKED), asks
- * each provider `lookup(reference)` OUTSIDE any transaction, then settles in a short transaction with the
- * payment locked:
- *   - not found: the attempt never reached the provider (and it will refuse the reference from now on):
- *     ERROR, nothing charged;
- *   - declined / error: recorded as the provider answered;
- *   - approved, and the payment is still undecided with no other approval: the payment takes it
- *     (SUCCEEDED through that provider, history and event as usual);
- *   - approved while the payment succeeded elsewhere or ended: the approval is VOIDED at the provider
- *     (outside the transaction, idempotent reference) and recorded CANCELED / LATE_APPROVAL_REVERSED.
+ * Claims take what is due (a lease: several instances share the queue, FOR UPDATE SKIP LOCKED), fairly
+ * across organizations (at most `perOrganization` claimed at once over every instance, round robin: see
+ * repository.claimDue), into this instance's `concurrency` slots; each claimed transaction is worked in its
+ * slot, concurrently with the others (a payment's own transactions one after the other, in creation
+ * order), and a slot is refilled as soon as it frees. The worker asks each provider `lookup(reference)`
+ * OUTSIDE any transaction, waiting at most the service's PROVIDER_LOOKUP_TIMEOUT_MS (never the
+ * connection's merchant-set timeout_ms), then settles in a short transaction with the payment locked:
  * A payment whose last attempt in flight settles without an approval ends DECLINED / ERROR. An approval is
  * only taken once no other attempt of its payment is in flight (the route's own phase C decides first).
- * Lookups that fail back off exponentially. The backlog (count, oldest age) goes to metrics after each pass.
+ * Lookups that fail back off exponentially per transaction (the count is stored on it and taken at claim
+ * time, so a lookup that never reports backs off too). So one organization whose lookups hang holds at
+ * most its cap of slots for one lookup timeout each, then waits out its back-off, and everyone else's
+ * transactions are looked up as if it were not there. The backlog (count, oldest age) goes to metrics.
  */
 import { createHash } from 'node:crypto';
 import type { Queryable } from '../db/database.js';
 import { paymentsRepository as payments, type PaymentRow } from '../payments/repository.js';
 import type { Logger } from '../platform/logger.js';
-import { ProviderUnavailableError, type PaymentProvider, type ProviderLookup, type ProviderResult } from '../providers/provider.js';
+import { ProviderUnavailableError, type ConnectionContext, type PaymentProvider, type ProviderLookup, type ProviderResult } from '../providers/provider.js';
 import type { Orchestration } from './orchestrator.js';
 import { orchestrationRepository as repo, type DueTransaction } from './repository.js';
 import {
@@ -42,10 +42,18 @@ export type FollowUpSettler = (tx: Queryable, transactionId: string, answer: Fol
 export interface ReconciliationOptions {
   orchestration: Orchestration;
   log: Logger;
-  /** Wait between passes when nothing was due. */
+  /** Wait between claims when nothing was due. */
   intervalMs: number;
-  batchSize?: number;
-  /** How long a claimed transaction stays with this worker before another may take it. */
+  /**
+   * How long a reconciliation call to a provider (lookup, void of a late approval) waits for its answer:
+   * the service's bound (PROVIDER_LOOKUP_TIMEOUT_MS), whatever timeout_ms the merchant gave the connection.
+   */
+  lookupTimeoutMs: number;
+  /** Transactions worked at once on this instance (default 8). */
+  concurrency?: number;
+  /** Transactions of one organization claimed at once, over every instance (default 4). */
+  perOrganization?: number;
+  /** How long a claimed transaction stays with this worker before another may take it (default 4 lookup timeouts + 10 s: 30 s). */
   leaseMs?: number;
   /** A follow-up PENDING without a reconcile time is due this long after it was created (its call's longest timeout and more). */
   followUpGraceMs?: number;
@@ -56,7 +64,7 @@ export interface ReconciliationOptions {
 }
 
 export interface ReconciliationResult {
-  /** Transactions settled in this pass. */
+  /** Transactions settled by this call's claims. */
   settled: number;
   /** Transactions asked again later (lookup or void failed, or the payment's route still running). */
   postponed: number;
@@ -64,19 +72,32 @@ export interface ReconciliationResult {
 
 type Step = 'settled' | 'postponed';
 
+export const DEFAULT_RECONCILIATION_CONCURRENCY = 8;
+export const DEFAULT_RECONCILIATION_PER_ORGANIZATION = 4;
+
 export class ReconciliationWorker {
   private timer: NodeJS.Timeout | undefined;
-  private running: Promise<ReconciliationResult> | undefined;
   private started = false;
-  private readonly batchSize: number;
+  /** Claims never overlap within an instance (the free slots they fill are counted here). */
+  private filling: Promise<unknown> = Promise.resolve();
+  /** Work in the slots: one promise per payment claimed, `busy` transactions in all. */
+  private readonly inFlight = new Set<Promise<Step[]>>();
+  private busy = 0;
+  private readonly concurrency: number;
+  private readonly perOrganization: number;
   private readonly leaseMs: number;
   private readonly followUpGraceMs: number;
   private readonly baseBackoffMs: number;
   private readonly maxBackoffMs: number;
+  private readonly lookupTimeoutMs: number;
 
   constructor(private readonly options: ReconciliationOptions) {
-    this.batchSize = options.batchSize ?? 20;
-    this.leaseMs = options.leaseMs ?? 60_000;
+    this.lookupTimeoutMs = options.lookupTimeoutMs;
+    this.concurrency = options.concurrency ?? DEFAULT_RECONCILIATION_CONCURRENCY;
+    this.perOrganization = options.perOrganization ?? DEFAULT_RECONCILIATION_PER_ORGANIZATION;
+    // Two transactions of one payment, each a lookup and a void within the lookup timeout, and room to
+    // record them. Short, because a dead instance's claims count against their organization's cap until then.
+    this.leaseMs = options.leaseMs ?? 4 * this.lookupTimeoutMs + 10_000;
     this.followUpGraceMs = options.followUpGraceMs ?? 90_000;
     this.baseBackoffMs = options.baseBackoffMs ?? 1_000;
     this.maxBackoffMs = options.maxBackoffMs ?? 5 * 60_000;
@@ -88,67 +109,105 @@ export class ReconciliationWorker {
     this.schedule(this.options.intervalMs);
   }
 
+  /** Stops claiming and waits for the work in the slots to end (each call within the lookup timeout). */
   async stop(): Promise<void> {
     this.started = false;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    await this.running?.catch(() => undefined);
+    await this.filling.catch(() => undefined);
+    await Promise.all([...this.inFlight].map((w) => w.catch(() => undefined)));
   }
 
-  /** One pass over what is due now (tests and tooling call it directly); passes never overlap. */
-  runOnce(): Promise<ReconciliationResult> {
-    const pass = (this.running ?? Promise.resolve()).catch(() => undefined).then(() => this.pass());
-    this.running = pass;
-    void pass.catch(() => undefined).finally(() => {
-      if (this.running === pass) this.running = undefined;
-    });
-    return pass;
+  /**
+   * Claims what is due into the free slots and resolves once that work is done (tests and tooling call
+   * it). Claims never overlap; a call does not wait for slots an earlier call still holds.
+   */
+  async runOnce(): Promise<ReconciliationResult> {
+    const claimed = await this.fill();
+    const steps = (await Promise.all(claimed)).flat();
+    await this.reportBacklog();
+    return { settled: steps.filter((s) => s === 'settled').length, postponed: steps.filter((s) => s === 'postponed').length };
   }
 
-  /** Passes until nothing is due (or `maxPasses`): what a test waits for after a crash. */
+  /** Claims until nothing is due and no slot is busy (or `maxPasses`): what a test waits for after a crash. */
   async drain(maxPasses = 50): Promise<void> {
     for (let i = 0; i < maxPasses; i++) {
       const r = await this.runOnce();
-      if (r.settled + r.postponed === 0) return;
+      if (r.settled + r.postponed > 0) continue;
+      if (this.inFlight.size === 0) return;
+      await Promise.race([...this.inFlight].map((w) => w.catch(() => undefined)));
     }
   }
 
   private schedule(delayMs: number): void {
     if (!this.started) return;
-    this.timer = setTimeout(() => {
-      this.runOnce().then(
-        (r) => this.schedule(r.settled > 0 ? 0 : this.options.intervalMs),
-        (err: unknown) => {
-          this.options.log.error({ err }, 'reconciliation pass failed');
-          this.schedule(this.options.intervalMs);
-        },
-      );
-    }, delayMs);
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.tick(), delayMs);
     this.timer.unref();
   }
 
-  private async pass(): Promise<ReconciliationResult> {
-    const { orchestration: o, log } = this.options;
-    const due = await repo.claimDue(o.db, this.batchSize, this.leaseMs, this.followUpGraceMs);
-    const result: ReconciliationResult = { settled: 0, postponed: 0 };
-    for (const t of due) {
-      let step: Step;
-      try {
-        step = await this.reconcile(t);
-      } catch (err) {
-        log.error({ err, transactionId: t.id }, 'reconciliation of a transaction failed');
-        await repo.postpone(o.db, t.id, this.backoff(t), true).catch(() => undefined);
-        step = 'postponed';
-      }
-      result[step] += 1;
+  /** The background loop: fill the free slots; each slot that frees asks for a refill at once. */
+  private async tick(): Promise<void> {
+    this.timer = undefined;
+    try {
+      const claimed = await this.fill();
+      for (const work of claimed) void work.then(() => this.schedule(0), () => this.schedule(0));
+      if (claimed.length === 0) await this.reportBacklog();
+    } catch (err) {
+      this.options.log.error({ err }, 'reconciliation claim failed');
     }
-    const backlog = await repo.backlog(o.db, this.followUpGraceMs);
-    o.metrics.reconciliationBacklog(backlog.count, backlog.oldestAgeSeconds);
-    return result;
+    if (!this.timer) this.schedule(this.options.intervalMs); // unless a slot that freed meanwhile asked for a refill
   }
 
-  private backoff(t: DueTransaction): number {
-    return Math.min(this.baseBackoffMs * 2 ** Math.min(t.reconcile_attempts, 20), this.maxBackoffMs);
+  private fill(): Promise<Promise<Step[]>[]> {
+    const run = this.filling.catch(() => undefined).then(() => this.claimAndStart());
+    this.filling = run;
+    return run;
+  }
+
+  private async claimAndStart(): Promise<Promise<Step[]>[]> {
+    const free = this.concurrency - this.busy;
+    if (free <= 0) return [];
+    const o = this.options.orchestration;
+    const due = await o.db.transaction((tx) =>
+      repo.claimDue(tx, { limit: free, leaseMs: this.leaseMs, followUpGraceMs: this.followUpGraceMs, perOrganization: this.perOrganization }),
+    );
+    // A payment's transactions one after the other, in creation order (claimDue's): its earlier approval is taken first.
+    const byPayment = new Map<string, DueTransaction[]>();
+    for (const t of due) byPayment.set(t.payment_id, [...(byPayment.get(t.payment_id) ?? []), t]);
+    return [...byPayment.values()].map((group) => {
+      this.busy += group.length;
+      const work: Promise<Step[]> = this.workThrough(group).finally(() => {
+        this.busy -= group.length;
+        this.inFlight.delete(work);
+      });
+      this.inFlight.add(work);
+      return work;
+    });
+  }
+
+  private async workThrough(group: DueTransaction[]): Promise<Step[]> {
+    const steps: Step[] = [];
+    for (const t of group) {
+      try {
+        steps.push(await this.reconcile(t));
+      } catch (err) {
+        this.options.log.error({ err, transactionId: t.id }, 'reconciliation of a transaction failed');
+        await repo.backOff(this.options.orchestration.db, t.id, this.backoff).catch(() => undefined);
+        steps.push('postponed');
+      }
+    }
+    return steps;
+  }
+
+  private async reportBacklog(): Promise<void> {
+    const o = this.options.orchestration;
+    const backlog = await repo.backlog(o.db, this.followUpGraceMs);
+    o.metrics.reconciliationBacklog(backlog.count, backlog.oldestAgeSeconds);
+  }
+
+  private get backoff(): { baseMs: number; maxMs: number } {
+    return { baseMs: this.baseBackoffMs, maxMs: this.maxBackoffMs };
   }
 
   private async reconcile(t: DueTransaction): Promise<Step> {
@@ -165,15 +224,17 @@ export class ReconciliationWorker {
       return 'postponed';
     }
     if (!isAttempt(t) && !this.options.settleFollowUp) {
-      await repo.postpone(o.db, t.id, this.maxBackoffMs, false);
+      await repo.postpone(o.db, t.id, this.maxBackoffMs, true);
       return 'postponed';
     }
-    const connection = t.connection_id ? await o.routing.openConnection(o.db, t.organization_id, t.connection_id) : undefined;
+    const opened = t.connection_id ? await o.routing.openConnection(o.db, t.organization_id, t.connection_id) : undefined;
+    // The connection's credentials, with the service's timeout: its timeout_ms is the merchant's to set.
+    const connection: ConnectionContext | undefined = opened ? { ...opened.context, timeoutMs: this.lookupTimeoutMs } : undefined;
     const lookupOf = provider.lookup?.bind(provider);
     if (!lookupOf) throw new Error(`provider ${provider.id} cannot be asked for an operation's outcome`);
-    const lookup = await this.ask(provider, t, 'lookup', () => lookupOf({ reference: t.id, ...(connection ? { connection: connection.context } : {}) }));
+    const lookup = await this.ask(provider, t, 'lookup', () => lookupOf({ reference: t.id, ...(connection ? { connection } : {}) }));
     if (!lookup) {
-      await repo.postpone(o.db, t.id, this.backoff(t), true);
+      await repo.backOff(o.db, t.id, this.backoff);
       return 'postponed';
     }
     if (!isAttempt(t)) {
@@ -181,10 +242,10 @@ export class ReconciliationWorker {
       await o.db.transaction((tx) => this.options.settleFollowUp!(tx, t.id, answer));
       return 'settled';
     }
-    return this.settleAttempt(t, provider, lookup, connection?.context);
+    return this.settleAttempt(t, provider, lookup, connection);
   }
 
-  private async settleAttempt(t: DueTransaction, provider: PaymentProvider, lookup: ProviderLookup, connection: Parameters<PaymentProvider['void']>[0]['connection']): Promise<Step> {
+  private async settleAttempt(t: DueTransaction, provider: PaymentProvider, lookup: ProviderLookup, connection: ConnectionContext | undefined): Promise<Step> {
     const o = this.options.orchestration;
     type Decision = { then: 'done' } | { then: 'wait' } | { then: 'void'; payment: PaymentRow; approval: ProviderResult };
     const decision = await o.db.transaction(async (tx): Promise<Decision> => {
@@ -215,7 +276,7 @@ export class ReconciliationWorker {
     });
     if (decision.then === 'done') return 'settled';
     if (decision.then === 'wait') {
-      await repo.postpone(o.db, t.id, this.baseBackoffMs, false);
+      await repo.postpone(o.db, t.id, this.baseBackoffMs, true);
       return 'postponed';
     }
     // The payment succeeded elsewhere or ended: the late approval is voided at its provider.
@@ -231,7 +292,7 @@ export class ReconciliationWorker {
     );
     if (!voided || voided.outcome !== 'SUCCEEDED') {
       if (voided) this.options.log.error({ transactionId: t.id, responseCode: voided.responseCode }, 'the provider refused to void a late approval');
-      await repo.postpone(o.db, t.id, this.backoff(t), true);
+      await repo.backOff(o.db, t.id, this.backoff);
       return 'postponed';
     }
     await o.db.transaction(async (tx) => {
@@ -242,13 +303,16 @@ export class ReconciliationWorker {
     return 'settled';
   }
 
-  /** A call to the provider for reconciliation, measured; null when the provider could not be asked now. */
+  /**
+   * A call to the provider for reconciliation, measured; null when the provider could not be asked now.
+   * Cut at the lookup timeout even if the adapter does not honour the one it was given (then TIMEOUT).
+   */
   private async ask<T>(provider: PaymentProvider, t: DueTransaction, operation: string, run: () => Promise<T>): Promise<T | null> {
     const o = this.options.orchestration;
     const started = performance.now();
     const labels = { providerId: provider.id, connectionId: t.connection_id ?? 'none', operation };
     try {
-      const out = await run();
+      const out = await withinDeadline(run(), this.lookupTimeoutMs, () => new ProviderUnavailableError(provider.id, 'TIMEOUT', `${provider.id} did not answer the ${operation} in time`));
       const outcome = (out as { outcome?: ProviderResult['outcome'] }).outcome ?? 'SUCCEEDED';
       o.metrics.providerCall({ ...labels, outcome }, (performance.now() - started) / 1000);
       return out;
@@ -259,6 +323,17 @@ export class ReconciliationWorker {
       return null;
     }
   }
+}
+
+/** The call's outcome, or `late()` thrown once `ms` have passed (the call itself is left to end on its own). */
+function withinDeadline<T>(call: Promise<T>, ms: number, late: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(late()), ms);
+    timer.unref();
+  });
+  call.catch(() => undefined); // abandoned past the deadline: its failure is nobody's to handle
+  return Promise.race([call, deadline]).finally(() => clearTimeout(timer));
 }
 
 const vaultedTokenOf = (p: PaymentRow) => (p.payment_method as { vaulted_token?: string | null } | null)?.vaulted_token ?? null;

@@ -4,7 +4,11 @@
  * unknown (status PENDING with a reconcile_after: attempts, and the lifecycle's follow-ups).
  */
 import type { Queryable } from '../db/database.js';
+import { fairPick, serializeClaims } from '../db/fair-claim.js';
 import type { NewTransactionRow, TransactionRow } from '../payments/repository.js';
+
+/** Serializes reconciliation claims across instances (arbitrary constant, like the other advisory locks). */
+const CLAIM_LOCK = 727_019;
 
 const json = (v: unknown) => (v === null || v === undefined ? null : JSON.stringify(v));
 const rawJson = (v: unknown) => (typeof v === 'string' ? v : json(v));
@@ -99,33 +103,74 @@ export const orchestrationRepository = {
 
   /**
    * Claims up to `limit` transactions due for reconciliation (PENDING past their reconcile_after; a
-   * follow-up without one is due `followUpGraceMs` after it was created) for `leaseMs`: several instances
-   * share the queue without taking the same row (SKIP LOCKED), and a claim whose worker died runs out.
+   * follow-up without one is due `followUpGraceMs` after it was created) for `leaseMs`, fairly across
+   * organizations (db/fair-claim.ts, the webhook deliveries' rule): at most `perOrganization` of one
+   * organization's transactions are claimed at once over every instance (leases still running), and the
+   * pick goes round robin over organizations, so one organization's backlog of hanging lookups never
+   * fills the slots. Several instances share the queue (SKIP LOCKED, claims serialized by an advisory
+   * lock); a claim whose worker died runs out. Each claim counts as a lookup (reconcile_attempts + 1) when
+   * it is made, so a lookup that never reports (its worker died or hung past the lease) still backs off.
+   * Run it in a transaction (the lock is held until it ends).
    */
-  async claimDue(db: Queryable, limit: number, leaseMs: number, followUpGraceMs: number): Promise<DueTransaction[]> {
-    const rows = await db.query<DueTransaction>(
-      `WITH due AS (
+  async claimDue(
+    tx: Queryable,
+    c: { limit: number; leaseMs: number; followUpGraceMs: number; perOrganization: number },
+  ): Promise<DueTransaction[]> {
+    await serializeClaims(tx, CLAIM_LOCK);
+    const rows = await tx.query<DueTransaction>(
+      `WITH held AS (
+         SELECT p.organization_id, count(*)::int AS n
+           FROM payment_transactions t JOIN payments p ON p.id = t.payment_id
+          WHERE t.status = 'PENDING' AND t.claimed_until > clock_timestamp()
+          GROUP BY p.organization_id
+       ), ready AS (
+         SELECT t.id, p.organization_id, COALESCE(t.reconcile_after, t.created_at + make_interval(secs => $3::float8 / 1000)) AS due_at, t.seq
+           FROM payment_transactions t JOIN payments p ON p.id = t.payment_id
+          WHERE t.status = 'PENDING' AND t.type IN ('PURCHASE', 'AUTHORIZE', 'CAPTURE', 'CANCEL', 'REFUND')
+            AND COALESCE(t.reconcile_after, t.created_at + make_interval(secs => $3::float8 / 1000)) <= clock_timestamp()
+            AND (t.claimed_until IS NULL OR t.claimed_until < clock_timestamp())
+       ), picked AS (
+         ${fairPick({ from: 'ready', group: 'organization_id', order: ['due_at', 'seq'], held: 'held', cap: '$4::int', limit: '$1' })}
+       ), due AS (
          SELECT id FROM payment_transactions
-          WHERE status = 'PENDING' AND type IN ('PURCHASE', 'AUTHORIZE', 'CAPTURE', 'CANCEL', 'REFUND')
-            AND COALESCE(reconcile_after, created_at + make_interval(secs => $3::float8 / 1000)) <= clock_timestamp()
-            AND (claimed_until IS NULL OR claimed_until < clock_timestamp())
-          ORDER BY COALESCE(reconcile_after, created_at) LIMIT $1 FOR UPDATE SKIP LOCKED)
-       UPDATE payment_transactions SET claimed_until = clock_timestamp() + make_interval(secs => $2::float8 / 1000)
+          WHERE id IN (SELECT id FROM picked) AND status = 'PENDING' AND (claimed_until IS NULL OR claimed_until < clock_timestamp())
+          FOR UPDATE SKIP LOCKED)
+       UPDATE payment_transactions SET claimed_until = clock_timestamp() + make_interval(secs => $2::float8 / 1000),
+         reconcile_attempts = reconcile_attempts + 1
         WHERE id IN (SELECT id FROM due)
        RETURNING ${COLUMNS}, (SELECT organization_id FROM payments p WHERE p.id = payment_id) AS organization_id`,
-      [limit, leaseMs, followUpGraceMs],
+      [c.limit, c.leaseMs, c.followUpGraceMs, c.perOrganization],
     );
     // In creation order (RETURNING keeps none): of two approvals of one payment, its earlier attempt's is taken.
     return rows.sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : 1));
   },
 
-  /** A lookup failed or must wait: asked again after `delayMs` (counted when `failed`), claim released. */
-  async postpone(db: Queryable, id: string, delayMs: number, failed: boolean): Promise<void> {
+  /**
+   * The claimed lookup failed: asked again after the back-off of its count (`baseMs` doubling from the
+   * first failure, at most `maxMs`: computed from the stored count, so it holds across restarts and
+   * instances), claim released.
+   */
+  async backOff(db: Queryable, id: string, backoff: { baseMs: number; maxMs: number }): Promise<void> {
+    await db.query(
+      `UPDATE payment_transactions
+          SET reconcile_after = clock_timestamp() + make_interval(secs => LEAST($2::float8 * power(2, LEAST(GREATEST(reconcile_attempts - 1, 0), 30)), $3::float8) / 1000),
+              claimed_until = NULL
+        WHERE id = $1 AND status = 'PENDING'`,
+      [id, backoff.baseMs, backoff.maxMs],
+    );
+  },
+
+  /**
+   * Asked again after `delayMs`, claim released: a follow-up whose call went unanswered (due at once), or
+   * a claimed transaction that is not a failure, only not now (its payment's route still runs): `claimed`
+   * takes back the lookup its claim counted.
+   */
+  async postpone(db: Queryable, id: string, delayMs: number, claimed: boolean): Promise<void> {
     await db.query(
       `UPDATE payment_transactions SET reconcile_after = clock_timestamp() + make_interval(secs => $2::float8 / 1000),
-         reconcile_attempts = reconcile_attempts + $3, claimed_until = NULL
+         reconcile_attempts = GREATEST(reconcile_attempts - $3, 0), claimed_until = NULL
        WHERE id = $1 AND status = 'PENDING'`,
-      [id, delayMs, failed ? 1 : 0],
+      [id, delayMs, claimed ? 1 : 0],
     );
   },
 

@@ -36,6 +36,7 @@ export function buildOrchestrationServices(
     orchestration: base,
     log: deps.log,
     intervalMs: deps.config.reconciliationIntervalMs,
+    lookupTimeoutMs: deps.config.providerLookupTimeoutMs,
     ...(parts.settleFollowUp ? { settleFollowUp: parts.settleFollowUp } : {}),
   });
   reconciliation.start();

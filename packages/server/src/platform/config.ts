@@ -65,6 +65,7 @@ const schema = z.object({
   SANDBOX_B_URL: z.url({ protocol: /^https?$/, message: 'must be an absolute http(s) URL' }).optional(),
   PROVIDER_TIMEOUT_MS: z.coerce.number({ message: 'must be a whole number of milliseconds from 100 to 120000' }).int().min(100).max(120_000).default(10_000),
   CIRCUIT_COOL_DOWN_MS: z.coerce.number({ message: 'must be a whole number of milliseconds from 100 to 3600000' }).int().min(100).max(3_600_000).default(30_000),
+  PROVIDER_LOOKUP_TIMEOUT_MS: z.coerce.number({ message: 'must be a whole number of milliseconds from 100 to 30000' }).int().min(100).max(30_000).default(5_000),
   RECONCILIATION_INTERVAL_MS: z.coerce.number({ message: 'must be a whole number of milliseconds from 100 to 3600000' }).int().min(100).max(3_600_000).default(5_000),
 });
 
@@ -111,6 +112,11 @@ export interface Config {
   circuitCoolDownMs: number;
   /** How often the reconciliation worker looks for provider attempts with an unknown outcome. */
   reconciliationIntervalMs: number;
+  /**
+   * How long reconciliation waits for a provider's answer (lookups, voids of late approvals): the
+   * service's bound, never a connection's merchant-set timeout_ms, so no tenant can make its lookups hang.
+   */
+  providerLookupTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -160,6 +166,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     providerTimeoutMs: e.PROVIDER_TIMEOUT_MS,
     circuitCoolDownMs: e.CIRCUIT_COOL_DOWN_MS,
     reconciliationIntervalMs: e.RECONCILIATION_INTERVAL_MS,
+    providerLookupTimeoutMs: e.PROVIDER_LOOKUP_TIMEOUT_MS,
   };
 }
 

@@ -1,5 +1,6 @@
 /** Webhook storage: the only module of the domain that speaks SQL. Times are passed as ISO text. */
 import type { Queryable } from '../db/database.js';
+import { fairPick, fairShare, serializeClaims } from '../db/fair-claim.js';
 
 export interface EndpointRow {
   id: string;
@@ -258,17 +259,19 @@ export const webhooksRepository = {
     leaseUntil: string,
     caps: { perEndpoint: number; perOrganization: number } = DEFAULT_CLAIM_CAPS,
   ): Promise<ClaimedDelivery[]> {
-    await db.query('SELECT pg_advisory_xact_lock($1)', [CLAIM_LOCK]);
+    await serializeClaims(db, CLAIM_LOCK);
+    const order = ['next_attempt_at', 'event_seq'];
     return db.query<ClaimedDelivery>(
       `WITH busy AS (
          SELECT organization_id, endpoint_id, count(*)::int AS n FROM webhook_deliveries
          WHERE status = 'PENDING' AND locked_until > $1::timestamptz
          GROUP BY organization_id, endpoint_id
+       ), endpoint_busy AS (
+         SELECT endpoint_id, sum(n)::int AS n FROM busy GROUP BY endpoint_id
        ), org_busy AS (
          SELECT organization_id, sum(n)::int AS n FROM busy GROUP BY organization_id
        ), ready AS (
-         SELECT d.id, d.organization_id, d.endpoint_id, d.next_attempt_at, d.event_seq,
-                row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.event_seq) AS endpoint_rank
+         SELECT d.id, d.organization_id, d.endpoint_id, d.next_attempt_at, d.event_seq
          FROM webhook_deliveries d
          JOIN webhook_endpoints e ON e.id = d.endpoint_id
          WHERE d.status = 'PENDING' AND d.next_attempt_at < $1::timestamptz + interval '1 millisecond'
@@ -278,15 +281,9 @@ export const webhooksRepository = {
              SELECT 1 FROM webhook_deliveries p
              WHERE p.endpoint_id = d.endpoint_id AND p.resource_id = d.resource_id AND p.status = 'PENDING' AND p.event_seq < d.event_seq)
        ), endpoint_fits AS (
-         SELECT r.*, row_number() OVER (PARTITION BY r.organization_id ORDER BY r.next_attempt_at, r.event_seq) AS org_rank
-         FROM ready r LEFT JOIN busy b ON b.endpoint_id = r.endpoint_id
-         WHERE r.endpoint_rank <= $5::int - COALESCE(b.n, 0)
+         ${fairShare({ from: 'ready', group: 'endpoint_id', order, held: 'endpoint_busy', cap: '$5::int', rank: 'endpoint_rank' })}
        ), picked AS (
-         SELECT f.id, f.org_rank, f.next_attempt_at, f.event_seq
-         FROM endpoint_fits f LEFT JOIN org_busy o ON o.organization_id = f.organization_id
-         WHERE f.org_rank <= $6::int - COALESCE(o.n, 0)
-         ORDER BY f.org_rank, f.next_attempt_at, f.event_seq
-         LIMIT $2
+         ${fairPick({ from: 'endpoint_fits', group: 'organization_id', order, held: 'org_busy', cap: '$6::int', limit: '$2' })}
        ), due AS (
          SELECT d.id FROM webhook_deliveries d
          WHERE d.id IN (SELECT id FROM picked) AND d.status = 'PENDING' AND (d.locked_until IS NULL OR d.locked_until <= $1::timestamptz)

@@ -16,6 +16,7 @@ import enrolledCardCountry from './0014_enrolled_card_country.js';
 import routing from './0016_routing.js';
 import orchestration from './0017_orchestration.js';
 import paymentMethodKeys from './0018_payment_method_keys.js';
+import reconciliationQueue from './0019_reconciliation_queue.js';
 
 /** Every migration, in order. Add a new file (next number) and list it here; never edit an applied one. */
 export const migrations: readonly Migration[] = [
@@ -25,4 +26,5 @@ export const migrations: readonly Migration[] = [
   routing,
   orchestration,
   paymentMethodKeys,
+  reconciliationQueue,
 ];

@@ -26,6 +26,9 @@ export const acquirerA: AcquirerDefinition = {
     const m = /^Bearer (\S+)$/.exec(headers.authorization ?? '');
     return m !== null && SANDBOX_A_KEY_PATTERN.test(m[1]!);
   },
+  callerOf(headers) {
+    return /^Bearer (\S+)$/.exec(headers.authorization ?? '')?.[1];
+  },
   handle(req, ledger) {
     if (req.method === 'POST' && req.path === '/v1/charges') return charge(req, ledger);
     const f = FOLLOW_UP.exec(req.path);

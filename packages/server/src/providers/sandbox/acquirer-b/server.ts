@@ -36,6 +36,10 @@ export const acquirerB: AcquirerDefinition = {
     const [account, ...rest] = Buffer.from(m[1]!, 'base64').toString('utf8').split(':');
     return /^[A-Za-z0-9_]{3,64}$/.test(account ?? '') && rest.join(':').length >= 8;
   },
+  callerOf(headers) {
+    const m = /^Basic ([A-Za-z0-9+/=]{1,400})$/.exec(headers.authorization ?? '');
+    return m ? Buffer.from(m[1]!, 'base64').toString('utf8').split(':')[0] : undefined;
+  },
   handle(req, ledger) {
     if (req.method === 'POST' && req.path === '/payments') return payment(req, ledger);
     const f = FOLLOW_UP.exec(req.path);

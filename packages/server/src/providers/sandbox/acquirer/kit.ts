@@ -3,7 +3,7 @@
  * by the caller's idempotency reference (a repeated reference gets the first answer, never a second
  * entry; a reference looked up before it arrived is tombstoned and refused later), answers held back
  * (test card …0085 at A, the 'silent' fault), and the control surface under /_sandbox/ (ledger, faults).
- * Faults (PUT /_sandbox/faults, on operations only, never on lookups):
+ * Faults (PUT /_sandbox/faults, on operations; on lookups only with `lookups: true`):
  *   error       HTTP 500, nothing processed
  *   silent      processed and recorded, never answered (held until the client gives up)
  *   refuse      the socket is destroyed, nothing processed
@@ -14,6 +14,9 @@
  *               the answer random: `length` (default 80) characters of letters, punctuation, control and
  *               invisible characters, emoji, a lone surrogate, a card number or a key (AcquirerDefinition.garble)
  * GET /_sandbox/faults also shows `stats.oversized_bytes_sent`: what the last oversized answers wrote.
+ * `lookups: true` makes lookups (GET) fail too (a silent lookup is held unanswered), and `caller` limits
+ * the faults to one caller (A's API key, B's merchant account): one merchant's connection misbehaves,
+ * every other one is answered as usual.
  * State lives in this process only: it is gone when the acquirer stops (tests that kill the service
  * run the acquirers in another process, acquirers-main.ts).
  */
@@ -73,6 +76,10 @@ export interface Faults {
   length: number;
   /** odd_values: the random source of the odd values. */
   odd: OddValues;
+  /** Lookups (GET) fail too; a silent lookup is held unanswered (and looks nothing up: no tombstone). */
+  lookups: boolean;
+  /** Only this caller's requests fail (AcquirerDefinition.callerOf); undefined: everyone's. */
+  caller: string | undefined;
 }
 
 /** Random values no provider should send, for the odd_values fault. */
@@ -129,6 +136,8 @@ export interface AcquirerRequest {
 export interface AcquirerDefinition {
   /** Checks the caller's credentials (the Authorization header); false → 401. */
   authenticate(headers: IncomingMessage['headers']): boolean;
+  /** Who calls (an authenticated request's account or key), for faults limited to one caller. */
+  callerOf(headers: IncomingMessage['headers']): string | undefined;
   /** The acquirer's protocol; undefined → 404. */
   handle(req: AcquirerRequest, ledger: Ledger): Reply | undefined;
   /**
@@ -148,6 +157,8 @@ export async function startAcquirer(def: AcquirerDefinition, options: { port?: n
   const ledger = new Ledger();
   let faults: Faults | undefined;
   let oversizedBytesSent = 0;
+  /** Lookups a silent fault holds: answered by nobody, cut when the faults change (so a test can end them). */
+  const heldLookups = new Set<ServerResponse>();
   const server: Server = createServer((req, res) => {
     void serve(req, res).catch(() => {
       if (!res.headersSent) send(res, { status: 500, body: { error: 'INTERNAL' } });
@@ -175,13 +186,26 @@ export async function startAcquirer(def: AcquirerDefinition, options: { port?: n
     }
     if (!def.authenticate(req.headers)) return send(res, { status: 401, body: { error: 'UNAUTHORIZED' } });
 
-    // Faults apply to operations (POST), not to lookups: reconciliation can always ask what happened.
-    const fault = req.method === 'POST' && faults && faults.failRate > 0 && faults.next() < faults.failRate ? faults : undefined;
+    // Faults apply to operations (POST); to lookups (GET) only when asked: reconciliation can otherwise always ask what happened.
+    const fault =
+      faults !== undefined &&
+      faults.failRate > 0 &&
+      (req.method === 'POST' || (req.method === 'GET' && faults.lookups)) &&
+      (faults.caller === undefined || faults.caller === def.callerOf(req.headers)) &&
+      faults.next() < faults.failRate
+        ? faults
+        : undefined;
     if (fault?.mode === 'refuse') {
       req.socket.destroy();
       return;
     }
     if (fault?.mode === 'error') return send(res, { status: 500, body: { error: 'INTERNAL', message: 'sandbox fault' } });
+    if (fault && req.method === 'GET') {
+      // A faulted lookup is held unanswered whatever the mode (nothing is looked up: no tombstone).
+      heldLookups.add(res);
+      res.on('close', () => heldLookups.delete(res));
+      return hold(res, () => res.destroy());
+    }
     // The other faults: processed and recorded first, then answered their way.
     const first = ledgerSize(ledger);
     const reply = def.handle({ method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers, body }, ledger) ?? {
@@ -204,11 +228,12 @@ export async function startAcquirer(def: AcquirerDefinition, options: { port?: n
       return { status: 204, body: {} };
     }
     if (path === '/_sandbox/faults' && method === 'GET') {
-      return { status: 200, body: { faults: faults ? { failRate: faults.failRate, mode: faults.mode } : null, stats: { oversized_bytes_sent: oversizedBytesSent } } };
+      return { status: 200, body: { faults: faults ? view(faults) : null, stats: { oversized_bytes_sent: oversizedBytesSent } } };
     }
     if (path === '/_sandbox/faults' && method === 'DELETE') {
       faults = undefined;
       oversizedBytesSent = 0;
+      releaseHeldLookups();
       return { status: 204, body: {} };
     }
     if (path === '/_sandbox/faults' && method === 'PUT') {
@@ -218,15 +243,21 @@ export async function startAcquirer(def: AcquirerDefinition, options: { port?: n
           status: 400,
           body: {
             error: 'INVALID_FAULTS',
-            message: `failRate 0..1 and mode ${FAULT_MODES.map((m) => `'${m}'`).join(' | ')}; optional seed (integer), bytes (1..1e9), lengthHeader, intervalMs (1..60000), status (APPROVED | DECLINED | ERROR), length (1..10000)`,
+            message: `failRate 0..1 and mode ${FAULT_MODES.map((m) => `'${m}'`).join(' | ')}; optional seed (integer), bytes (1..1e9), lengthHeader, intervalMs (1..60000), status (APPROVED | DECLINED | ERROR), length (1..10000), lookups (true | false), caller (a string)`,
           },
         };
       }
       faults = parsed;
       oversizedBytesSent = 0;
-      return { status: 200, body: { faults: { failRate: parsed.failRate, mode: parsed.mode } } };
+      releaseHeldLookups();
+      return { status: 200, body: { faults: view(parsed) } };
     }
     return undefined;
+  }
+
+  function releaseHeldLookups(): void {
+    for (const res of heldLookups) res.destroy();
+    heldLookups.clear();
   }
 
   // Longer than the client's keep-alive (undici: 4 s): the client always retires an idle socket first,
@@ -265,9 +296,17 @@ function parseFaults(body: unknown): Faults | undefined {
   const status = (f.status ?? 'ERROR') as LedgerStatus;
   if ([bytes, intervalMs, length].some(Number.isNaN) || !['APPROVED', 'DECLINED', 'ERROR'].includes(status)) return undefined;
   if (f.lengthHeader !== undefined && typeof f.lengthHeader !== 'boolean') return undefined;
+  const lookups = f.lookups ?? false;
+  const caller = f.caller;
+  if (typeof lookups !== 'boolean' || (caller !== undefined && (typeof caller !== 'string' || caller.length < 1 || caller.length > 200))) return undefined;
   const next = seed === undefined ? Math.random : seeded(seed);
-  return { failRate, mode, next, bytes, lengthHeader: f.lengthHeader === true, intervalMs, status, length, odd: oddValues(seed === undefined ? Math.random : seeded(seed + 1)) };
+  return {
+    failRate, mode, next, bytes, lengthHeader: f.lengthHeader === true, intervalMs, status, length,
+    odd: oddValues(seed === undefined ? Math.random : seeded(seed + 1)), lookups, caller,
+  };
 }
+
+const view = (f: Faults) => ({ failRate: f.failRate, mode: f.mode, lookups: f.lookups, ...(f.caller === undefined ? {} : { caller: f.caller }) });
 
 /**
  * A JSON object of exactly `bytes` bytes ({"padding":"xxx…"}), written as the client reads it: the next
