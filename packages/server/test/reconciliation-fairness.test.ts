@@ -245,7 +245,9 @@ for (const backend of backends()) {
         expect(ms).toBeGreaterThanOrEqual(LOOKUP_TIMEOUT_MS - 50);
         expect(ms).toBeLessThan(15_000);
       } finally {
-        delete (provider as { lookup?: unknown }).lookup;
+        // Put the provider's own lookup back (the registry hands out a wrapper whose lookup is its own
+        // property: deleting it would leave the provider with none for the rest of the file).
+        Object.assign(provider, { lookup });
       }
       // Not answered: asked again later, counted.
       const [row] = await t.db.query<{ status: string; reconcile_attempts: number; due_in_ms: number }>(
@@ -277,6 +279,9 @@ for (const backend of backends()) {
       const other = new ReconciliationWorker({ orchestration: o, log: t.running.deps.log, intervalMs: 3_600_000, lookupTimeoutMs: 60_000, leaseMs: 200 });
       await dueNow();
       const abandoned = other.runOnce();
+      // Its claim is made (counted at claim), then its lease runs out: wait for the claim itself, not a
+      // fixed time (on a busy machine the claim can take longer than the lease).
+      await until(async () => (await state()).attempts === 1, 10_000);
       await sleep(400);
 
       // This instance takes it over once the lease ran out: its lookup is the second, so it waits 2 s.

@@ -45,8 +45,8 @@ export const UNREACHABLE_ALLOWED: { status: number; operations: '*' | readonly (
   },
   {
     status: 502,
-    operations: ['capturePayment', 'cancelPayment', 'refundPayment', 'cancelOrRefundPayment', 'enrollPaymentMethod'],
-    why: "PROVIDER_UNAVAILABLE needs the provider to go silent or cut the connection; lifecycle-providers.test.ts reaches it with the sandbox acquirers' faults (and checks the body against the spec)",
+    operations: ['createPayment', 'capturePayment', 'cancelPayment', 'refundPayment', 'cancelOrRefundPayment', 'enrollPaymentMethod'],
+    why: "PROVIDER_UNAVAILABLE needs the provider to go silent or cut the connection, or the database to fail after a provider call; lifecycle-providers.test.ts reaches it with the sandbox acquirers' faults, settle-later.test.ts (createPayment too) with a database failing after the call",
   },
   {
     status: 409,
