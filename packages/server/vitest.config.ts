@@ -37,7 +37,7 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: 'server', include: ['test/**/*.test.ts'], exclude: [...ALONE], maxWorkers: 2, sequence: { groupOrder: 0 } },
+        test: { name: 'server', include: ['test/**/*.test.ts'], exclude: [...ALONE], maxWorkers: 3, sequence: { groupOrder: 0 } },
       },
       {
         extends: true,

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, expect, inject, it } from 'vitest';
 import type { Database } from '../src/db/database.js';
-import { openPglite } from '../src/db/pglite.js';
+import { leasePglite } from './support/pglite-pool.js';
 import { openPostgres } from '../src/db/postgres.js';
 import { loadConfig } from '../src/platform/config.js';
 import { createLogger } from '../src/platform/logger.js';
@@ -131,7 +131,7 @@ for (const backend of backends()) {
     /** One database for several server starts (rotation), opened like the harness does. */
     async function openShared(kind: Backend): Promise<{ db: Database; drop(): Promise<void> }> {
       if (kind === 'pglite') {
-        const db = await openPglite('memory://', { loadDataDir: new Blob([await readFile(inject('pgliteImage'))]) });
+        const db = await leasePglite(async () => new Blob([await readFile(inject('pgliteImage'))]));
         return { db, drop: async () => db.close() };
       }
       const url = inject('postgresUrl')!;

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { expect, inject } from 'vitest';
 import type { Schemas } from '@payorch/types';
-import { openPglite } from '../../src/db/pglite.js';
+import { leasePglite } from './pglite-pool.js';
 import { loadConfig } from '../../src/platform/config.js';
 import { createLogger } from '../../src/platform/logger.js';
 import { startServer } from '../../src/server.js';
@@ -205,8 +205,7 @@ export async function getPayment(t: TestServer, id: string, query = ''): Promise
  * through the admin API: for the "404 outside sandbox mode" contract.
  */
 export async function startNonSandboxServer(): Promise<{ url: string; creds: Credentials; stop(): Promise<void> }> {
-  const image = await readFile(inject('pgliteImage'));
-  const db = await openPglite('memory://', { loadDataDir: new Blob([image]) });
+  const db = await leasePglite(async () => new Blob([await readFile(inject('pgliteImage'))]));
   const dataDir = await mkdtemp(join(tmpdir(), 'payorch-nosandbox-'));
   const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, SANDBOX: 'false', ADMIN_API_KEY, PUBLIC_BASE_URL: 'https://pay.example.com',
     VAULT_ENCRYPTION_KEY: randomBytes(32).toString('base64'), LOG_LEVEL: 'silent', VALIDATE_RESPONSES: 'true' });
