@@ -14,7 +14,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 for (const file of REPORT_FILES) rmSync(join(root, file), { force: true });
 
 const started = Date.now();
-const turbo = spawnSync('npx', ['turbo', 'run', 'lint', 'breaking', 'typetest', 'test', '--concurrency=3', ...process.argv.slice(2)], {
+const turbo = spawnSync('npx', ['turbo', 'run', 'lint', 'breaking', 'typetest', 'test', '--concurrency=4', ...process.argv.slice(2)], {
   cwd: root,
   stdio: 'inherit',
 });
