@@ -13,7 +13,10 @@ const packages = ['tools', 'packages/types', 'packages/server', 'packages/client
 // .vitest-types-report.json: the server's type tests, run by turbo as their own task (typetest).
 export const REPORT_FILES = packages.flatMap((p) => ['.vitest-report.json', '.vitest-types-report.json'].map((f) => join(p, f)));
 
-const minutes = (s) => `${Math.floor(s / 60)} min ${Math.round(s % 60)} s`;
+const minutes = (s) => {
+  const whole = Math.round(s);
+  return `${Math.floor(whole / 60)} min ${whole % 60} s`;
+};
 
 /** Prints the summary; true when every report passed and there was at least one. */
 export function summarize({ wallSeconds } = {}) {
