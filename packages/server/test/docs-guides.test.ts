@@ -55,3 +55,15 @@ describe('docs/guides/errors.md', () => {
     for (const [code, status] of documented) expect(status, code).toBe(PROBLEMS[code as keyof typeof PROBLEMS].status);
   });
 });
+
+describe('docs/guides/webhooks.md', () => {
+  const rows = tableRows(guide('webhooks'), '`type_event`');
+  const spec = JSON.parse(readFileSync(new URL('../../types/openapi.json', import.meta.url), 'utf8')) as {
+    components: { schemas: { WebhookEventType: { enum: string[] } } };
+  };
+
+  it("lists every event type of the spec's WebhookEventType, once (a cell may name several)", () => {
+    const documented = rows.flatMap((r) => [...r[0]!.matchAll(/`([a-z.]+)`/g)].map((m) => m[1]!));
+    expect([...documented].sort()).toEqual([...spec.components.schemas.WebhookEventType.enum].sort());
+  });
+});
