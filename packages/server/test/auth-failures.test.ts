@@ -10,12 +10,8 @@ import { loadConfig } from '../src/platform/config.js';
 import { clientAddressKey } from '../src/ratelimit/auth-failures.js';
 import { expectProblem } from './support/assertions.js';
 import { ADMIN_KEY, backends, useServer, type TestServer } from './support/harness.js';
+import { awayFromWindowEdge } from './support/minute-window.js';
 
-/** A fixed one-minute window: stay clear of its end so a test's requests fall in one window. */
-async function awayFromWindowEdge() {
-  const intoMinute = Date.now() % 60_000;
-  if (intoMinute > 50_000) await new Promise((r) => setTimeout(r, 60_000 - intoMinute + 50));
-}
 
 const unknownKey = (i: number) => ({ 'public-api-key': `pk_unknown_${i}_${Math.random().toString(36).slice(2)}`, 'private-secret-key': 'sk_wrong' });
 

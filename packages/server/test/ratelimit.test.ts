@@ -10,14 +10,10 @@ import { createLogger } from '../src/platform/logger.js';
 import { startServer } from '../src/server.js';
 import { expectProblem } from './support/assertions.js';
 import { ADMIN_KEY, backends, useServer } from './support/harness.js';
+import { awayFromWindowEdge } from './support/minute-window.js';
 import { vaultKeyOf } from './support/vault-fixtures.js';
 
 /** Fixed windows are per minute: start a burst well inside one. */
-/** Waits for the next minute when fewer than 15 s of this one are left: the requests that follow must all fall in one window, also on a loaded machine. */
-async function awayFromWindowEdge() {
-  const intoMinute = Date.now() % 60_000;
-  if (intoMinute > 45_000) await new Promise((r) => setTimeout(r, 60_000 - intoMinute + 50));
-}
 
 for (const backend of backends()) {
   describe(`rate limiting on ${backend}`, () => {
