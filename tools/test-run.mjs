@@ -2,7 +2,7 @@
 // `npm test`: every check of the repo through turbo (spec lint, breaking changes, type tests, every
 // package's tests), then the closing summary with the run's wall time (tools/test-summary.mjs).
 // The wall time is measured here, around the whole turbo run (builds included), because that is the
-// figure a developer waits for and the one the README states. Reports of an earlier run are removed
+// figure a developer waits for and the one docs/testing.md states. Reports of an earlier run are removed
 // first, so a run that tested nothing can never be summed up from stale files.
 import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';

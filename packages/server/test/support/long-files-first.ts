@@ -4,7 +4,7 @@
  *
  * Vitest orders by the durations of the previous run when it has them (node_modules/.vite), and by file
  * size otherwise, which on a fresh clone (CI) starts small-but-slow files last. Then this list, measured
- * (README, "Tests and CI"), goes first; a file missing from it only loses its head start.
+ * (docs/testing.md), goes first; a file missing from it only loses its head start.
  */
 import { relative } from 'node:path';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
