@@ -17,6 +17,7 @@ import { PrometheusMetrics } from './platform/prometheus.js';
 import { providerSecretBox } from './providers/sandbox/notification-secret.js';
 import { buildRetentionServices } from './retention/services.js';
 import { buildSandboxAdapters } from './providers/sandbox/build.js';
+import { CONNECTORS } from './providers/connectors.js';
 import { providerRegistry, SANDBOX_A, type ProviderRegistry } from './providers/registry.js';
 import { FAILOVER_REASONS } from './orchestration/failover.js';
 import { buildRoutingServices } from './routing/services.js';
@@ -73,7 +74,9 @@ export async function buildServices(deps: ServiceDeps): Promise<AppServices> {
     ? await buildSandboxAdapters(deps.config, { db: deps.db, secrets: providerSecretBox(resolved.keyring), onClose: deps.onClose })
     : undefined;
   if (!sandbox && (deps.config.sandboxAUrl || deps.config.sandboxBUrl)) deps.log.warn('SANDBOX_A_URL / SANDBOX_B_URL ignored: the sandbox providers exist in sandbox mode only');
-  const providers = providerRegistry(sandbox ? [sandbox.a, sandbox.b] : []);
+  // Real providers exist in every mode: a connection to one is what makes payorch reach money.
+  const connectors = CONNECTORS.map((c) => c.create({ config: deps.config, log: deps.log, baseUrl: deps.config.providerApiUrls[c.id] }));
+  const providers = providerRegistry([...(sandbox ? [sandbox.a, sandbox.b] : []), ...connectors]);
   // `provider` is SANDBOX_A for what is not routed yet (the orchestrator picks from `providers`); taken
   // from the registry, so it is normalized like every provider (providers/normalized-provider.ts).
   const provider = providers.get(SANDBOX_A);

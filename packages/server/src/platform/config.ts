@@ -63,6 +63,9 @@ const schema = z.object({
   TRUST_PROXY: trustProxy.default(false),
   SANDBOX_A_URL: z.url({ protocol: /^https?$/, message: 'must be an absolute http(s) URL' }).optional(),
   SANDBOX_B_URL: z.url({ protocol: /^https?$/, message: 'must be an absolute http(s) URL' }).optional(),
+  STRIPE_API_URL: z.url({ protocol: /^https?$/, message: 'must be an absolute http(s) URL' }).optional(),
+  ADYEN_API_URL: z.url({ protocol: /^https?$/, message: 'must be an absolute http(s) URL' }).optional(),
+  MERCADO_PAGO_API_URL: z.url({ protocol: /^https?$/, message: 'must be an absolute http(s) URL' }).optional(),
   PROVIDER_TIMEOUT_MS: z.coerce.number({ message: 'must be a whole number of milliseconds from 100 to 120000' }).int().min(100).max(120_000).default(10_000),
   CIRCUIT_COOL_DOWN_MS: z.coerce.number({ message: 'must be a whole number of milliseconds from 100 to 3600000' }).int().min(100).max(3_600_000).default(30_000),
   PROVIDER_LOOKUP_TIMEOUT_MS: z.coerce.number({ message: 'must be a whole number of milliseconds from 100 to 30000' }).int().min(100).max(30_000).default(5_000),
@@ -106,6 +109,11 @@ export interface Config {
    */
   sandboxAUrl: string | undefined;
   sandboxBUrl: string | undefined;
+  /**
+   * Where each real provider's API is reached when not at its public address, by connector id
+   * (STRIPE_API_URL, ADYEN_API_URL, MERCADO_PAGO_API_URL): a proxy, or in tests a local double.
+   */
+  providerApiUrls: Readonly<Record<string, string | undefined>>;
   /** How long a provider call waits for its answer when the call names no connection (ms). */
   providerTimeoutMs: number;
   /** How long an open circuit (a connection found down) is skipped before one probe call (orchestration/circuit-breaker.ts). */
@@ -163,6 +171,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: e.TRUST_PROXY,
     sandboxAUrl: e.SANDBOX_A_URL?.replace(/\/+$/, ''),
     sandboxBUrl: e.SANDBOX_B_URL?.replace(/\/+$/, ''),
+    providerApiUrls: {
+      STRIPE: e.STRIPE_API_URL?.replace(/\/+$/, ''),
+      ADYEN: e.ADYEN_API_URL?.replace(/\/+$/, ''),
+      MERCADO_PAGO: e.MERCADO_PAGO_API_URL?.replace(/\/+$/, ''),
+    },
     providerTimeoutMs: e.PROVIDER_TIMEOUT_MS,
     circuitCoolDownMs: e.CIRCUIT_COOL_DOWN_MS,
     reconciliationIntervalMs: e.RECONCILIATION_INTERVAL_MS,

@@ -58,6 +58,15 @@ export function normalizedProvider(p: PaymentProvider): PaymentProvider {
     refund: async (input) => result(await p.refund(input)),
     forwardDisputeEvidence: async (input) => normalizeAck(p.id, await p.forwardDisputeEvidence(input)),
     parseNotification: async (rawBody, headers) => normalizeEvent(await p.parseNotification(rawBody, headers)),
+    ...(p.parseConnectionNotification
+      ? {
+          parseConnectionNotification: async (rawBody, headers, connection) => {
+            const parsed = await p.parseConnectionNotification!(rawBody, headers, connection);
+            // TODO(notifications): normalize FOLLOW_UP_SETTLED and DISPUTE_CLOSED values as CHARGEBACK's are.
+            return { ...parsed, events: parsed.events.map((e) => (e.kind === 'CHARGEBACK' ? normalizeEvent(e) : e)) };
+          },
+        }
+      : {}),
     ...(p.simulateChargeback ? { simulateChargeback: p.simulateChargeback.bind(p) } : {}),
     ...(p.startRedirectEnrollment
       ? {

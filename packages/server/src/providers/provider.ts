@@ -4,6 +4,8 @@
  * never as exceptions: a throw means the provider could not be reached (→ 5xx or a retry).
  */
 
+import type { ConnectionNotifications } from './connector.js';
+
 /** Card data handed to a provider. Lives only in memory for the duration of one call. */
 export interface ProviderCard {
   number: string;
@@ -203,6 +205,11 @@ export interface PaymentProvider {
    * NotificationSignatureError for a missing, wrong or stale signature.
    */
   parseNotification(rawBody: string, headers: Partial<WebhookHeaders>): Promise<ProviderEvent>;
+  /**
+   * Real providers (connector.ts): notifications arrive per connection (POST
+   * /v1/provider-notifications/{connection_id}) and are verified with that connection's secret.
+   */
+  parseConnectionNotification?: ConnectionNotifications['parseConnectionNotification'];
   /**
    * Sandbox only: the signed notification this provider would send when the issuer charges a payment
    * back. The caller feeds it through the same path as one received over HTTP.

@@ -1,0 +1,7 @@
+/**
+ * Every real provider this service can reach, one line each (src/providers/<name>/). Adding a connector
+ * touches its folder, this list and the spec's credentials oneOf: nothing else (docs/contributing/connectors.md).
+ */
+import type { Connector } from './connector.js';
+
+export const CONNECTORS: readonly Connector[] = [];

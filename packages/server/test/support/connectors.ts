@@ -1,0 +1,42 @@
+/**
+ * Connector tests' setup: a connection to a real provider (pointed at its local double through the
+ * service's *_API_URL) and the sandbox account's CARD routing sent through it. Connections are added with
+ * the service's own sealing (routing/connections.ts), as POST /v1/connections does.
+ */
+import { randomUUID } from 'node:crypto';
+import { expect } from 'vitest';
+import { addConnection } from '../../src/routing/connections.js';
+import type { TestServer } from './harness.js';
+
+const json = { 'content-type': 'application/json' };
+
+/** Adds a connection of the sandbox organization; returns its id. Its secrets are remembered for the teardown scan. */
+export async function connectProvider(
+  t: TestServer,
+  input: { providerId: string; credentials: Record<string, string>; name?: string; timeoutMs?: number },
+): Promise<string> {
+  for (const [field, value] of Object.entries(input.credentials)) t.rememberSecret(value, `${input.providerId} ${field}`);
+  const { id } = await addConnection(t.db, t.running.deps.services.connectionBox, t.sandbox.organization_id, {
+    providerId: input.providerId,
+    name: input.name ?? `${input.providerId} test`,
+    credentials: input.credentials,
+    ...(input.timeoutMs !== undefined ? { timeoutMs: input.timeoutMs } : {}),
+  });
+  return id;
+}
+
+/** Sends the sandbox account's card payments through these steps, in order (PATCH of its CARD routing). */
+export async function routeCards(t: TestServer, steps: { provider_id: string; connection_id: string }[]): Promise<void> {
+  const list = await t.fetch(`/routing?account_id=${t.sandbox.account_id}&payment_method=CARD`);
+  expect(list.status).toBe(200);
+  const [routing] = (await list.json()) as { id: string }[];
+  const body = { default_route: { steps: steps.map((s, i) => ({ index: i + 1, ...s })) }, condition_sets: [] };
+  const res = routing
+    ? await t.fetch(`/routing/${routing.id}`, { method: 'PATCH', headers: json, body: JSON.stringify(body) })
+    : await t.fetch('/routing', {
+        method: 'POST',
+        headers: { ...json, 'x-idempotency-key': randomUUID() },
+        body: JSON.stringify({ account_id: t.sandbox.account_id, payment_method: 'CARD', name: 'Cards', ...body }),
+      });
+  expect(res.status, await res.clone().text()).toBeLessThan(300);
+}
