@@ -31,17 +31,23 @@ export interface ProviderCapabilities {
   };
 }
 
-/** One row of a connector's code table: what a provider's decline/result code means for failover. */
+/**
+ * One row of a connector's code table (in the style of Hyperswitch's GSM table): a provider's decline or
+ * result code, what the adapter answers for it, and the failover decision that follows. The decision is
+ * not decided here: it is what orchestration/failover.ts's failoverDecision makes of the row's outcome,
+ * ISO code and advice code (each connector's test checks every row that way, and the docs render the table).
+ */
 export interface CodeMapping {
-  /** The provider's code as it sends it (matched exactly). */
+  /** The provider's code as it sends it (matched exactly), e.g. Stripe `insufficient_funds`, Adyen refusalReasonCode `5`. */
   providerCode: string;
-  /** Our normalized response code (e.g. INSUFFICIENT_FUNDS, DO_NOT_HONOR, PROCESSING_ERROR). */
+  outcome: 'DECLINED' | 'ERROR';
+  /** Our normalized response code (provider-values.ts RESPONSE_CODES), e.g. INSUFFICIENT_FUNDS, DO_NOT_HONOR. */
   responseCode: string;
-  /**
-   * RETRY: another provider may approve it (fail over); FAIL: stop the route (the card or the customer
-   * is the problem); UNKNOWN: the provider may have acted (reconciliation looks it up).
-   */
-  decision: 'RETRY' | 'FAIL' | 'UNKNOWN';
+  /** The ISO 8583 field 39 equivalent, which failover reads (e.g. 51 insufficient funds, 05 do not honor, 96 system error). */
+  iso8583ResponseCode: string;
+  merchantAdviceCode: string | null;
+  /** HARD_DECLINE stops the route; SOFT_FAILURE fails over (failover.ts). */
+  decision: 'HARD_DECLINE' | 'SOFT_FAILURE';
   /** Human message, our words. */
   message: string;
 }
