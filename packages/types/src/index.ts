@@ -19,7 +19,14 @@ export type OperationId = keyof operations;
 type Empty = Record<string, never>;
 type Params<K extends OperationId> = operations[K]['parameters'];
 type Part<P, Where extends string> = P extends { [W in Where]?: infer X } ? ([X] extends [never] ? Empty : [X] extends [undefined] ? Empty : NonNullable<X>) : Empty;
-type MediaBody<C> = C extends { 'application/json': infer B } ? B : C extends { 'application/problem+json': infer P } ? P : never;
+/** A reply's body: JSON, a problem, or text (an acknowledgement a provider expects, sent as given). */
+type MediaBody<C> = C extends { 'application/json': infer B }
+  ? B
+  : C extends { 'application/problem+json': infer P }
+    ? P
+    : C extends { 'text/plain': infer T }
+      ? T
+      : never;
 
 /** The JSON body an operation accepts (`undefined` for operations without one). */
 export type RequestBody<K extends OperationId> = operations[K] extends { requestBody: { content: infer C } }

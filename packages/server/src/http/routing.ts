@@ -54,8 +54,10 @@ export function parseJsonBody(checkRaw: (operation: OperationInfo, raw: Buffer) 
         verify: (req, res, buf) => {
           // Invalid UTF-8 would be decoded into U+FFFD silently and stored: refuse it instead.
           if (!isUtf8(buf)) throw Object.assign(new Error('The request body is not valid UTF-8.'), { status: 400, type: 'encoding.invalid' });
-          checkRaw((res as unknown as { locals: { operation: OperationInfo } }).locals.operation, buf);
-          if (req.headers['webhook-signature'] !== undefined) (req as typeof req & { rawBody?: Buffer }).rawBody = buf;
+          const operation = (res as unknown as { locals: { operation: OperationInfo } }).locals.operation;
+          checkRaw(operation, buf);
+          // Unauthenticated operations are the providers' notifications, each signed in its own scheme.
+          if (req.headers['webhook-signature'] !== undefined || operation.security === 'none') (req as typeof req & { rawBody?: Buffer }).rawBody = buf;
         },
       });
       parsers.set(bodyLimit, parser);

@@ -15,13 +15,17 @@ function completeProblem(req: Request, res: Response, body: Problem): Problem {
 
 /**
  * Sends a handler's reply. JSON goes through res.json, so the validator checks it against the spec when
- * response validation is on; problems get this request's id and path.
+ * response validation is on; problems get this request's id and path; a string is sent as text.
  */
 export function sendReply(req: Request, res: Response, reply: Reply): void {
   if (reply.headers) res.set(reply.headers);
   res.status(reply.status);
   if (reply.body === undefined) {
     res.end();
+  } else if (typeof reply.body === 'string') {
+    // Text a caller expects as is (a provider's notification acknowledgement): its own Content-Type or text/plain.
+    if (!res.get('Content-Type')) res.type('text/plain');
+    res.send(reply.body);
   } else if (reply.status >= 400) {
     res.type('application/problem+json').json(completeProblem(req, res, reply.body as Problem));
   } else {

@@ -30,7 +30,8 @@ export type NotificationOutcome =
 /** Statuses a payment can be charged back from: money was captured and no chargeback is open. */
 const CHARGEABLE = new Set(['SUCCEEDED']);
 
-class Rejected extends Error {
+/** A chargeback the payment's state or amounts refuse; thrown before anything is written. */
+export class Rejected extends Error {
   constructor(readonly problem: NotificationProblem) {
     super('notification rejected');
   }
@@ -71,7 +72,17 @@ export async function receiveNotification(
   }
 }
 
-async function applyChargeback(tx: Queryable, provider: PaymentProvider, event: ChargebackEvent): Promise<NotificationOutcome> {
+/**
+ * The chargeback applied to the payment `event.paymentId` (locked here). `via`: the connection it came
+ * through (provider notifications per connection), recorded on the chargeback transaction so its outcome
+ * is found by that connection only. Throws Rejected before any write.
+ */
+export async function applyChargeback(
+  tx: Queryable,
+  provider: PaymentProvider,
+  event: ChargebackEvent,
+  via?: { connectionId: string },
+): Promise<{ kind: 'processed'; payment: PaymentRow; transaction: TransactionRow }> {
   const payment = await repo.lockPaymentById(tx, event.paymentId);
   if (!payment) throw new Rejected(problem('PAYMENT_NOT_FOUND', `No payment ${event.paymentId}.`));
 
@@ -133,12 +144,13 @@ async function applyChargeback(tx: Queryable, provider: PaymentProvider, event: 
     },
     raw_response: event.rawBody,
     provider_transaction_id: event.chargebackId,
-    connection_data: connectionDataOf(provider),
+    connection_data: via ? purchase.connection_data : connectionDataOf(provider),
     merchant_advice_code: null,
     merchant_advice_code_message: null,
     payment_status_before: payment.status,
     payment_sub_status_before: payment.sub_status,
   });
+  if (via) await repo.setConnection(tx, chargeback.id, via.connectionId);
   const updated = await repo.updatePayment(tx, payment.id, { status: 'IN_DISPUTE', subStatus: 'RECEIVED' });
   await repo.insertHistory(tx, {
     id: randomUUID(),

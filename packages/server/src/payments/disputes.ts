@@ -17,7 +17,7 @@ import { recordChargebackEvent } from './events.js';
 import { checkEvidence, disputeCapProblem } from './evidence.js';
 import { toApiPayment, toDisputedPayment } from './mapper.js';
 import { enqueueEvidenceForward } from './outbox-topics.js';
-import { paymentsRepository as repo } from './repository.js';
+import { paymentsRepository as repo, type DisputeRow, type PaymentRow, type TransactionRow } from './repository.js';
 
 export type DisputeProblem =
   | ReturnType<typeof problem<'INVALID_ACCOUNT_ID'>>
@@ -113,6 +113,40 @@ export async function submitEvidence(
   return { ok: true, payment: toDisputedPayment(updated, chargeback) };
 }
 
+/**
+ * The issuer's decision recorded (the payment row locked by the caller): the chargeback WON or LOST, its
+ * dispute (if the merchant opened one) resolved, the payment back to its status before the chargeback
+ * (WON) or CHARGEBACK / LOST, with history and the payment.dispute.* event. Shared by the sandbox's
+ * resolve and the providers' dispute-outcome notifications (a provider may decide a chargeback the
+ * merchant never disputed: then there is no dispute row).
+ */
+export async function decideChargeback(
+  tx: Queryable,
+  payment: PaymentRow,
+  chargeback: TransactionRow,
+  dispute: DisputeRow | undefined,
+  outcome: 'WON' | 'LOST',
+): Promise<PaymentRow> {
+  const next =
+    outcome === 'WON'
+      ? { status: chargeback.payment_status_before ?? 'SUCCEEDED', subStatus: chargeback.payment_sub_status_before ?? 'APPROVED' }
+      : { status: 'CHARGEBACK', subStatus: 'LOST' };
+  const decided = await repo.setTransactionStatus(tx, chargeback.id, outcome);
+  if (dispute) await repo.resolveDispute(tx, dispute.id, outcome);
+  const updated = await repo.updatePayment(tx, payment.id, next);
+  await repo.insertHistory(tx, {
+    id: randomUUID(),
+    paymentId: payment.id,
+    status: next.status,
+    subStatus: next.subStatus,
+    transactionId: chargeback.id,
+    transactionStatus: outcome,
+    reason: outcome === 'WON' ? 'DISPUTE_WON' : 'DISPUTE_LOST',
+  });
+  await recordChargebackEvent(tx, updated, decided, outcome === 'WON' ? 'payment.dispute.won' : 'payment.dispute.lost');
+  return updated;
+}
+
 export type ResolveOutcome =
   | { ok: true; payment: Schemas['Payment'] }
   | { ok: false; problem: ReturnType<typeof problem<'PAYMENT_NOT_FOUND'>> | ReturnType<typeof problem<'INVALID_STATUS'>> };
@@ -130,23 +164,7 @@ export async function resolveDispute(db: Queryable, organizationId: string, paym
         problem: problem('INVALID_STATUS', `The payment is ${payment.status} / ${payment.sub_status}; only a dispute under review (IN_DISPUTE / PENDING_REVIEW) can be decided.`),
       };
     }
-    const next =
-      outcome === 'WON'
-        ? { status: chargeback.payment_status_before ?? 'SUCCEEDED', subStatus: chargeback.payment_sub_status_before ?? 'APPROVED' }
-        : { status: 'CHARGEBACK', subStatus: 'LOST' };
-    const decided = await repo.setTransactionStatus(tx, chargeback.id, outcome);
-    await repo.resolveDispute(tx, dispute.id, outcome);
-    const updated = await repo.updatePayment(tx, payment.id, next);
-    await repo.insertHistory(tx, {
-      id: randomUUID(),
-      paymentId: payment.id,
-      status: next.status,
-      subStatus: next.subStatus,
-      transactionId: chargeback.id,
-      transactionStatus: outcome,
-      reason: outcome === 'WON' ? 'DISPUTE_WON' : 'DISPUTE_LOST',
-    });
-    await recordChargebackEvent(tx, updated, decided, outcome === 'WON' ? 'payment.dispute.won' : 'payment.dispute.lost');
+    const updated = await decideChargeback(tx, payment, chargeback, dispute, outcome);
     const transactions = await repo.listTransactions(tx, payment.id);
     return { ok: true, payment: toApiPayment(updated, transactions, null, { rawResponse: false }) };
   });

@@ -41,3 +41,14 @@ export async function recordChargebackEvent(
     resourceId: payment.id,
   });
 }
+
+/** payment.operation.failed: a capture, cancel or refund the provider reported failed, and the payment after it was undone. */
+export async function recordOperationFailedEvent(tx: Queryable, payment: PaymentRow, failed: TransactionRow): Promise<void> {
+  await recordEvent(tx, {
+    organizationId: payment.organization_id,
+    accountId: payment.account_id,
+    type: 'payment.operation.failed',
+    data: { payment: await retrievalShape(tx, payment), transaction: toApiTransaction(failed, { rawResponse: false }) },
+    resourceId: payment.id,
+  });
+}

@@ -6,6 +6,7 @@ import type { Handlers, RequestContext } from '../context.js';
 import { describeFieldErrors, problem } from '../http/problems.js';
 import { UnsettledReply } from '../idempotency/idempotency.js';
 import { receiveNotification } from './chargebacks.js';
+import { receiveConnectionNotification } from './provider-notifications/receive.js';
 import { createPayment } from './create-payment.js';
 import { resolveDispute, submitEvidence } from './disputes.js';
 import { cancelOrRefundPayment, cancelPayment, capturePayment, refundPayment, type LifecycleContext, type LifecycleOutcome } from './lifecycle.js';
@@ -135,5 +136,22 @@ export const paymentHandlers = {
     });
     if (outcome.kind === 'rejected') return outcome.problem;
     return { status: 200, body: { received: true, duplicate: outcome.kind === 'duplicate' } };
+  },
+
+  async receiveConnectionNotification(request, ctx) {
+    const { db, services, log } = ctx.deps;
+    const raw = (request as { rawBody?: Buffer }).rawBody;
+    // Every header as received: each provider signs in its own (Stripe-Signature, x-signature, …).
+    const headers = (request as { headers: Record<string, string | undefined> }).headers;
+    const outcome = await receiveConnectionNotification(
+      { db, providers: services.providers, connectionBox: services.connectionBox, log },
+      request.params.connection_id,
+      raw?.toString('utf8'),
+      headers,
+    );
+    // One answer for an unknown connection and a bad signature: which connection ids exist is not told.
+    if (outcome.kind === 'unauthorized') return problem('INVALID_CREDENTIALS', 'The notification is not signed for this connection, or its signature is wrong or outside the accepted time window.');
+    const ack = outcome.acknowledgement;
+    return { status: 200, body: ack?.body ?? '', ...(ack ? { headers: { 'Content-Type': ack.contentType } } : {}) };
   },
 } satisfies Partial<Handlers>;

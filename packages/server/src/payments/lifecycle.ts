@@ -33,6 +33,7 @@ import { recordPaymentOutcome } from './events.js';
 import { toApiPayment } from './mapper.js';
 import { addDecimal, compareDecimal, subtractDecimal, toDecimal } from './money.js';
 import { inPaymentTransaction } from './payment-lock.js';
+import { applyParkedFor } from './provider-notifications/apply.js';
 import { paymentsRepository as repo, type PaymentRow, type TransactionRow } from './repository.js';
 
 export type LifecycleProblem =
@@ -314,6 +315,11 @@ export async function settleFollowUp(tx: Queryable, transactionId: string, answe
   };
   const settled = await attempts.record(tx, t.id, record, null);
   if (r?.outcome === 'SUCCEEDED') await apply(tx, payment, settled);
+  // A provider notification about this follow-up may have arrived before its answer: it applies now.
+  if (settled.connection_id) {
+    const subject = { id: settled.id, paymentId: settled.payment_id, connectionId: settled.connection_id, providerId: settled.provider_transaction_id || null };
+    await applyParkedFor(tx, { connectionId: settled.connection_id }, subject);
+  }
 }
 
 /** The payment change an approved follow-up makes, with its history entry and event. */

@@ -281,6 +281,11 @@ export const paymentsRepository = {
     return rows[0];
   },
 
+  /** Names the connection a transaction came through (a chargeback notified per connection). */
+  async setConnection(db: Queryable, id: string, connectionId: string): Promise<void> {
+    await db.query('UPDATE payment_transactions SET connection_id = $2 WHERE id = $1', [id, connectionId]);
+  },
+
   async setTransactionStatus(db: Queryable, id: string, status: string): Promise<TransactionRow> {
     const rows = await db.query<TransactionRow>(
       `UPDATE payment_transactions SET status = $2, updated_at = clock_timestamp() WHERE id = $1 RETURNING ${TRANSACTION_COLUMNS}`,

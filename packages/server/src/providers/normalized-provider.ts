@@ -30,6 +30,7 @@ import {
   token,
 } from './provider-values.js';
 import { boundedRawAnswer } from './raw-answer.js';
+import type { ConnectorEvent } from './connector.js';
 
 const ADAPTER = Symbol('the adapter behind a normalized provider');
 
@@ -62,8 +63,7 @@ export function normalizedProvider(p: PaymentProvider): PaymentProvider {
       ? {
           parseConnectionNotification: async (rawBody, headers, connection) => {
             const parsed = await p.parseConnectionNotification!(rawBody, headers, connection);
-            // TODO(notifications): normalize FOLLOW_UP_SETTLED and DISPUTE_CLOSED values as CHARGEBACK's are.
-            return { ...parsed, events: parsed.events.map((e) => (e.kind === 'CHARGEBACK' ? normalizeEvent(e) : e)) };
+            return { ...parsed, events: parsed.events.map(normalizeConnectorEvent) };
           },
         }
       : {}),
@@ -133,7 +133,7 @@ function normalizeAck(providerId: string, ack: DisputeEvidenceAck): DisputeEvide
  * left for chargebacks.ts to refuse (400), never stored as sent.
  */
 function normalizeEvent(e: ChargebackEvent): ChargebackEvent {
-  const id = (value: string, max: number) => providerReference(value, max) ?? cleanText(String(value), max);
+  const id = providerId;
   return {
     ...e,
     notificationId: id(e.notificationId, 128),
@@ -145,6 +145,47 @@ function normalizeEvent(e: ChargebackEvent): ChargebackEvent {
     reasonCode: token(e.reasonCode, /^[A-Za-z0-9._-]{1,16}$/),
     reasonDescription: optionalMessage(e.reasonDescription, 255),
   };
+}
+
+/** An id a provider sends: kept as a reference when usable, else as clean text of at most `max` characters. */
+const providerId = (value: string, max: number) => providerReference(value, max) ?? cleanText(String(value), max);
+const optionalId = (value: string | null | undefined, max: number) => (value === null || value === undefined ? null : providerId(value, max) || null);
+
+/**
+ * Every event of a connection's notification, normalized as a chargeback's are: ids to references (or
+ * clean text), amounts to exact decimals (an unusable one to null: nothing relies on it), reasons to
+ * bounded text; a value outside an event's fixed set makes the event unusable (thrown: a connector bug).
+ */
+export function normalizeConnectorEvent(e: ConnectorEvent): ConnectorEvent {
+  switch (e.kind) {
+    case 'CHARGEBACK':
+      return normalizeEvent(e);
+    case 'FOLLOW_UP_SETTLED':
+      if (!['CAPTURE', 'REFUND', 'VOID'].includes(e.operation) || !['CONFIRMED', 'FAILED'].includes(e.outcome)) {
+        throw new Error(`a FOLLOW_UP_SETTLED event with operation ${String(e.operation)} and outcome ${String(e.outcome)}`);
+      }
+      return {
+        kind: 'FOLLOW_UP_SETTLED',
+        notificationId: providerId(e.notificationId, 128),
+        operation: e.operation,
+        outcome: e.outcome,
+        reference: optionalId(e.reference, 64),
+        providerOperationId: optionalId(e.providerOperationId, 255),
+        providerTransactionId: optionalId(e.providerTransactionId, 255),
+        amount: e.amount === null || e.amount === undefined ? null : providerAmount(e.amount),
+        reason: optionalMessage(e.reason, 255),
+      };
+    case 'DISPUTE_CLOSED':
+      if (e.outcome !== 'WON' && e.outcome !== 'LOST') throw new Error(`a DISPUTE_CLOSED event with outcome ${String(e.outcome)}`);
+      return {
+        kind: 'DISPUTE_CLOSED',
+        notificationId: providerId(e.notificationId, 128),
+        providerTransactionId: providerId(e.providerTransactionId, 255),
+        chargebackId: providerId(e.chargebackId, 255),
+        outcome: e.outcome,
+        reason: optionalMessage(e.reason, 255),
+      };
+  }
 }
 
 /** The page a customer is sent to: an http(s) URL of sane length, else the answer is unusable. */

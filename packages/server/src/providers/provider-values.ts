@@ -29,6 +29,8 @@ export const RESPONSE_CODES: readonly string[] = [
   'CAPTURE_DECLINED',
   'VOID_DECLINED',
   'REFUND_DECLINED',
+  // A capture, cancel or refund the provider accepted, then reported failed in a notification.
+  'FAILED_AT_PROVIDER',
 ];
 const RESPONSE_CODE_SET: ReadonlySet<string> = new Set(RESPONSE_CODES);
 

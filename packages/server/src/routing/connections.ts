@@ -106,6 +106,39 @@ const cacheKey = (organizationId: string, connectionId: string) => `${organizati
 
 export function forgetConnection(organizationId: string, connectionId: string): void {
   cache.delete(cacheKey(organizationId, connectionId));
+  byId.delete(connectionId);
+}
+
+// The same for provider notifications, which name only the connection (POST
+// /v1/provider-notifications/{connection_id}): looked up by id alone, its organization with it.
+const byId = new Map<string, { at: number; organizationId: string; connection: UsableConnection }>();
+
+/**
+ * The connection named by a provider notification and its organization, credentials opened; undefined
+ * when no connection has this id. Cached like openConnection, so a flood of notifications for one
+ * connection costs one lookup every few seconds.
+ */
+export async function openConnectionById(
+  db: Queryable,
+  box: ConnectionBox,
+  connectionId: string,
+): Promise<{ organizationId: string; connection: UsableConnection } | undefined> {
+  const hit = byId.get(connectionId);
+  if (hit && Date.now() - hit.at < CACHE_TTL_MS) return hit;
+  const row = await repo.findSealedConnectionById(db, connectionId);
+  if (!row) {
+    byId.delete(connectionId);
+    return undefined;
+  }
+  const credentials = box.open(row.id, { ciphertext: row.ciphertext, iv: row.iv, tag: row.tag, keyId: row.key_id });
+  const entry = {
+    at: Date.now(),
+    organizationId: row.organization_id,
+    connection: { connectionId: row.id, providerId: row.provider_id, name: row.name, enabled: row.enabled, context: { connectionId: row.id, credentials, timeoutMs: row.timeout_ms } },
+  };
+  if (byId.size >= CACHE_MAX) byId.delete(byId.keys().next().value!);
+  byId.set(connectionId, entry);
+  return entry;
 }
 
 /**

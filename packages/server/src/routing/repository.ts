@@ -71,6 +71,12 @@ export const routingRepository = {
     return rows[0];
   },
 
+  /** A connection by id alone, with its sealed credentials (provider notifications name only the connection). */
+  async findSealedConnectionById(db: Queryable, id: string): Promise<SealedConnectionRow | undefined> {
+    const rows = await db.query<SealedConnectionRow>(`SELECT ${CONNECTION_COLUMNS}, ciphertext, iv, tag, key_id FROM provider_connections WHERE id = $1`, [id]);
+    return rows[0];
+  },
+
   /** Only the fields given change; undefined when the organization has no such connection. */
   async updateConnection(
     db: Queryable,

@@ -18,6 +18,7 @@ export const EVENT_TYPES = [
   'payment.captured',
   'payment.canceled',
   'payment.refunded',
+  'payment.operation.failed',
 ] as const satisfies readonly Schemas['WebhookEventType'][];
 
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -37,6 +38,7 @@ export interface EventEnvelopes {
   'payment.captured': Schemas['EventPaymentCaptured'];
   'payment.canceled': Schemas['EventPaymentCanceled'];
   'payment.refunded': Schemas['EventPaymentRefunded'];
+  'payment.operation.failed': Schemas['EventPaymentOperationFailed'];
 }
 
 /** Any event envelope as POSTed to an endpoint. */

@@ -548,6 +548,49 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/provider-notifications/{connection_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The `connection_id` of the connection the provider notifies about: register `https://<your payorch host>/v1/provider-notifications/<connection_id>` as the webhook URL in the provider's dashboard, one per connection. An id that names no connection is answered like a bad signature (`401`), so the answer never tells which ids exist.
+                 * @example 3f6b2a1c-8d4e-4f7a-9b0c-1d2e3f4a5b6c
+                 */
+                connection_id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receive a provider's notification for one connection
+         * @description Where a real provider (and the sandbox acquirers) send their notifications: asynchronous capture,
+         *     cancel and refund confirmations or failures, chargebacks and dispute outcomes. Not authenticated by
+         *     merchant credentials: the body is verified FIRST, over its exact bytes, with the connection's own
+         *     secret and in the provider's own scheme (Stripe `Stripe-Signature`, Adyen's HMAC on each item,
+         *     Mercado Pago `x-signature`; the sandbox acquirers sign per Standard Webhooks). A missing, wrong or
+         *     stale signature, an unknown connection id, or a connection whose provider sends no notifications
+         *     all answer `401` and change nothing. The body is bounded (256 KiB, `413` past it); the only work
+         *     before the signature is checked is the connection's lookup (cached).
+         *
+         *     Once verified, each event the notification carries is applied in its own database transaction and
+         *     recorded by (connection, the provider's notification id): a re-delivery changes nothing twice.
+         *     Events the service does not act on (an unknown type, a payment of no organization of this
+         *     connection) are acknowledged and ignored, so the provider stops retrying. An outcome that arrives
+         *     before what it is about (a refund's failure before its answer was recorded, a dispute's outcome
+         *     before its chargeback) is kept and applied when that lands. See the provider notifications guide.
+         *
+         *     The answer is what the provider expects: `200` with its acknowledgement as text (Adyen
+         *     `[accepted]`), else an empty `200`.
+         */
+        post: operations["receiveConnectionNotification"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhook-endpoints": {
         parameters: {
             query?: never;
@@ -1916,6 +1959,73 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "payment.operation.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.operation.failed
+         * @description A capture, cancel or refund did not go through after all (the provider's notification said so): the transaction is `DECLINED` (`FAILED_AT_PROVIDER`) and what it changed is undone. POSTed to each enabled endpoint subscribed to `payment.operation.failed` or `*`, signed per Standard
+         *     Webhooks with the endpoint's secret(s): verify `webhook-signature` over the raw body (for example with
+         *     `verifyWebhook` of @payorch/client or the `standardwebhooks` library), reject a `webhook-timestamp`
+         *     more than 5 minutes off, and deduplicate on `webhook-id` (the event's `id`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description Standard Webhooks message id.
+                     * @example 7e5c3a1b-9d2f-4e68-8a0b-4c6e8f0a2b3d
+                     */
+                    "webhook-id": components["parameters"]["WebhookId"];
+                    /**
+                     * @description Standard Webhooks timestamp (Unix seconds); stale timestamps are rejected.
+                     * @example 1795412645
+                     */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                    /**
+                     * @description Standard Webhooks signature(s), `v1,<base64>` separated by spaces.
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": components["parameters"]["WebhookSignature"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["EventPaymentOperationFailed"];
+                };
+            };
+            responses: {
+                /** @description Any 2xx answered within 10 seconds acknowledges the event; it is not sent again. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Any other answer (a 4xx for a signature the receiver rejects, a 5xx, a redirect or no answer) makes the event retried with backoff for about 24 hours. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -2404,6 +2514,8 @@ export interface components {
             /** @description True when this notification id had already been processed (nothing was changed). */
             duplicate: boolean;
         };
+        /** @description A provider's notification, in the provider's own shape (a Stripe event, an Adyen notification batch, a Mercado Pago notification, a sandbox acquirer's notification). Any JSON object is accepted here: it is read only once its signature is verified with the connection's secret, by the connector of the connection's provider. The example is a sandbox acquirer's: `type` is `CHARGEBACK`, `FOLLOW_UP_SETTLED` or `DISPUTE_CLOSED` (anything else is acknowledged and ignored). */
+        ConnectionNotification: Record<string, never>;
         /** @description Creates a merchant organization with its first account and key pair. */
         CreateOrganizationRequest: {
             name: string;
@@ -3091,6 +3203,39 @@ export interface components {
              */
             created_at: string;
             data: components["schemas"]["EventPaymentData"];
+        };
+        /** @description The `payment.operation.failed` event. A capture, cancel or refund did not go through after all: the provider said so in a notification (for example Adyen `REFUND_FAILED`, Stripe `refund.failed`). The transaction is `DECLINED` with response code `FAILED_AT_PROVIDER`, and what it had changed is undone: a refund's amount is refundable again, a capture's authorization is `PENDING` / `AUTHORIZED` again, a cancel's too. Sent as the body of a signed POST to every enabled webhook endpoint subscribed to it (or to `*`). */
+        EventPaymentOperationFailed: {
+            /**
+             * Format: uuid
+             * @description The event's id; also the `webhook-id` header. The same on every retry and redelivery, so deduplicate on it.
+             */
+            id: string;
+            /**
+             * @description The kind of resource the event is about (Yuno's `type`).
+             * @constant
+             */
+            type: "payment";
+            /**
+             * @description What happened (Yuno's `type_event`); the event type endpoints subscribe to.
+             * @constant
+             */
+            type_event: "payment.operation.failed";
+            /** @description The account the resource belongs to, when it belongs to one. */
+            account_id: string | null;
+            /** @description How many earlier delivery attempts of this event to this endpoint there were (0 on the first). */
+            retry: number;
+            /**
+             * @description Version of the envelope and data shapes.
+             * @constant
+             */
+            version: 1;
+            /**
+             * Format: date-time
+             * @description When the event happened (the state change it announces).
+             */
+            created_at: string;
+            data: components["schemas"]["EventOperationFailedData"];
         };
         /** @description How payments of one account and payment method go to providers. */
         Routing: {
@@ -3898,7 +4043,7 @@ export interface components {
          */
         TransactionType: "PURCHASE" | "AUTHORIZE" | "CAPTURE" | "VERIFY" | "REFUND" | "CANCEL" | "CHARGEBACK";
         /**
-         * @description Status of a transaction. A chargeback is CREATED when received and stays CREATED while it is disputed; WON or LOST is its dispute outcome. A provider call (a payment attempt, a capture, cancel or refund) is PENDING until its provider's answer is recorded, by the request or by reconciliation; a refused capture, cancel or refund stays as DECLINED or ERROR, and the payment is unchanged.
+         * @description Status of a transaction. A chargeback is CREATED when received and stays CREATED while it is disputed; WON or LOST is its dispute outcome. A provider call (a payment attempt, a capture, cancel or refund) is PENDING until its provider's answer is recorded, by the request or by reconciliation; a refused capture, cancel or refund stays as DECLINED or ERROR, and the payment is unchanged. A capture, cancel or refund the provider accepted and later reported failed (its notification) becomes DECLINED with response code FAILED_AT_PROVIDER, and what it changed on the payment is undone (event payment.operation.failed).
          * @enum {string}
          */
         TransactionStatus: "CREATED" | "PENDING" | "SUCCEEDED" | "DECLINED" | "REJECTED" | "ERROR" | "CANCELED" | "EXPIRED" | "WON" | "LOST";
@@ -4218,12 +4363,12 @@ export interface components {
          * @description An event type to receive, or `*` for every event type (including ones added later).
          * @enum {string}
          */
-        WebhookEventSubscription: "*" | "enrollment.enrolled" | "enrollment.declined" | "enrollment.unenrolled" | "payment.succeeded" | "payment.declined" | "payment.chargeback" | "payment.dispute.submitted" | "payment.dispute.won" | "payment.dispute.lost" | "payment.authorized" | "payment.captured" | "payment.canceled" | "payment.refunded";
+        WebhookEventSubscription: "*" | "enrollment.enrolled" | "enrollment.declined" | "enrollment.unenrolled" | "payment.succeeded" | "payment.declined" | "payment.chargeback" | "payment.dispute.submitted" | "payment.dispute.won" | "payment.dispute.lost" | "payment.authorized" | "payment.captured" | "payment.canceled" | "payment.refunded" | "payment.operation.failed";
         /**
          * @description An event type a webhook endpoint can receive (the envelope's `type_event`).
          * @enum {string}
          */
-        WebhookEventType: "enrollment.enrolled" | "enrollment.declined" | "enrollment.unenrolled" | "payment.succeeded" | "payment.declined" | "payment.chargeback" | "payment.dispute.submitted" | "payment.dispute.won" | "payment.dispute.lost" | "payment.authorized" | "payment.captured" | "payment.canceled" | "payment.refunded";
+        WebhookEventType: "enrollment.enrolled" | "enrollment.declined" | "enrollment.unenrolled" | "payment.succeeded" | "payment.declined" | "payment.chargeback" | "payment.dispute.submitted" | "payment.dispute.won" | "payment.dispute.lost" | "payment.authorized" | "payment.captured" | "payment.canceled" | "payment.refunded" | "payment.operation.failed";
         /** @description One HTTP attempt to deliver an event to an endpoint. */
         WebhookDeliveryAttempt: {
             /** @description 1 for the first attempt, then counting every retry and redelivery. */
@@ -4311,6 +4456,11 @@ export interface components {
         };
         /** @description The data of `payment.chargeback` and `payment.dispute.*`: the payment at the time of the event and the chargeback transaction the event is about. */
         EventChargebackData: {
+            payment: components["schemas"]["Payment"];
+            transaction: components["schemas"]["Transaction"];
+        };
+        /** @description The data of `payment.operation.failed`: the payment after the failure was applied and the capture, cancel or refund transaction that failed. */
+        EventOperationFailedData: {
             payment: components["schemas"]["Payment"];
             transaction: components["schemas"]["Transaction"];
         };
@@ -5819,6 +5969,59 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    receiveConnectionNotification: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Standard Webhooks message id (the sandbox acquirers' scheme; other providers send their own headers).
+                 * @example msg_2b3d4e5f6a7b8c9d
+                 */
+                "webhook-id"?: string;
+                /**
+                 * @description Standard Webhooks timestamp (Unix seconds), sandbox acquirers only; stale timestamps are refused.
+                 * @example 1795412645
+                 */
+                "webhook-timestamp"?: string;
+                /**
+                 * @description Standard Webhooks signature(s), `v1,<base64>` separated by spaces (sandbox acquirers only).
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature"?: string;
+            };
+            path: {
+                /**
+                 * @description The `connection_id` of the connection the provider notifies about: register `https://<your payorch host>/v1/provider-notifications/<connection_id>` as the webhook URL in the provider's dashboard, one per connection. An id that names no connection is answered like a bad signature (`401`), so the answer never tells which ids exist.
+                 * @example 3f6b2a1c-8d4e-4f7a-9b0c-1d2e3f4a5b6c
+                 */
+                connection_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConnectionNotification"];
+            };
+        };
+        responses: {
+            /** @description Verified and acknowledged (applied, ignored, kept for later, or seen before). The body is the provider's expected acknowledgement when it has one (Adyen `[accepted]`), else empty. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];

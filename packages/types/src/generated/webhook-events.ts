@@ -32,6 +32,8 @@ export interface WebhookEventMap {
     "payment.canceled": components["schemas"]["EventPaymentCanceled"];
     /** Money was refunded: the payment is `REFUNDED` / `REFUNDED`, or `SUCCEEDED` / `PARTIALLY_REFUNDED` after a partial refund. */
     "payment.refunded": components["schemas"]["EventPaymentRefunded"];
+    /** A capture, cancel or refund did not go through after all (the provider's notification said so): the transaction is `DECLINED` (`FAILED_AT_PROVIDER`) and what it changed is undone. */
+    "payment.operation.failed": components["schemas"]["EventPaymentOperationFailed"];
 }
 
 /** Every `type_event` a webhook endpoint can receive. */

@@ -21,6 +21,8 @@ import { chargebackReason, describeReasonCode } from './chargeback-reasons.js';
 import { API_BASE_PATH } from '../../vault/brand-icons.js';
 import { loadNotificationSecret } from './notification-secret.js';
 import { sandboxRepository } from './repository.js';
+import { sandboxConnectionEvents } from './sandbox-notifications.js';
+import type { ParsedNotification } from '../connector.js';
 import type { PurposeBox } from '../../vault/crypto/secret-box.js';
 
 /** The provider id sandbox notifications arrive under (/v1/providers/sandbox/notifications), for both acquirers. */
@@ -135,11 +137,11 @@ export abstract class SandboxProvider implements PaymentProvider {
     return { providerDisputeId: stored.providerDisputeId, duplicate: stored.deliveries > 1 };
   }
 
-  async parseNotification(rawBody: string, headers: Partial<WebhookHeaders>): Promise<ChargebackEvent> {
+  /** The body once its Standard Webhooks signature (the sandbox's secret) is verified; NotificationSignatureError otherwise. */
+  private async verified(rawBody: string, headers: Partial<WebhookHeaders>): Promise<unknown> {
     const webhook = new Webhook(await this.notificationSecret());
-    let parsed: unknown;
     try {
-      parsed = webhook.verify(rawBody, {
+      return webhook.verify(rawBody, {
         'webhook-id': headers['webhook-id'] ?? '',
         'webhook-timestamp': headers['webhook-timestamp'] ?? '',
         'webhook-signature': headers['webhook-signature'] ?? '',
@@ -148,6 +150,25 @@ export abstract class SandboxProvider implements PaymentProvider {
       if (err instanceof WebhookVerificationError) throw new NotificationSignatureError(err.message);
       throw err;
     }
+  }
+
+  /**
+   * Notifications per connection (POST /v1/provider-notifications/{connection_id}), as a real provider
+   * sends them: signed with the sandbox's one secret (the connection's credentials are the acquirer's API
+   * keys, not a signing secret), one event per notification, any of the three kinds
+   * (sandbox-notifications.ts says the shapes); another type, or a body not of that shape, yields none.
+   */
+  async parseConnectionNotification(rawBody: string, headers: Readonly<Record<string, string | undefined>>): Promise<ParsedNotification> {
+    const parsed = await this.verified(rawBody, {
+      'webhook-id': headers['webhook-id'],
+      'webhook-timestamp': headers['webhook-timestamp'],
+      'webhook-signature': headers['webhook-signature'],
+    });
+    return { events: sandboxConnectionEvents(parsed, rawBody) };
+  }
+
+  async parseNotification(rawBody: string, headers: Partial<WebhookHeaders>): Promise<ChargebackEvent> {
+    const parsed = await this.verified(rawBody, headers);
     const body = parsed as {
       id: string;
       type: string;

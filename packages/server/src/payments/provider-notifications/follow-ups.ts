@@ -1,0 +1,114 @@
+/**
+ * A provider's later word on a capture, cancel or refund it had answered (FOLLOW_UP_SETTLED):
+ *   transaction PENDING   (its answer not recorded yet)  CONFIRMED → settled as approved (settleFollowUp)
+ *                                                        FAILED    → settled as DECLINED, reservation released
+ *   transaction SUCCEEDED (the provider had accepted it) CONFIRMED → nothing changes (recorded UNCHANGED)
+ *                                                        FAILED    → undone: DECLINED / FAILED_AT_PROVIDER,
+ *                                                                    the payment as it was before it
+ *   transaction DECLINED / ERROR                         FAILED    → nothing changes; CONFIRMED → ignored (a conflict, logged)
+ * Every failure is announced as payment.operation.failed. The caller holds the payment's lock.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Queryable } from '../../db/database.js';
+import { orchestrationRepository as attempts } from '../../orchestration/repository.js';
+import type { ConnectorEvent } from '../../providers/connector.js';
+import type { ProviderResult } from '../../providers/provider.js';
+import { recordOperationFailedEvent } from '../events.js';
+import { settleFollowUp } from '../lifecycle.js';
+import { compareDecimal, subtractDecimal } from '../money.js';
+import { paymentsRepository as repo, type PaymentRow, type TransactionRow } from '../repository.js';
+import { notificationsRepository as notifications } from './repository.js';
+import type { Applied } from './apply.js';
+
+type FollowUpSettled = Extract<ConnectorEvent, { kind: 'FOLLOW_UP_SETTLED' }>;
+
+/** Our transaction type for the connector's operation. */
+const TYPE_OF: Record<FollowUpSettled['operation'], string> = { CAPTURE: 'CAPTURE', REFUND: 'REFUND', VOID: 'CANCEL' };
+
+const failureMessage = (e: FollowUpSettled) => e.reason ?? `The provider reported that the ${e.operation.toLowerCase()} failed.`;
+
+/** The provider's notification as the answer settleFollowUp records for a PENDING follow-up. */
+function answerOf(e: FollowUpSettled): ProviderResult {
+  const confirmed = e.outcome === 'CONFIRMED';
+  return {
+    outcome: confirmed ? 'SUCCEEDED' : 'DECLINED',
+    providerTransactionId: e.providerOperationId ?? '',
+    responseCode: confirmed ? 'SUCCEEDED' : 'FAILED_AT_PROVIDER',
+    responseMessage: confirmed ? `The provider confirmed the ${e.operation.toLowerCase()}.` : failureMessage(e),
+    iso8583ResponseCode: confirmed ? '00' : '05',
+    iso8583ResponseMessage: confirmed ? 'Approved' : 'Do not honor',
+    merchantAdviceCode: null,
+    merchantAdviceCodeMessage: null,
+    authorizationCode: null,
+    retrievalReferenceNumber: null,
+    rawResponse: { notification_id: e.notificationId, operation: e.operation, outcome: e.outcome },
+  };
+}
+
+export async function settleByNotification(tx: Queryable, e: FollowUpSettled, transactionId: string): Promise<Applied> {
+  const t = await attempts.find(tx, transactionId);
+  if (!t) return { state: 'IGNORED', detail: `no transaction ${transactionId}` };
+  if (t.type !== TYPE_OF[e.operation]) return { state: 'IGNORED', detail: `names a ${e.operation}, but transaction ${t.id} is a ${t.type}` };
+  if (t.status === 'PENDING') {
+    await settleFollowUp(tx, t.id, { kind: 'answered', result: answerOf(e) });
+    if (e.outcome === 'FAILED') {
+      const payment = (await repo.lockPaymentById(tx, t.payment_id))!;
+      await recordOperationFailedEvent(tx, payment, (await repo.findTransaction(tx, payment.id, t.id))!);
+    }
+    return { state: 'APPLIED', detail: null };
+  }
+  if (t.status === 'SUCCEEDED') {
+    if (e.outcome === 'CONFIRMED') return { state: 'UNCHANGED', detail: null };
+    await undoFollowUp(tx, t, failureMessage(e));
+    return { state: 'APPLIED', detail: null };
+  }
+  if (e.outcome === 'FAILED') return { state: 'UNCHANGED', detail: null };
+  return { state: 'IGNORED', detail: `the provider confirms transaction ${t.id}, recorded as ${t.status}: left as recorded` };
+}
+
+/** A follow-up the provider had accepted did not go through: its effect on the payment is undone. */
+async function undoFollowUp(tx: Queryable, t: TransactionRow, message: string): Promise<void> {
+  const payment = (await repo.lockPaymentById(tx, t.payment_id))!;
+  await notifications.markFailed(tx, t.id, message);
+  const next = await undone(tx, payment, t);
+  const updated = await repo.updatePayment(tx, payment.id, next);
+  await repo.insertHistory(tx, {
+    id: randomUUID(),
+    paymentId: payment.id,
+    status: next.status,
+    subStatus: next.subStatus,
+    transactionId: t.id,
+    transactionStatus: 'DECLINED',
+    reason: 'FAILED_AT_PROVIDER',
+  });
+  await recordOperationFailedEvent(tx, updated, (await repo.findTransaction(tx, payment.id, t.id))!);
+}
+
+const atLeastZero = (d: string) => (compareDecimal(d, '0') < 0 ? '0' : d);
+
+/**
+ * The payment without the follow-up: a refund's amount is refundable again, a capture's authorization
+ * uncaptured again, a cancel's authorization standing again. While a chargeback is open (or lost) the
+ * dispute keeps the status: only the amounts change, as an approved refund does then.
+ */
+async function undone(tx: Queryable, payment: PaymentRow, t: TransactionRow): Promise<{ status: string; subStatus: string; captured?: string; refunded?: string }> {
+  const same = { status: payment.status, subStatus: payment.sub_status };
+  if (t.type === 'REFUND') {
+    const refunded = atLeastZero(subtractDecimal(payment.amount_refunded, t.amount));
+    if (payment.status !== 'SUCCEEDED' && payment.status !== 'REFUNDED') return { ...same, refunded };
+    if (compareDecimal(refunded, '0') > 0) return { status: 'SUCCEEDED', subStatus: 'PARTIALLY_REFUNDED', refunded };
+    // Nothing refunded any more: the sub-status the payment had before its first refund.
+    const first = (await repo.listTransactions(tx, payment.id)).find(
+      (x) => x.type === 'REFUND' && x.payment_status_before === 'SUCCEEDED' && x.payment_sub_status_before !== 'PARTIALLY_REFUNDED',
+    );
+    return { status: 'SUCCEEDED', subStatus: first?.payment_sub_status_before ?? 'APPROVED', refunded };
+  }
+  if (t.type === 'CAPTURE') {
+    const captured = atLeastZero(subtractDecimal(payment.amount_captured, t.amount));
+    const stillCaptured = payment.status === 'SUCCEEDED' && (payment.sub_status === 'CAPTURED' || payment.sub_status === 'PARTIALLY_CAPTURED');
+    if (!stillCaptured) return { ...same, captured };
+    return { status: t.payment_status_before ?? 'PENDING', subStatus: t.payment_sub_status_before ?? 'AUTHORIZED', captured };
+  }
+  if (payment.status === 'CANCELED') return { status: t.payment_status_before ?? 'PENDING', subStatus: t.payment_sub_status_before ?? 'AUTHORIZED' };
+  return same;
+}
