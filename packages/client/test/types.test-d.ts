@@ -194,6 +194,9 @@ describe('webhook events', () => {
       case 'payment.dispute.lost':
         expectTypeOf(event.type).toEqualTypeOf<'payment'>();
         break;
+      case 'payment.operation.failed':
+        expectTypeOf(event.data.transaction).toEqualTypeOf<Schemas['Transaction']>();
+        break;
       default:
         // every event of the spec is handled above
         expectTypeOf(event).toBeNever();
