@@ -204,9 +204,9 @@ for (const backend of backends()) {
       const refund = refunded.transactions.at(-1)!;
       await delivered(t, p.connectionId, await sandboxNotification(t, 'FOLLOW_UP_SETTLED', { operation: 'REFUND', outcome: 'FAILED', reference: refund.id }));
       const list = (await (await t.fetch('/events?type=payment.operation.failed&limit=100')).json()) as Schemas['EventList'];
-      const event = list.events.find((e) => (e.data as { payment: Payment }).payment.id === p.paymentId);
+      const event = list.events.find((e) => (e.data as unknown as { payment: Payment }).payment.id === p.paymentId);
       expect(event, JSON.stringify(list)).toBeDefined();
-      const data = event!.data as Schemas['EventPaymentOperationFailed']['data'];
+      const data = event!.data as unknown as Schemas['EventPaymentOperationFailed']['data'];
       expectSchema('EventPaymentOperationFailed', { ...event, retry: 0, version: 1 });
       expect(data.transaction).toMatchObject({ id: refund.id, type: 'REFUND', status: 'DECLINED', response_code: 'FAILED_AT_PROVIDER' });
       expect(data.payment).toMatchObject({ status: 'SUCCEEDED', amount: { refunded: 0 } });

@@ -21,10 +21,14 @@ export class NotImplementedError extends Error {
 type ValidatorError = Error & { status?: number; errors?: { path?: string; message?: string }[]; type?: string; expose?: boolean; limit?: number };
 
 function fieldErrors(err: ValidatorError): FieldError[] {
-  return (err.errors ?? []).map((e) => ({
-    path: (e.path ?? '').replace(/^\.?/, '').replace(/^(?!\/)/, '/').replace(/\./g, '/'),
-    message: e.message ?? 'is invalid',
-  }));
+  return (err.errors ?? []).map((e) => ({ path: pointerOf(e.path ?? ''), message: e.message ?? 'is invalid' }));
+}
+
+/** The validator's path as a JSON pointer. Query parameters are flat: a name with a dot (`data.id`) is one segment. */
+function pointerOf(path: string): string {
+  const query = /^[./]?query[./](.+)$/.exec(path);
+  if (query) return `/query/${query[1]}`;
+  return path.replace(/^\.?/, '').replace(/^(?!\/)/, '/').replace(/\./g, '/');
 }
 
 export function errorHandler(log: Logger): ErrorRequestHandler {

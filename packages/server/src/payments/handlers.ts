@@ -148,6 +148,7 @@ export const paymentHandlers = {
       request.params.connection_id,
       raw?.toString('utf8'),
       headers,
+      request.query,
     );
     // One answer for an unknown connection and a bad signature: which connection ids exist is not told.
     if (outcome.kind === 'unauthorized') return problem('INVALID_CREDENTIALS', 'The notification is not signed for this connection, or its signature is wrong or outside the accepted time window.');

@@ -106,7 +106,13 @@ export interface ConnectionNotifications {
    * Verifies the signature over the raw body with the connection's credentials, then translates.
    * Throws NotificationSignatureError (./provider.ts) for a missing, wrong or stale signature.
    */
-  parseConnectionNotification(rawBody: string, headers: Readonly<Record<string, string | undefined>>, connection: ConnectionContext): Promise<ParsedNotification>;
+  parseConnectionNotification(
+    rawBody: string,
+    headers: Readonly<Record<string, string | undefined>>,
+    connection: ConnectionContext,
+    /** The query parameters the provider appended to the registered URL (Mercado Pago: `data.id`, `type`), when any. */
+    query?: Readonly<Record<string, string | undefined>>,
+  ): Promise<ParsedNotification>;
 }
 
 export interface Connector {

@@ -61,8 +61,8 @@ export function normalizedProvider(p: PaymentProvider): PaymentProvider {
     parseNotification: async (rawBody, headers) => normalizeEvent(await p.parseNotification(rawBody, headers)),
     ...(p.parseConnectionNotification
       ? {
-          parseConnectionNotification: async (rawBody, headers, connection) => {
-            const parsed = await p.parseConnectionNotification!(rawBody, headers, connection);
+          parseConnectionNotification: async (rawBody, headers, connection, query) => {
+            const parsed = await p.parseConnectionNotification!(rawBody, headers, connection, query);
             return { ...parsed, events: parsed.events.map(normalizeConnectorEvent) };
           },
         }

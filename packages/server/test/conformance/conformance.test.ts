@@ -233,6 +233,7 @@ for (const backend of backends()) {
         organizationIds: [],
         webhookEndpointIds: [],
         deliveries: [],
+        notifiedConnectionIds: [],
         receiverUrl: '',
       };
       beforeAll(async () => {
@@ -253,6 +254,7 @@ for (const backend of backends()) {
         await attempt(async () => void hints.chargebacks.push(await fx.chargeback(), await fx.chargeback()));
         await attempt(async () => void hints.webhookEndpointIds.push(await fx.webhookEndpoint()));
         await attempt(async () => void hints.deliveries.push(await fx.delivery()));
+        await attempt(async () => void hints.notifiedConnectionIds.push(...Object.values(await fx.connections())));
       });
 
       it.each(byOperation)('$id: valid requests never get 400, 401, 413, 415 or a 5xx', async ({ op }) => {

@@ -5977,7 +5977,28 @@ export interface operations {
     };
     receiveConnectionNotification: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Mercado Pago appends the notified resource's id to the registered URL (its `x-signature` covers it).
+                 * @example 123456789
+                 */
+                "data.id"?: string;
+                /**
+                 * @description Mercado Pago appends the notification's topic (`payment`, `chargebacks`, …).
+                 * @example payment
+                 */
+                type?: string;
+                /**
+                 * @description Mercado Pago's older notifications (IPN) name their topic here.
+                 * @example payment
+                 */
+                topic?: string;
+                /**
+                 * @description Mercado Pago's older notifications (IPN) name the resource's id here.
+                 * @example 123456789
+                 */
+                id?: string;
+            };
             header?: {
                 /**
                  * @description Standard Webhooks message id (the sandbox acquirers' scheme; other providers send their own headers).

@@ -35,6 +35,7 @@ export async function receiveConnectionNotification(
   connectionId: string,
   rawBody: string | undefined,
   headers: Readonly<Record<string, string | undefined>>,
+  query: Readonly<Record<string, string | undefined>> = {},
 ): Promise<ReceiveOutcome> {
   if (!CONNECTION_ID.test(connectionId)) return { kind: 'unauthorized', why: 'unknown connection' };
   const opened = await openConnectionById(deps.db, deps.connectionBox, connectionId.toLowerCase());
@@ -45,7 +46,7 @@ export async function receiveConnectionNotification(
   let parsed: ParsedNotification;
   try {
     if (rawBody === undefined) throw new NotificationSignatureError('no body');
-    parsed = await provider.parseConnectionNotification(rawBody, headers, opened.connection.context);
+    parsed = await provider.parseConnectionNotification(rawBody, headers, opened.connection.context, query);
   } catch (err) {
     if (err instanceof NotificationSignatureError) return { kind: 'unauthorized', why: 'bad signature' };
     throw err;

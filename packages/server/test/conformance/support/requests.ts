@@ -20,6 +20,8 @@ export interface FuzzHints {
   organizationIds: string[];
   webhookEndpointIds: string[];
   deliveries: { endpointId: string; deliveryId: string }[];
+  /** Connections a provider notification may name (the sandbox's): another id is answered 401 like a bad signature. */
+  notifiedConnectionIds: string[];
   /** A local receiver for webhook deliveries: the server must never be pointed at the internet. */
   receiverUrl: string;
 }
@@ -159,6 +161,11 @@ export function validRequest(op: SpecOperation, hints: FuzzHints): fc.Arbitrary<
   if (path.some((p) => p.name === 'delivery_id') && hints.deliveries.length > 0) {
     const pair = fc.constantFrom(...hints.deliveries).map((d) => ({ webhook_endpoint_id: d.endpointId, delivery_id: d.deliveryId }));
     pathArb = fc.oneof({ weight: 3, arbitrary: pair }, { weight: 1, arbitrary: pathArb });
+  }
+  // A provider notification names a real connection (an unknown one is 401, as a bad signature is); the
+  // merchant's own connection operations keep random ids (they must not PATCH the suite's connections).
+  if (op.security === 'none' && path.some((p) => p.name === 'connection_id') && hints.notifiedConnectionIds.length > 0) {
+    pathArb = fc.constantFrom(...hints.notifiedConnectionIds).map((id) => ({ connection_id: id }));
   }
   let bodyArb: fc.Arbitrary<unknown> = fc.constant(undefined);
   if (op.body) {
