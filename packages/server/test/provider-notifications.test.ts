@@ -11,7 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandboxAcquirers, type SandboxAcquirers } from '../src/providers/sandbox/acquirers.js';
 import { expectProblem, expectSchema } from './support/assertions.js';
 import { backends, useServer, type TestServer } from './support/harness.js';
-import { authorizedPayment, createPayment, getPayment, paymentBody, postLifecycle, postPayment } from './support/payments.js';
+import { authorizedPayment, createPayment, evidence, getPayment, paymentBody, postDispute, postLifecycle, postPayment } from './support/payments.js';
 import { connectionOf, postConnectionNotification, sandboxNotification, type Signed } from './support/provider-notifications.js';
 
 type Payment = Schemas['Payment'];
@@ -186,6 +186,24 @@ for (const backend of backends()) {
           },
         }),
       ),
+      {
+        name: 'DISPUTE_CLOSED WON after the merchant disputed with evidence: the dispute is resolved too',
+        async run() {
+          const p = await purchased(t);
+          const chargebackId = `cb_${randomUUID()}`;
+          await delivered(t, p.connectionId, await sandboxNotification(t, 'CHARGEBACK', chargebackData(p.providerTransactionId, chargebackId)));
+          const chargeback = (await getPayment(t, p.paymentId)).transactions.at(-1)!;
+          const res = await postDispute(t, p.paymentId, chargeback.id, { evidence: [evidence()] });
+          expect(res.status, await res.text()).toBe(200);
+          return { ...p, notifications: [['DISPUTE_CLOSED', { provider_transaction_id: p.providerTransactionId, chargeback_id: chargebackId, outcome: 'WON' }]] };
+        },
+        expected: { status: 'SUCCEEDED', sub_status: 'APPROVED', captured: 150.5, refunded: 0 },
+        events: ['payment.succeeded', 'payment.chargeback', 'payment.dispute.submitted', 'payment.dispute.won'],
+        async check(p) {
+          const rows = await t.db.query<{ status: string }>('SELECT status FROM disputes WHERE transaction_id = $1', [p.transactions.at(-1)!.id]);
+          expect(rows.map((r) => r.status)).toEqual(['WON']);
+        },
+      },
     ];
 
     it.each(rows)('$name', async (row) => {
