@@ -80,7 +80,7 @@ export async function callStripe<T>(run: () => Promise<T>): Promise<{ ok: true; 
         },
       };
     }
-    return { ok: false, failure: { kind: 'refused', status, type: err.type, code: err.code ?? null, raw: withoutHeaders(raw) } };
+    return { ok: false, failure: { kind: 'refused', status, type: err.rawType ?? err.type, code: err.code ?? null, raw: withoutHeaders(raw) } };
   }
 }
 

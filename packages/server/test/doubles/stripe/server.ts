@@ -158,7 +158,9 @@ export async function startStripeDouble(): Promise<StripeDouble> {
 
     // Idempotency: POSTs only, scoped to the account's key, compared on the parameters sent.
     const scope = key && method === 'POST' ? `${apiKey}\u0000${key}` : null;
-    const fingerprint = createHash('sha256').update(`${method} ${url.pathname}\u0000`).update(raw).digest('hex');
+    // Compared on what was sent, not on its bytes: a multipart body's boundary differs between two tries.
+    const sent = parts ? JSON.stringify(record.parts!.map((p) => [p.name, p.filename, p.sha256])) : raw;
+    const fingerprint = createHash('sha256').update(`${method} ${url.pathname}\u0000`).update(sent).digest('hex');
     const stored = scope ? idempotency.get(scope) : undefined;
     let reply: Reply;
     if (stored) {
