@@ -173,7 +173,9 @@ export class StripeAdapter implements PaymentProvider, ConnectionNotifications {
       ),
     );
     if (!updated.ok) throw new Error(`stripe: the dispute update was refused (${describe(updated.failure)})`);
-    const replayed = updated.value.lastResponse?.headers?.['idempotent-replayed'] === 'true';
+    // lastResponse is the fetch Response (a Headers instance) with the fetch client, a plain record with Node's.
+    const headers = updated.value.lastResponse?.headers as unknown;
+    const replayed = (headers instanceof Headers ? headers.get('idempotent-replayed') : (headers as Record<string, string> | undefined)?.['idempotent-replayed']) === 'true';
     return { providerDisputeId: updated.value.id, duplicate: replayed };
   }
 
