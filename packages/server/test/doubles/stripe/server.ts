@@ -37,7 +37,8 @@ import {
 import { decodeForm, decodeMultipart, decodeSearch } from './wire.js';
 
 export type StripeFault =
-  | { decline: string; declineCode?: string | null; on?: 'create' | 'all' }
+  /** `decline` is the decline_code (or the error code for Stripe's error-level codes); `code` overrides the error's code. */
+  | { decline: string; declineCode?: string | null; code?: string; on?: 'create' | 'all' }
   | { mode: 'timeout' | 'error' | 'oversized'; on?: 'create' | 'all' }
   | { mode: 'late'; ms: number; on?: 'create' | 'all' };
 
@@ -192,7 +193,7 @@ export async function startStripeDouble(): Promise<StripeDouble> {
     send(res, reply);
   }
 
-  function route(method: string, url: URL, params: Record<string, unknown>, parts: ReturnType<typeof decodeMultipart> | undefined, owner: string, decline: { decline: string; declineCode?: string | null } | null): Reply {
+  function route(method: string, url: URL, params: Record<string, unknown>, parts: ReturnType<typeof decodeMultipart> | undefined, owner: string, decline: { decline: string; declineCode?: string | null; code?: string } | null): Reply {
     const path = url.pathname;
     let m: RegExpExecArray | null;
     if (method === 'POST' && path === '/v1/payment_intents') return createIntent(params, owner, decline);
@@ -219,7 +220,7 @@ export async function startStripeDouble(): Promise<StripeDouble> {
     return { status: 404, body: stripeError('invalid_request_error', null, `Unrecognized request URL (${method}: ${path}).`) };
   }
 
-  function createIntent(params: Record<string, unknown>, owner: string, decline: { decline: string; declineCode?: string | null } | null): Reply {
+  function createIntent(params: Record<string, unknown>, owner: string, decline: { decline: string; declineCode?: string | null; code?: string } | null): Reply {
     const amount = Number(params.amount);
     const currency = String(params.currency ?? '');
     if (!Number.isSafeInteger(amount) || amount < 1) return badParam('amount', 'This value must be greater than or equal to 1.');
@@ -251,7 +252,7 @@ export async function startStripeDouble(): Promise<StripeDouble> {
     ledger.intents.set(pi.id, pi);
     const testDecline = TEST_CARD_DECLINES[number];
     const declined = decline
-      ? declineError(decline.decline, decline.declineCode)
+      ? declineError(decline.decline, decline.declineCode, decline.code)
       : testDecline
         ? declineError(testDecline.declineCode ?? testDecline.code, testDecline.declineCode ?? null, testDecline.code)
         : null;
