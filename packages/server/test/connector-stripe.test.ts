@@ -14,6 +14,7 @@ import { STRIPE_CODES, UNKNOWN_DECLINE } from '../src/providers/stripe/codes.js'
 import { startStripeDouble, type StripeDouble, type StripeFault } from './doubles/stripe/server.js';
 import { connectProvider, routeCards } from './support/connectors.js';
 import { backends, useServer } from './support/harness.js';
+import { describeFindings, scanForSensitiveData } from './support/sensitive-data-scan.js';
 import { authorizedPayment, createCustomer, getPayment, paymentBody, postLifecycle, postPayment } from './support/payments.js';
 
 type Payment = Schemas['Payment'];
@@ -36,7 +37,12 @@ for (const backend of backends()) {
     afterAll(() => double?.close());
     afterEach(() => double.fault(null));
 
-    const credentials = () => ({ secret_key: `sk_test_${randomBytes(16).toString('hex')}`, webhook_secret: `whsec_${randomBytes(16).toString('hex')}` });
+    const issued: string[] = [];
+    const credentials = () => {
+      const c = { secret_key: `sk_test_${randomBytes(16).toString('hex')}`, webhook_secret: `whsec_${randomBytes(16).toString('hex')}` };
+      issued.push(c.secret_key, c.webhook_secret);
+      return c;
+    };
     let stripe: string;
     let sandboxA: string;
     let customerId: string;
@@ -162,6 +168,14 @@ for (const backend of backends()) {
           { provider_id: 'SANDBOX_A', connection_id: sandboxA },
         ]);
       }
+    });
+
+    // Last: the double's request log (test memory) after every call above holds no card number, security code or secret.
+    it("the double's request log holds no card number, security code or connection secret", async () => {
+      expect(double.requests.length).toBeGreaterThan(40);
+      const findings = await scanForSensitiveData({ logs: double.requests.map((r) => JSON.stringify(r)), secrets: issued.map((value) => ({ name: 'a STRIPE credential', value })) });
+      expect(findings, describeFindings(findings)).toEqual([]);
+      expect(double.requests.filter((r) => r.path === '/v1/payment_intents' && r.method === 'POST').every((r) => JSON.stringify(r.params).includes('"last4"'))).toBe(true);
     });
   });
 }
