@@ -243,6 +243,17 @@ describe('the STRIPE adapter at the double', () => {
     }
   });
 
+  it('verify: a SetupIntent confirmed with the card; a decline goes through the code table', async () => {
+    const c = connection();
+    const card = charge(c).card;
+    const verified = await adapter.verify({ card, currency: 'BRL', reference: randomUUID(), connection: c });
+    expect(verified).toMatchObject({ outcome: 'SUCCEEDED', responseCode: 'SUCCEEDED' });
+    expect(double.ledger.setups.get(verified.providerTransactionId)).toMatchObject({ status: 'succeeded', card: { last4: '4242' } });
+    double.fault({ decline: 'stolen_card' });
+    const refused = await adapter.verify({ card, currency: 'BRL', reference: randomUUID(), connection: c });
+    expect(refused).toMatchObject({ outcome: 'DECLINED', responseCode: 'REPORTED_STOLEN', providerTransactionId: expect.stringMatching(/^seti_/) });
+  });
+
   it('Stripe test cards decline as Stripe documents them', async () => {
     const c = connection();
     const answer = async (number: string) => adapter.purchase(charge(c, { card: { ...charge(c).card, number } }));

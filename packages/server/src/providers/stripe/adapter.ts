@@ -4,6 +4,7 @@
  * - purchase / authorize: one PaymentIntent created and confirmed with the card (capture_method manual for
  *   an authorization); Idempotency-Key = our reference, so a retried call returns Stripe's first answer.
  * - capture (amount_to_capture), void (cancel), refund (refunds.create, several up to the captured amount).
+ * - verify: a SetupIntent confirmed with the card (zero amount).
  * - lookup(reference): PaymentIntent search on the metadata we write (transformers.ts META): the charge's
  *   reference at creation, a follow-up's reference on the intent before (void, refund) or with (capture)
  *   the call itself, so reconciliation can find every operation by our reference alone.
@@ -30,7 +31,19 @@ import {
 import { callStripe, STRIPE, stripeClient, type StripeFailure } from './client.js';
 import { codeRow } from './codes.js';
 import { parseStripeNotification } from './notifications.js';
-import { evidenceFields, followUpResult, META, paymentIntentParams, paymentIntentResult, refundResult, refused, rowResult, toMinor } from './transformers.js';
+import {
+  evidenceFields,
+  followUpResult,
+  META,
+  paymentIntentParams,
+  paymentIntentResult,
+  refundResult,
+  refused,
+  rowResult,
+  setupIntentParams,
+  setupIntentResult,
+  toMinor,
+} from './transformers.js';
 
 export class StripeAdapter implements PaymentProvider, ConnectionNotifications {
   readonly id = STRIPE;
@@ -50,9 +63,15 @@ export class StripeAdapter implements PaymentProvider, ConnectionNotifications {
     return this.charge(input, false);
   }
 
-  /** Zero-amount verification is a SetupIntent at Stripe, outside this connector: answered as unsupported. */
-  async verify(_input: { card: ProviderCard; currency: string | null; reference: string; connection?: ConnectionContext }): Promise<ProviderResult> {
-    return { ...refused('ERROR', 'PROVIDER_REQUEST_REJECTED', 'STRIPE card verification is not supported by this connector'), providerTransactionId: '', rawResponse: {} };
+  /**
+   * Zero-amount verification: a SetupIntent confirmed with the card (Stripe checks it with the issuer and
+   * keeps no charge). Declines come back as card errors, through the same code table.
+   */
+  async verify(input: { card: ProviderCard; currency: string | null; reference: string; connection?: ConnectionContext }): Promise<ProviderResult> {
+    const stripe = this.client(input.connection);
+    const answer = await callStripe(() => stripe.setupIntents.create(setupIntentParams(input.card, input.reference), { idempotencyKey: input.reference }));
+    if (answer.ok) return setupIntentResult(answer.value);
+    return this.failureResult(answer.failure, 'DECLINED');
   }
 
   private async charge(input: Charge, capture: boolean): Promise<ProviderResult> {

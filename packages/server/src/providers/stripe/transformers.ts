@@ -4,7 +4,7 @@
  */
 import type Stripe from 'stripe';
 import type { CodeMapping } from '../connector.js';
-import type { Charge, ProviderResult } from '../provider.js';
+import type { Charge, ProviderCard, ProviderResult } from '../provider.js';
 import { codeRow as codeRowOf } from './codes.js';
 
 /** Metadata keys we write on Stripe's objects: how lookup (search) and notifications find our operations. */
@@ -58,12 +58,7 @@ export function fromMinor(value: number, currency: string): string {
  * for an authorization. Our reference and payment id go in metadata (lookup searches them).
  */
 export function paymentIntentParams(input: Charge, capture: boolean, amount: number): Stripe.PaymentIntentCreateParams {
-  const card = {
-    number: input.card.number,
-    exp_month: input.card.expirationMonth,
-    exp_year: 2000 + input.card.expirationYear,
-    ...(input.card.securityCode ? { cvc: input.card.securityCode } : {}),
-  };
+  const card = cardFields(input.card);
   const suffix = input.softDescriptor ? statementSuffix(input.softDescriptor) : null;
   return {
     amount,
@@ -82,6 +77,37 @@ export function paymentIntentParams(input: Charge, capture: boolean, amount: num
     ...(suffix ? { statement_descriptor_suffix: suffix } : {}),
     metadata: { [META.reference]: input.reference, ...(input.paymentId ? { [META.paymentId]: input.paymentId } : {}) },
     expand: ['latest_charge'],
+  };
+}
+
+/** A SetupIntent confirmed with the card: Stripe's zero-amount verification (nothing charged, no mandate kept by us). */
+export function setupIntentParams(card: ProviderCard, reference: string): Stripe.SetupIntentCreateParams {
+  return {
+    confirm: true,
+    usage: 'off_session',
+    automatic_payment_methods: { enabled: true, allow_redirects: 'never' },
+    payment_method_data: {
+      type: 'card',
+      card: cardFields(card),
+      ...(card.holderName ? { billing_details: { name: card.holderName } } : {}),
+    } as unknown as Stripe.SetupIntentCreateParams.PaymentMethodData,
+    metadata: { [META.reference]: reference },
+  };
+}
+
+export function setupIntentResult(si: Stripe.SetupIntent): ProviderResult {
+  const raw = si as unknown as Record<string, unknown>;
+  if (si.status === 'succeeded') return { outcome: 'SUCCEEDED', providerTransactionId: si.id, ...APPROVED, ...base, rawResponse: raw };
+  const row = si.last_setup_error ? codeRowOf(si.last_setup_error) : si.status === 'requires_action' ? codeRowOf({ decline_code: 'authentication_required' }) : null;
+  return { ...(row ? rowResult(row) : refused('ERROR', 'PROVIDER_ERROR', `Stripe left the verification ${si.status}`)), providerTransactionId: si.id, rawResponse: raw };
+}
+
+function cardFields(card: ProviderCard) {
+  return {
+    number: card.number,
+    exp_month: card.expirationMonth,
+    exp_year: 2000 + card.expirationYear,
+    ...(card.securityCode ? { cvc: card.securityCode } : {}),
   };
 }
 

@@ -110,8 +110,19 @@ export function emptyEvidence(): Record<string, string | null> {
   return Object.fromEntries(EVIDENCE_FIELDS.map((f) => [f, null]));
 }
 
+export interface SetupRecord {
+  id: string;
+  owner: string;
+  status: 'succeeded' | 'requires_payment_method';
+  card: CardRecord;
+  metadata: Record<string, string>;
+  lastError: DeclineError | null;
+  created: number;
+}
+
 export interface Ledger {
   intents: Map<string, IntentRecord>;
+  setups: Map<string, SetupRecord>;
   charges: Map<string, ChargeRecord>;
   refunds: Map<string, RefundRecord>;
   disputes: Map<string, DisputeRecord>;
@@ -323,5 +334,34 @@ export function eventObject(id: string, type: string, object: Record<string, unk
     pending_webhooks: 1,
     request: { id: null, idempotency_key: null },
     type,
+  };
+}
+
+export function setupIntentObject(si: SetupRecord): Record<string, unknown> {
+  const pm = `pm_${si.id.slice(5)}`;
+  return {
+    id: si.id,
+    object: 'setup_intent',
+    application: null,
+    automatic_payment_methods: { allow_redirects: 'never', enabled: true },
+    cancellation_reason: null,
+    client_secret: `${si.id}_secret_double`,
+    created: si.created,
+    customer: null,
+    description: null,
+    flow_directions: null,
+    last_setup_error: si.lastError,
+    latest_attempt: `setatt_${si.id.slice(5)}`,
+    livemode: false,
+    mandate: null,
+    metadata: { ...si.metadata },
+    next_action: null,
+    on_behalf_of: null,
+    payment_method: si.lastError ? null : pm,
+    payment_method_options: { card: { request_three_d_secure: 'automatic' } },
+    payment_method_types: ['card'],
+    single_use_mandate: null,
+    status: si.status,
+    usage: 'off_session',
   };
 }

@@ -29,10 +29,12 @@ import {
   fileObject,
   paymentIntentObject,
   refundObject,
+  setupIntentObject,
   type DeclineError,
   type IntentRecord,
   type Ledger,
   type RefundRecord,
+  type SetupRecord,
 } from './objects.js';
 import { decodeForm, decodeMultipart, decodeSearch } from './wire.js';
 
@@ -109,7 +111,7 @@ interface StoredAnswer {
 }
 
 export async function startStripeDouble(): Promise<StripeDouble> {
-  const ledger: Ledger = { intents: new Map(), charges: new Map(), refunds: new Map(), disputes: new Map(), files: new Map() };
+  const ledger: Ledger = { intents: new Map(), setups: new Map(), charges: new Map(), refunds: new Map(), disputes: new Map(), files: new Map() };
   const requests: RecordedRequest[] = [];
   const idempotency = new Map<string, StoredAnswer>();
   let fault: StripeFault | null = null;
@@ -153,7 +155,7 @@ export async function startStripeDouble(): Promise<StripeDouble> {
       return send(res, { status: 401, body: stripeError('invalid_request_error', null, `Invalid API Key provided: ${shown}`) });
     }
 
-    const isCreate = method === 'POST' && url.pathname === '/v1/payment_intents';
+    const isCreate = method === 'POST' && (url.pathname === '/v1/payment_intents' || url.pathname === '/v1/setup_intents');
     const f = fault && (fault.on === 'all' || isCreate) ? fault : null;
     if (f && 'mode' in f && f.mode === 'error') return send(res, { status: 500, body: stripeError('api_error', null, 'An unknown error occurred') });
 
@@ -197,6 +199,7 @@ export async function startStripeDouble(): Promise<StripeDouble> {
     const path = url.pathname;
     let m: RegExpExecArray | null;
     if (method === 'POST' && path === '/v1/payment_intents') return createIntent(params, owner, decline);
+    if (method === 'POST' && path === '/v1/setup_intents') return createSetup(params, owner, decline);
     if (method === 'GET' && path === '/v1/payment_intents/search') return searchIntents(params, owner);
     if ((m = /^\/v1\/payment_intents\/([^/]+)$/.exec(path))) {
       const pi = intentOf(m[1]!, owner);
@@ -285,6 +288,35 @@ export async function startStripeDouble(): Promise<StripeDouble> {
       disputed: false,
     });
     return ok(paymentIntentObject(pi, ledger, expands(params, 'latest_charge')));
+  }
+
+  function createSetup(params: Record<string, unknown>, owner: string, decline: { decline: string; declineCode?: string | null; code?: string } | null): Reply {
+    if (params.confirm !== 'true') return badParam('confirm', 'The double only takes confirm=true.');
+    const card = (params.payment_method_data as { type?: string; card?: Record<string, string> } | undefined)?.card;
+    if (!card?.number || !card.exp_month || !card.exp_year) return { status: 400, body: stripeError('invalid_request_error', 'parameter_missing', 'Missing required param: payment_method_data[card][number].', 'payment_method_data[card][number]') };
+    const number = card.number.replace(/\D/g, '');
+    const si: SetupRecord = {
+      id: newId('seti'),
+      owner,
+      status: 'succeeded',
+      card: { last4: number.slice(-4), brand: number.startsWith('5') ? 'mastercard' : 'visa', expMonth: Number(card.exp_month), expYear: Number(card.exp_year), funding: 'credit', country: 'US' },
+      metadata: stringRecord(params.metadata),
+      lastError: null,
+      created: now(),
+    };
+    ledger.setups.set(si.id, si);
+    const testDecline = TEST_CARD_DECLINES[number];
+    const declined = decline ? declineError(decline.decline, decline.declineCode, decline.code) : testDecline ? declineError(testDecline.declineCode ?? testDecline.code, testDecline.declineCode ?? null, testDecline.code) : null;
+    if (declined?.status === 429) {
+      ledger.setups.delete(si.id);
+      return { status: 429, body: { error: declined.error } };
+    }
+    if (declined) {
+      si.status = 'requires_payment_method';
+      si.lastError = declined.error;
+      return { status: 402, body: { error: { ...declined.error, doc_url: `https://docs.stripe.com/error-codes/${declined.error.code}`, setup_intent: setupIntentObject(si), request_log_url: null } } };
+    }
+    return ok(setupIntentObject(si));
   }
 
   function capture(id: string, params: Record<string, unknown>, owner: string): Reply {
