@@ -170,6 +170,21 @@ for (const backend of backends()) {
       }
     });
 
+    it('signedNotification by our payment id: the events the lead feeds to POST /v1/provider-notifications/{connection_id} verify and translate', async () => {
+      const payment = await pay();
+      const purchase = attempts(payment)[0]!;
+      const refunded = await ok(await postLifecycle(t, payment.id, 'refund', { amount: { currency: 'BRL', value: 10 } }, { transactionId: purchase.id }));
+      const pi = intentOf(payment.id)[0]!;
+      const opened = await t.running.deps.services.orchestration.routing.openConnection(t.db, t.sandbox.organization_id, stripe);
+      const adapter = t.running.deps.services.providers.get('STRIPE')!;
+      const secret = opened!.context.credentials.webhook_secret!;
+      const refund = await adapter.parseConnectionNotification!(...body(double.signedNotification('refund.updated', { paymentId: payment.id }, secret)), opened!.context);
+      expect(refund.events).toEqual([expect.objectContaining({ kind: 'FOLLOW_UP_SETTLED', operation: 'REFUND', outcome: 'CONFIRMED', amount: '10', reference: refunded.transactions.at(-1)!.id, providerTransactionId: pi.id })]);
+      const chargeback = await adapter.parseConnectionNotification!(...body(double.signedNotification('charge.dispute.created', { paymentId: payment.id }, secret)), opened!.context);
+      expect(chargeback.events).toEqual([expect.objectContaining({ kind: 'CHARGEBACK', paymentId: payment.id, providerTransactionId: pi.id, amount: '150.5' })]);
+    });
+    const body = (signed: { body: string; headers: Record<string, string> }) => [signed.body, signed.headers] as const;
+
     // Last: the double's request log (test memory) after every call above holds no card number, security code or secret.
     it("the double's request log holds no card number, security code or connection secret", async () => {
       expect(double.requests.length).toBeGreaterThan(40);

@@ -57,6 +57,17 @@ export interface RecordedRequest {
 
 export type NotificationKind = 'refund.updated' | 'refund.failed' | 'charge.refunded' | 'charge.dispute.created' | 'charge.dispute.closed' | 'customer.created';
 
+/**
+ * What an event is about: the ledger's ids, or our payment id (`paymentId`: its PaymentIntent, with that
+ * intent's latest refund and dispute; `charge.dispute.created` opens a dispute when it has none).
+ */
+export interface NotificationSubject {
+  paymentId?: string;
+  intentId?: string;
+  refundId?: string;
+  disputeId?: string;
+}
+
 export interface StripeDouble {
   url: string;
   ledger: Ledger;
@@ -76,7 +87,7 @@ export interface StripeDouble {
    */
   signedNotification(
     kind: NotificationKind,
-    subject: { intentId?: string; refundId?: string; disputeId?: string },
+    subject: NotificationSubject,
     secret: string,
     options?: { eventId?: string; timestamp?: number },
   ): { body: string; headers: Record<string, string> };
@@ -405,7 +416,19 @@ export async function startStripeDouble(): Promise<StripeDouble> {
     return pi && pi.owner === owner ? pi : undefined;
   };
 
-  const signNotification: StripeDouble['signedNotification'] = (kind, subject, secret, options = {}) => {
+  /** A subject named by our payment id: its PaymentIntent, that intent's latest refund and dispute (one opened for a new dispute). */
+  function resolve(kind: NotificationKind, subject: NotificationSubject): NotificationSubject {
+    if (!subject.paymentId) return subject;
+    const pi = [...ledger.intents.values()].reverse().find((i) => i.metadata.payorch_payment_id === subject.paymentId && i.status !== 'requires_payment_method');
+    if (!pi) throw new Error(`the double has no approved PaymentIntent of payment ${subject.paymentId}`);
+    const refund = [...ledger.refunds.values()].reverse().find((r) => r.intentId === pi.id);
+    let dispute = [...ledger.disputes.values()].reverse().find((d) => d.intentId === pi.id);
+    if (!dispute && kind === 'charge.dispute.created') dispute = ledger.disputes.get(double.openDispute(pi.id))!;
+    return { intentId: pi.id, refundId: subject.refundId ?? refund?.id, disputeId: subject.disputeId ?? dispute?.id };
+  }
+
+  const signNotification: StripeDouble['signedNotification'] = (kind, named, secret, options = {}) => {
+    const subject = resolve(kind, named);
     let object: Record<string, unknown>;
     if (kind === 'refund.updated' || kind === 'refund.failed') {
       object = refundObject(ledger.refunds.get(subject.refundId ?? '')!);
@@ -425,7 +448,7 @@ export async function startStripeDouble(): Promise<StripeDouble> {
 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return {
+  const double: StripeDouble = {
     url: `http://127.0.0.1:${port}`,
     ledger,
     requests,
@@ -475,6 +498,7 @@ export async function startStripeDouble(): Promise<StripeDouble> {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+  return double;
 }
 
 function declineError(code: string, declineCode?: string | null, errorCode?: string): { status: 402 | 429; error: DeclineError } {
