@@ -159,6 +159,8 @@ describe('the STRIPE adapter at the double', () => {
     const first = await adapter.purchase(input);
     const again = await adapter.purchase(input);
     expect(first).toMatchObject({ outcome: 'SUCCEEDED', responseCode: 'SUCCEEDED' });
+    // The raw answer kept has no intent client_secret (a browser could confirm the intent with it).
+    expect(JSON.stringify(first.rawResponse)).not.toContain('client_secret');
     expect(again.providerTransactionId).toBe(first.providerTransactionId);
     expect([...double.ledger.intents.values()].filter((pi) => pi.metadata.payorch_reference === input.reference)).toHaveLength(1);
     const sent = double.requests.filter((r) => r.idempotencyKey === input.reference);
@@ -214,6 +216,9 @@ describe('the STRIPE adapter at the double', () => {
     await adapter.purchase(declined);
     double.fault(null);
     expect(await adapter.lookup({ reference: declined.reference, connection: c })).toMatchObject({ found: true, result: { outcome: 'DECLINED', responseCode: 'INSUFFICIENT_FUNDS' } });
+    const declinedAgain = await adapter.purchase(declined); // Stripe replays the stored decline
+    expect(declinedAgain).toMatchObject({ outcome: 'DECLINED', responseCode: 'INSUFFICIENT_FUNDS' });
+    expect(JSON.stringify(declinedAgain.rawResponse)).not.toContain('client_secret');
   });
 
   it.each([

@@ -8,6 +8,7 @@
 import Stripe from 'stripe';
 import { boundedFetch } from '../http/bounded-fetch.js';
 import { ProviderUnavailableError, type ConnectionContext } from '../provider.js';
+import { rawOf } from './transformers.js';
 
 export const STRIPE = 'STRIPE';
 
@@ -104,5 +105,5 @@ export async function callStripe<T>(run: () => Promise<T>): Promise<{ ok: true; 
 /** The SDK copies the answer's headers into `raw`: not part of Stripe's error object, not stored. */
 function withoutHeaders(raw: Record<string, unknown>): Record<string, unknown> {
   const { headers: _h, statusCode: _s, requestId: _r, ...rest } = raw;
-  return rest;
+  return rawOf(rest);
 }

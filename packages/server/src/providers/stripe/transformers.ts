@@ -65,7 +65,7 @@ export function paymentIntentParams(input: Charge, capture: boolean, amount: num
     currency: input.currency.toLowerCase(),
     confirm: true,
     capture_method: capture ? 'automatic' : 'manual',
-    // Card only, and never a redirect (no return_url): a 3-D Secure challenge comes back as requires_action.
+    // Only the card given below is tried; never a redirect (so no return_url): a 3-D Secure challenge comes back as requires_action.
     automatic_payment_methods: { enabled: true, allow_redirects: 'never' },
     // Stripe's typings leave raw card fields out (most integrations must not send them); the API takes them.
     payment_method_data: {
@@ -96,7 +96,7 @@ export function setupIntentParams(card: ProviderCard, reference: string): Stripe
 }
 
 export function setupIntentResult(si: Stripe.SetupIntent): ProviderResult {
-  const raw = si as unknown as Record<string, unknown>;
+  const raw = rawOf(si);
   if (si.status === 'succeeded') return { outcome: 'SUCCEEDED', providerTransactionId: si.id, ...APPROVED, ...base, rawResponse: raw };
   const row = si.last_setup_error ? codeRowOf(si.last_setup_error) : si.status === 'requires_action' ? codeRowOf({ decline_code: 'authentication_required' }) : null;
   return { ...(row ? rowResult(row) : refused('ERROR', 'PROVIDER_ERROR', `Stripe left the verification ${si.status}`)), providerTransactionId: si.id, rawResponse: raw };
@@ -115,6 +115,19 @@ function cardFields(card: ProviderCard) {
 function statementSuffix(text: string): string | null {
   const cleaned = text.replace(/[<>\\'"*]/g, '').trim().slice(0, 22);
   return /[A-Za-z]/.test(cleaned) ? cleaned : null;
+}
+
+/**
+ * An object of Stripe's as the raw answer we keep, without an intent's `client_secret` (it lets a browser
+ * confirm the intent: not ours to store), also when the intent is nested in an error.
+ */
+export function rawOf(object: object): Record<string, unknown> {
+  const { client_secret: _secret, ...rest } = object as Record<string, unknown>;
+  for (const nested of ['payment_intent', 'setup_intent']) {
+    const inner = rest[nested];
+    if (typeof inner === 'object' && inner !== null) rest[nested] = rawOf(inner);
+  }
+  return rest;
 }
 
 const base = {
@@ -147,7 +160,7 @@ export function paymentIntentResult(pi: Stripe.PaymentIntent): ProviderResult {
             },
           }
         : {}),
-      rawResponse: pi as unknown as Record<string, unknown>,
+      rawResponse: rawOf(pi),
     };
   }
   // Not approved and no card error thrown: a decline kept on the intent, a 3-D Secure challenge we cannot
@@ -157,7 +170,7 @@ export function paymentIntentResult(pi: Stripe.PaymentIntent): ProviderResult {
   return {
     ...(row ?? refused('ERROR', 'PROVIDER_ERROR', `Stripe left the payment ${pi.status}`)),
     providerTransactionId: pi.id,
-    rawResponse: pi as unknown as Record<string, unknown>,
+    rawResponse: rawOf(pi),
   };
 }
 
@@ -189,8 +202,8 @@ export function refused(outcome: 'DECLINED' | 'ERROR', responseCode: string, mes
 
 /** A capture or void: approved when the intent reached the state asked for. */
 export function followUpResult(pi: Stripe.PaymentIntent, wanted: 'succeeded' | 'canceled', declinedCode: string): ProviderResult {
-  if (pi.status === wanted) return { outcome: 'SUCCEEDED', providerTransactionId: pi.id, ...APPROVED, ...base, rawResponse: pi as unknown as Record<string, unknown> };
-  return { ...refused('DECLINED', declinedCode, `Stripe left the payment ${pi.status}`), providerTransactionId: pi.id, rawResponse: pi as unknown as Record<string, unknown> };
+  if (pi.status === wanted) return { outcome: 'SUCCEEDED', providerTransactionId: pi.id, ...APPROVED, ...base, rawResponse: rawOf(pi) };
+  return { ...refused('DECLINED', declinedCode, `Stripe left the payment ${pi.status}`), providerTransactionId: pi.id, rawResponse: rawOf(pi) };
 }
 
 /**
@@ -198,7 +211,7 @@ export function followUpResult(pi: Stripe.PaymentIntent, wanted: 'succeeded' | '
  * `refund.failed` notifications confirm or undo it, FOLLOW_UP_SETTLED). `failed` / `canceled`: declined.
  */
 export function refundResult(refund: Stripe.Refund): ProviderResult {
-  const raw = refund as unknown as Record<string, unknown>;
+  const raw = rawOf(refund);
   if (refund.status === 'succeeded' || refund.status === 'pending' || refund.status === 'requires_action') {
     return { outcome: 'SUCCEEDED', providerTransactionId: refund.id, ...APPROVED, ...base, rawResponse: raw };
   }
