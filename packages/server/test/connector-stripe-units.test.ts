@@ -15,6 +15,7 @@ import { CONNECTORS } from '../src/providers/connectors.js';
 import { NotificationSignatureError, ProviderUnavailableError, type Charge, type ConnectionContext } from '../src/providers/provider.js';
 import { RESPONSE_CODES } from '../src/providers/provider-values.js';
 import { StripeAdapter } from '../src/providers/stripe/adapter.js';
+import { STRIPE_API_VERSION } from '../src/providers/stripe/client.js';
 import { STRIPE_CODES, UNKNOWN_DECLINE } from '../src/providers/stripe/codes.js';
 import { stripeConnector } from '../src/providers/stripe/index.js';
 import { fromMinor, toMinor } from '../src/providers/stripe/transformers.js';
@@ -63,6 +64,11 @@ describe('the STRIPE code table', () => {
     expect(new Set(codes).size).toBe(codes.length);
     expect(codes).toContain(UNKNOWN_DECLINE);
     expect(STRIPE_CODES.find((r) => r.providerCode === UNKNOWN_DECLINE)).toMatchObject({ outcome: 'DECLINED', decision: 'HARD_DECLINE' });
+  });
+
+  it("docs/providers/stripe.md names the API version of the installed stripe package (webhook endpoints must use it)", () => {
+    expect(STRIPE_API_VERSION).toMatch(/^\d{4}-\d{2}-\d{2}\./);
+    expect(readFileSync(DOC, 'utf8')).toContain(`API version \`${STRIPE_API_VERSION}\``);
   });
 
   it('docs/providers/stripe.md renders the table row by row', () => {
