@@ -205,6 +205,9 @@ describe('the STRIPE adapter at the double', () => {
     await adapter.capture(captureRef);
     const refundRef = follow();
     const refunded = await adapter.refund({ ...refundRef, amount: '50' });
+    const secondRef = follow(); // a second refund of the same intent: each keeps its own mark
+    const secondRefund = await adapter.refund({ ...secondRef, amount: '10' });
+    expect(await adapter.lookup({ reference: secondRef.reference, connection: c })).toMatchObject({ found: true, result: { providerTransactionId: secondRefund.providerTransactionId } });
     expect(await adapter.lookup({ reference: auth.reference, connection: c })).toMatchObject({ found: true, voided: false, result: { outcome: 'SUCCEEDED', providerTransactionId: authorized.providerTransactionId } });
     expect(await adapter.lookup({ reference: captureRef.reference, connection: c })).toMatchObject({ found: true, result: { outcome: 'SUCCEEDED' } });
     expect(await adapter.lookup({ reference: refundRef.reference, connection: c })).toMatchObject({ found: true, result: { outcome: 'SUCCEEDED', providerTransactionId: refunded.providerTransactionId } });
@@ -225,6 +228,31 @@ describe('the STRIPE adapter at the double', () => {
     const declinedAgain = await adapter.purchase(declined); // Stripe replays the stored decline
     expect(declinedAgain).toMatchObject({ outcome: 'DECLINED', responseCode: 'INSUFFICIENT_FUNDS' });
     expect(JSON.stringify(declinedAgain.rawResponse)).not.toContain('client_secret');
+  });
+
+  it('a reference lookup did not find is closed: the call arriving late is refused, never charged; asked again, still not found', async () => {
+    const c = connection();
+    const late = charge(c);
+    expect(await adapter.lookup({ reference: late.reference, connection: c })).toEqual({ found: false });
+    expect(await adapter.lookup({ reference: late.reference, connection: c })).toEqual({ found: false });
+    const arriving = await adapter.purchase(late);
+    expect(arriving).toMatchObject({ outcome: 'ERROR', responseCode: 'PROVIDER_REFERENCE_CLOSED' });
+    expect([...double.ledger.intents.values()].filter((pi) => pi.metadata.payorch_reference === late.reference)).toEqual([]);
+    const placeholders = [...double.ledger.intents.values()].filter((pi) => pi.metadata.payorch_closed_reference === late.reference);
+    expect(placeholders.map((pi) => pi.status)).toEqual(['canceled']); // one, never confirmed, cancelled
+  });
+
+  it("an operation Stripe's search does not show yet is asked again later, never answered not found", async () => {
+    const c = connection();
+    const input = charge(c);
+    await adapter.purchase(input);
+    double.searchLag(60_000);
+    try {
+      await expect(adapter.lookup({ reference: input.reference, connection: c })).rejects.toMatchObject({ kind: 'BAD_RESPONSE' });
+    } finally {
+      double.searchLag(0);
+    }
+    expect(await adapter.lookup({ reference: input.reference, connection: c })).toMatchObject({ found: true, result: { outcome: 'SUCCEEDED' } });
   });
 
   it.each([

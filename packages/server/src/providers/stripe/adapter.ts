@@ -5,9 +5,10 @@
  *   an authorization); Idempotency-Key = our reference, so a retried call returns Stripe's first answer.
  * - capture (amount_to_capture), void (cancel), refund (refunds.create, several up to the captured amount).
  * - verify: a SetupIntent confirmed with the card (zero amount).
- * - lookup(reference): PaymentIntent search on the metadata we write (transformers.ts META): the charge's
- *   reference at creation, a follow-up's reference on the intent before (void, refund) or with (capture)
- *   the call itself, so reconciliation can find every operation by our reference alone.
+ * - lookup(reference): PaymentIntent search on the metadata we write: the charge's reference at creation,
+ *   each follow-up's mark on its intent just before the follow-up is sent (transformers.ts operationKey),
+ *   so reconciliation finds every operation by our reference alone; a reference not found is closed at
+ *   Stripe first (closeReference), so a call arriving late is refused.
  * - forwardDisputeEvidence: files.create (purpose dispute_evidence) per document, then disputes.update.
  * - notifications per connection (notifications.ts).
  */
@@ -35,6 +36,7 @@ import {
   evidenceFields,
   followUpResult,
   META,
+  operationKey,
   paymentIntentParams,
   paymentIntentResult,
   refundResult,
@@ -43,6 +45,7 @@ import {
   setupIntentParams,
   setupIntentResult,
   toMinor,
+  type FollowUpKind,
 } from './transformers.js';
 
 export class StripeAdapter implements PaymentProvider, ConnectionNotifications {
@@ -87,13 +90,9 @@ export class StripeAdapter implements PaymentProvider, ConnectionNotifications {
     const amount = toMinor(input.amount, input.currency);
     if (amount === undefined) return notRepresentable(input.amount, input.currency);
     const stripe = this.client(input.connection);
-    const answer = await callStripe(() =>
-      stripe.paymentIntents.capture(
-        input.providerTransactionId,
-        { amount_to_capture: amount, metadata: { [META.captureReference]: input.reference } },
-        { idempotencyKey: input.reference },
-      ),
-    );
+    const marked = await this.mark(stripe, input, 'capture');
+    if (marked) return marked;
+    const answer = await callStripe(() => stripe.paymentIntents.capture(input.providerTransactionId, { amount_to_capture: amount }, { idempotencyKey: input.reference }));
     return answer.ok ? followUpResult(answer.value, 'succeeded', 'CAPTURE_DECLINED') : this.failureResult(answer.failure, 'CAPTURE_DECLINED', input.providerTransactionId);
   }
 
@@ -101,7 +100,7 @@ export class StripeAdapter implements PaymentProvider, ConnectionNotifications {
     const stripe = this.client(input.connection);
     // Marked first (cancel takes no metadata): a lost answer is then found by lookup, and an intent marked
     // but still uncancelled tells lookup the void never happened.
-    const marked = await this.mark(stripe, input, META.voidReference);
+    const marked = await this.mark(stripe, input, 'void');
     if (marked) return marked;
     const answer = await callStripe(() => stripe.paymentIntents.cancel(input.providerTransactionId, {}, { idempotencyKey: input.reference }));
     return answer.ok ? followUpResult(answer.value, 'canceled', 'VOID_DECLINED') : this.failureResult(answer.failure, 'VOID_DECLINED', input.providerTransactionId);
@@ -111,7 +110,7 @@ export class StripeAdapter implements PaymentProvider, ConnectionNotifications {
     const amount = toMinor(input.amount, input.currency);
     if (amount === undefined) return notRepresentable(input.amount, input.currency);
     const stripe = this.client(input.connection);
-    const marked = await this.mark(stripe, input, META.refundReference);
+    const marked = await this.mark(stripe, input, 'refund');
     if (marked) return marked;
     const answer = await callStripe(() =>
       stripe.refunds.create({ payment_intent: input.providerTransactionId, amount, metadata: { [META.reference]: input.reference } }, { idempotencyKey: input.reference }),
@@ -119,27 +118,75 @@ export class StripeAdapter implements PaymentProvider, ConnectionNotifications {
     return answer.ok ? refundResult(answer.value) : this.failureResult(answer.failure, 'REFUND_DECLINED', input.providerTransactionId);
   }
 
-  /** Writes a follow-up's reference on its intent (lookup's search finds it); a refusal is the follow-up's answer. */
-  private async mark(stripe: Stripe, input: FollowUp, key: string): Promise<ProviderResult | null> {
+  /**
+   * Writes a follow-up's reference on its intent BEFORE the follow-up is sent (capture, cancel and refund
+   * take no searchable mark of their own): lookup's search then finds the intent by the reference, and
+   * a follow-up whose call never happened has no idempotency key used at Stripe. A refusal of the mark is
+   * the follow-up's answer.
+   */
+  private async mark(stripe: Stripe, input: FollowUp, kind: FollowUpKind): Promise<ProviderResult | null> {
     const answer = await callStripe(() =>
-      stripe.paymentIntents.update(input.providerTransactionId, { metadata: { [key]: input.reference } }, { idempotencyKey: `${input.reference}:mark` }),
+      stripe.paymentIntents.update(input.providerTransactionId, { metadata: { [operationKey(input.reference)]: kind } }, { idempotencyKey: `${input.reference}:mark` }),
     );
-    return answer.ok ? null : this.failureResult(answer.failure, key === META.voidReference ? 'VOID_DECLINED' : 'REFUND_DECLINED', input.providerTransactionId);
+    if (answer.ok) return null;
+    const declined = kind === 'capture' ? 'CAPTURE_DECLINED' : kind === 'void' ? 'VOID_DECLINED' : 'REFUND_DECLINED';
+    return this.failureResult(answer.failure, declined, input.providerTransactionId);
   }
 
   /**
-   * Finds the operation sent under `reference` (PaymentIntent search on our metadata). Stripe's search is
-   * eventually consistent (an intent is searchable within about a minute): reconciliation asks after a
-   * call's deadline has passed, and a payment is only settled "not processed" when nothing matches.
+   * Closes a reference that lookup did not find, so that a call still on its way cannot act later: a
+   * placeholder PaymentIntent is created under the reference's Idempotency-Key (never confirmed, so
+   * nothing is charged; then cancelled), and Stripe refuses any later request with that key and other
+   * parameters (idempotency_error). 'used': the key had been used already (an operation exists that the
+   * search does not show yet, or a refusal Stripe stored), and the caller must not answer "not found".
+   */
+  private async closeReference(stripe: Stripe, reference: string): Promise<'closed' | 'used'> {
+    const placeholder = await callStripe(() =>
+      stripe.paymentIntents.create(
+        {
+          amount: 100,
+          currency: 'usd',
+          automatic_payment_methods: { enabled: true, allow_redirects: 'never' },
+          description: 'payorch reconciliation: reference closed (never confirmed, nothing charged)',
+          metadata: { [META.closedReference]: reference },
+        },
+        { idempotencyKey: reference },
+      ),
+    );
+    if (!placeholder.ok) {
+      if (placeholder.failure.kind === 'refused' && placeholder.failure.type === 'idempotency_error') return 'used';
+      throw new ProviderUnavailableError(STRIPE, 'BAD_RESPONSE', `STRIPE refused to close a reference (${describe(placeholder.failure)})`);
+    }
+    if (placeholder.value.status !== 'canceled') {
+      // Tidiness only (an unconfirmed intent moves no money): a failure here changes nothing.
+      await callStripe(() => stripe.paymentIntents.cancel(placeholder.value.id, { cancellation_reason: 'abandoned' })).catch(() => undefined);
+    }
+    return 'closed';
+  }
+
+  /** "Not found", once the reference is closed; a reference already used means the search lags: asked again later. */
+  private async notFound(stripe: Stripe, reference: string, marked: boolean): Promise<ProviderLookup> {
+    const closed = await this.closeReference(stripe, reference);
+    // Marked follow-ups: their intent was found and shows no effect, so a used key is a refusal Stripe stored.
+    if (closed === 'used' && !marked) throw new ProviderUnavailableError(STRIPE, 'BAD_RESPONSE', 'STRIPE knows the reference but its search does not show it yet');
+    return { found: false };
+  }
+
+  /**
+   * Finds the operation sent under `reference` (PaymentIntent search on our metadata). Not found: the
+   * reference is closed first (closeReference), so a call still on its way is refused when it arrives,
+   * and a reference Stripe already knows (its search is eventually consistent: an intent is searchable
+   * within about a minute) is asked again later rather than answered "not found".
    */
   async lookup(input: { reference: string; connection?: ConnectionContext }): Promise<ProviderLookup> {
     const stripe = this.client(input.connection);
     const ref = input.reference.replace(/['\\]/g, '');
-    const query = [META.reference, META.captureReference, META.voidReference, META.refundReference].map((k) => `metadata['${k}']:'${ref}'`).join(' OR ');
+    const opKey = operationKey(input.reference);
+    const query = [`metadata['${META.reference}']:'${ref}'`, ...(['capture', 'void', 'refund'] as const).map((kind) => `metadata['${opKey}']:'${kind}'`)].join(' OR ');
     const answer = await callStripe(() => stripe.paymentIntents.search({ query, limit: 10, expand: ['data.latest_charge'] }));
     if (!answer.ok) throw new ProviderUnavailableError(STRIPE, 'BAD_RESPONSE', `STRIPE search refused (HTTP ${answer.failure.kind === 'refused' ? answer.failure.status : 402})`);
     const pi = answer.value.data[0];
-    if (!pi) return { found: false };
+    if (!pi) return this.notFound(stripe, input.reference, false);
     const meta = pi.metadata ?? {};
     if (meta[META.reference] === input.reference) {
       // The charge itself: an approval, or its decline; voided when an authorization was cancelled since.
@@ -152,17 +199,19 @@ export class StripeAdapter implements PaymentProvider, ConnectionNotifications {
       }
       return { found: true, result: paymentIntentResult(pi), voided: false };
     }
-    if (meta[META.captureReference] === input.reference) {
-      return pi.status === 'succeeded' ? { found: true, result: followUpResult(pi, 'succeeded', 'CAPTURE_DECLINED'), voided: false } : { found: false };
+    const kind = meta[opKey];
+    if (kind === 'capture') {
+      return pi.status === 'succeeded' ? { found: true, result: followUpResult(pi, 'succeeded', 'CAPTURE_DECLINED'), voided: false } : this.notFound(stripe, input.reference, true);
     }
-    if (meta[META.voidReference] === input.reference) {
-      return pi.status === 'canceled' ? { found: true, result: followUpResult(pi, 'canceled', 'VOID_DECLINED'), voided: false } : { found: false };
+    if (kind === 'void') {
+      return pi.status === 'canceled' ? { found: true, result: followUpResult(pi, 'canceled', 'VOID_DECLINED'), voided: false } : this.notFound(stripe, input.reference, true);
     }
+    if (kind !== 'refund') return this.notFound(stripe, input.reference, false);
     // A refund: marked on the intent before it was sent; the refund itself carries the reference.
     const refunds = await callStripe(() => stripe.refunds.list({ payment_intent: pi.id, limit: 100 }));
     if (!refunds.ok) throw new ProviderUnavailableError(STRIPE, 'BAD_RESPONSE', 'STRIPE refund list refused');
     const refund = refunds.value.data.find((r) => r.metadata?.[META.reference] === input.reference);
-    return refund ? { found: true, result: refundResult(refund), voided: false } : { found: false };
+    return refund ? { found: true, result: refundResult(refund), voided: false } : this.notFound(stripe, input.reference, true);
   }
 
   /**

@@ -2,6 +2,7 @@
  * Our calls → Stripe request parameters, and Stripe's objects → ProviderResult. No I/O here (adapter.ts
  * calls Stripe); everything Stripe-shaped that the flow does not need stays in this file.
  */
+import { createHash } from 'node:crypto';
 import type Stripe from 'stripe';
 import type { CodeMapping } from '../connector.js';
 import type { Charge, ProviderCard, ProviderResult } from '../provider.js';
@@ -9,12 +10,23 @@ import { codeRow as codeRowOf } from './codes.js';
 
 /** Metadata keys we write on Stripe's objects: how lookup (search) and notifications find our operations. */
 export const META = {
+  /** A charge's (and a refund's own) reference. */
   reference: 'payorch_reference',
   paymentId: 'payorch_payment_id',
-  captureReference: 'payorch_capture_reference',
-  voidReference: 'payorch_void_reference',
-  refundReference: 'payorch_refund_reference',
+  /** On the placeholder intent that closes a reference lookup did not find (adapter.ts closeReference). */
+  closedReference: 'payorch_closed_reference',
 } as const;
+
+export type FollowUpKind = 'capture' | 'void' | 'refund';
+
+/**
+ * The intent's metadata key marking one follow-up, named after its reference (a hash: Stripe keys hold at
+ * most 40 characters and no brackets), its value the follow-up's kind. One key per follow-up, so marks of
+ * follow-ups in flight together never overwrite each other (Stripe keeps at most 50 keys per object).
+ */
+export function operationKey(reference: string): string {
+  return `payorch_op_${createHash('sha256').update(reference).digest('hex').slice(0, 24)}`;
+}
 
 /**
  * Stripe's exponent per currency, where it differs from 2 (https://docs.stripe.com/currencies): its

@@ -27,6 +27,8 @@ export interface IntentRecord {
   statementDescriptorSuffix: string | null;
   metadata: Record<string, string>;
   created: number;
+  /** The double's own clock, for its search lag. */
+  createdMs: number;
   canceledAt: number | null;
   cancellationReason: string | null;
   chargeId: string;

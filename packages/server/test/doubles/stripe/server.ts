@@ -10,7 +10,8 @@
  *   double.fault({ mode: 'error' })                   HTTP 500 api_error, nothing processed
  *   double.fault({ mode: 'oversized' })               processed, answered with a body over 64 KiB
  *
- * Faults apply to POST /v1/payment_intents unless `on: 'all'`. `signedNotification` makes events signed
+ * Faults apply to creations (POST /v1/payment_intents, /v1/setup_intents) unless `on: 'all'`;
+ * `searchLag(ms)` hides intents younger than `ms` from search, as Stripe's index lags. `signedNotification` makes events signed
  * as Stripe signs them (Stripe-Signature, the `stripe` package's generateTestHeaderString), so the real
  * `constructEvent` accepts them. Its request log never holds a card number or security code (last four
  * digits only).
@@ -75,6 +76,8 @@ export interface StripeDouble {
   fault(f: StripeFault | null): void;
   /** Only this secret key is accepted when set (any sk_test_/sk_live_ key otherwise). */
   acceptOnlyKey(key: string | null): void;
+  /** Search does not show intents younger than this (Stripe's search index lags writes by up to a minute). */
+  searchLag(ms: number): void;
   /** Opens a dispute on a payment's charge (as an issuer's chargeback does). */
   openDispute(intentId: string, input?: { reason?: string; amount?: number }): string;
   /** Settles a dispute: won or lost. */
@@ -127,6 +130,7 @@ export async function startStripeDouble(): Promise<StripeDouble> {
   const idempotency = new Map<string, StoredAnswer>();
   let fault: StripeFault | null = null;
   let onlyKey: string | null = null;
+  let searchLagMs = 0;
   const now = () => Math.floor(Date.now() / 1000);
   const newId = (prefix: string) => `${prefix}_${randomBytes(12).toString('base64url').replace(/[-_]/g, 'x')}`;
 
@@ -239,31 +243,23 @@ export async function startStripeDouble(): Promise<StripeDouble> {
     const currency = String(params.currency ?? '');
     if (!Number.isSafeInteger(amount) || amount < 1) return badParam('amount', 'This value must be greater than or equal to 1.');
     if (!/^[a-z]{3}$/.test(currency)) return badParam('currency', 'Invalid currency.');
-    if (params.confirm !== 'true') return badParam('confirm', 'The double only takes confirm=true.');
+    if (params.confirm !== 'true') {
+      // An intent without a payment method (the adapter's placeholder that closes a reference): nothing charged.
+      const pi = newIntent(params, owner, amount, currency, { last4: '', brand: 'unknown', expMonth: 0, expYear: 0, funding: 'unknown', country: 'US' });
+      return ok(paymentIntentObject(pi, ledger, false));
+    }
     const pmd = params.payment_method_data as { type?: string; card?: Record<string, string> } | undefined;
     const card = pmd?.card;
     if (pmd?.type !== 'card' || !card?.number || !card.exp_month || !card.exp_year) return { status: 400, body: stripeError('invalid_request_error', 'parameter_missing', 'Missing required param: payment_method_data[card][number].', 'payment_method_data[card][number]') };
     const number = card.number.replace(/\D/g, '');
-    const pi: IntentRecord = {
-      id: newId('pi'),
-      owner,
-      amount,
-      currency,
-      captureMethod: params.capture_method === 'manual' ? 'manual' : 'automatic',
-      status: 'requires_payment_method',
-      amountCapturable: 0,
-      amountReceived: 0,
-      description: typeof params.description === 'string' ? params.description : null,
-      statementDescriptorSuffix: typeof params.statement_descriptor_suffix === 'string' ? params.statement_descriptor_suffix : null,
-      metadata: stringRecord(params.metadata),
-      created: now(),
-      canceledAt: null,
-      cancellationReason: null,
-      chargeId: newId('ch'),
-      card: { last4: number.slice(-4), brand: number.startsWith('5') ? 'mastercard' : 'visa', expMonth: Number(card.exp_month), expYear: Number(card.exp_year), funding: 'credit', country: 'US' },
-      lastError: null,
-    };
-    ledger.intents.set(pi.id, pi);
+    const pi = newIntent(params, owner, amount, currency, {
+      last4: number.slice(-4),
+      brand: number.startsWith('5') ? 'mastercard' : 'visa',
+      expMonth: Number(card.exp_month),
+      expYear: Number(card.exp_year),
+      funding: 'credit',
+      country: 'US',
+    });
     const testDecline = TEST_CARD_DECLINES[number];
     const declined = decline
       ? declineError(decline.decline, decline.declineCode, decline.code)
@@ -330,6 +326,31 @@ export async function startStripeDouble(): Promise<StripeDouble> {
     return ok(setupIntentObject(si));
   }
 
+  function newIntent(params: Record<string, unknown>, owner: string, amount: number, currency: string, card: IntentRecord['card']): IntentRecord {
+    const pi: IntentRecord = {
+      id: newId('pi'),
+      owner,
+      amount,
+      currency,
+      captureMethod: params.capture_method === 'manual' ? 'manual' : 'automatic',
+      status: 'requires_payment_method',
+      amountCapturable: 0,
+      amountReceived: 0,
+      description: typeof params.description === 'string' ? params.description : null,
+      statementDescriptorSuffix: typeof params.statement_descriptor_suffix === 'string' ? params.statement_descriptor_suffix : null,
+      metadata: stringRecord(params.metadata),
+      created: now(),
+      createdMs: Date.now(),
+      canceledAt: null,
+      cancellationReason: null,
+      chargeId: newId('ch'),
+      card,
+      lastError: null,
+    };
+    ledger.intents.set(pi.id, pi);
+    return pi;
+  }
+
   function capture(id: string, params: Record<string, unknown>, owner: string): Reply {
     const pi = intentOf(id, owner);
     if (!pi) return missing('payment_intent', id);
@@ -376,7 +397,8 @@ export async function startStripeDouble(): Promise<StripeDouble> {
     const { clauses, mode } = decodeSearch(String(params.query ?? ''));
     const matches = (pi: IntentRecord) => (mode === 'OR' ? clauses.some((c) => pi.metadata[c.key] === c.value) : clauses.every((c) => pi.metadata[c.key] === c.value));
     const expand = expands(params, 'data.latest_charge');
-    const data = [...ledger.intents.values()].filter((pi) => pi.owner === owner && matches(pi)).reverse().map((pi) => paymentIntentObject(pi, ledger, expand));
+    const indexed = (pi: IntentRecord) => Date.now() - pi.createdMs >= searchLagMs;
+    const data = [...ledger.intents.values()].filter((pi) => pi.owner === owner && indexed(pi) && matches(pi)).reverse().map((pi) => paymentIntentObject(pi, ledger, expand));
     return ok({ object: 'search_result', data, has_more: false, next_page: null, url: '/v1/payment_intents/search' });
   }
 
@@ -457,6 +479,9 @@ export async function startStripeDouble(): Promise<StripeDouble> {
     },
     acceptOnlyKey: (key) => {
       onlyKey = key;
+    },
+    searchLag: (ms) => {
+      searchLagMs = ms;
     },
     openDispute(intentId, input = {}) {
       const pi = ledger.intents.get(intentId);
