@@ -144,7 +144,7 @@ for (const backend of backends()) {
       expect(next).toMatchObject({ provider_id: 'SANDBOX_A', status: 'SUCCEEDED' });
     });
 
-    it('a timeout leaves the attempt unknown (PENDING); reconciliation finds the PaymentIntent by our reference and takes the approval', async () => {
+    it('a timeout leaves the attempt unknown (PENDING); reconciliation finds the PaymentIntent by our reference and takes the approval; a lost refund answer is found the same way', async () => {
       const fast = await connectProvider(t, { providerId: 'STRIPE', credentials: credentials(), timeoutMs: 300 });
       await routeCards(t, [{ provider_id: 'STRIPE', connection_id: fast }]);
       try {
@@ -162,6 +162,21 @@ for (const backend of backends()) {
         expect(settled.status).toBe('SUCCEEDED');
         expect(attempts(settled)[0]).toMatchObject({ status: 'SUCCEEDED', response_code: 'SUCCEEDED' });
         expect(double.requests.some((r) => r.path === '/v1/payment_intents/search')).toBe(true);
+
+        // A refund whose answer is lost: Stripe refunds, we hear nothing (502, the refund PENDING); the lookup finds it by its reference.
+        double.fault({ mode: 'timeout', on: 'POST /v1/refunds' });
+        const lost = await postLifecycle(t, payment.id, 'refund', { amount: { currency: 'BRL', value: 20 } }, { transactionId: attempt!.id });
+        expect(lost.status, await lost.clone().text()).toBe(502);
+        double.fault(null);
+        const pending = (await getPayment(t, payment.id, '?transactions_history=true')).transactions.find((x) => x.type === 'REFUND')!;
+        expect(pending).toMatchObject({ status: 'PENDING', provider_id: 'STRIPE' });
+        await t.db.query('UPDATE payment_transactions SET reconcile_after = clock_timestamp() WHERE id = $1', [pending.id]);
+        const isSettled = async () => (await getPayment(t, payment.id, '?transactions_history=true')).transactions.find((x) => x.id === pending.id)!.status !== 'PENDING';
+        for (let i = 0; i < 20 && !(await isSettled()); i++) await worker.runOnce();
+        const after = await getPayment(t, payment.id, '?transactions_history=true');
+        expect(after.transactions.find((x) => x.id === pending.id)).toMatchObject({ status: 'SUCCEEDED' });
+        expect(after.sub_status).toBe('PARTIALLY_REFUNDED');
+        expect([...double.ledger.refunds.values()].filter((r) => r.metadata.payorch_reference === pending.id)).toHaveLength(1);
       } finally {
         await routeCards(t, [
           { provider_id: 'STRIPE', connection_id: stripe },

@@ -10,7 +10,8 @@
  *   double.fault({ mode: 'error' })                   HTTP 500 api_error, nothing processed
  *   double.fault({ mode: 'oversized' })               processed, answered with a body over 64 KiB
  *
- * Faults apply to creations (POST /v1/payment_intents, /v1/setup_intents) unless `on: 'all'`;
+ * Faults apply to creations (POST /v1/payment_intents, /v1/setup_intents) unless `on` says `'all'` or one
+ * call (`'POST /v1/refunds'`);
  * `searchLag(ms)` hides intents younger than `ms` from search, as Stripe's index lags. `signedNotification` makes events signed
  * as Stripe signs them (Stripe-Signature, the `stripe` package's generateTestHeaderString), so the real
  * `constructEvent` accepts them. Its request log never holds a card number or security code (last four
@@ -41,9 +42,12 @@ import { decodeForm, decodeMultipart, decodeSearch } from './wire.js';
 
 export type StripeFault =
   /** `decline` is the decline_code (or the error code for Stripe's error-level codes); `code` overrides the error's code. */
-  | { decline: string; declineCode?: string | null; code?: string; on?: 'create' | 'all' }
-  | { mode: 'timeout' | 'error' | 'oversized'; on?: 'create' | 'all' }
-  | { mode: 'late'; ms: number; on?: 'create' | 'all' };
+  | { decline: string; declineCode?: string | null; code?: string; on?: FaultScope }
+  | { mode: 'timeout' | 'error' | 'oversized'; on?: FaultScope }
+  | { mode: 'late'; ms: number; on?: FaultScope };
+
+/** Which calls a fault hits: intent creations (the default), every call, or one method and path (`POST /v1/refunds`). */
+export type FaultScope = 'create' | 'all' | `${'GET' | 'POST'} /v1/${string}`;
 
 export interface RecordedRequest {
   method: string;
@@ -171,7 +175,8 @@ export async function startStripeDouble(): Promise<StripeDouble> {
     }
 
     const isCreate = method === 'POST' && (url.pathname === '/v1/payment_intents' || url.pathname === '/v1/setup_intents');
-    const f = fault && (fault.on === 'all' || isCreate) ? fault : null;
+    const scope_ = fault?.on ?? 'create';
+    const f = fault && (scope_ === 'all' || (scope_ === 'create' ? isCreate : scope_ === `${method} ${url.pathname}`)) ? fault : null;
     if (f && 'mode' in f && f.mode === 'error') return send(res, { status: 500, body: stripeError('api_error', null, 'An unknown error occurred') });
 
     // Idempotency: POSTs only, scoped to the account's key, compared on the parameters sent.
