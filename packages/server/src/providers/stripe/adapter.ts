@@ -98,8 +98,6 @@ export class StripeAdapter implements PaymentProvider, ConnectionNotifications {
 
   async void(input: FollowUp): Promise<ProviderResult> {
     const stripe = this.client(input.connection);
-    // Marked first (cancel takes no metadata): a lost answer is then found by lookup, and an intent marked
-    // but still uncancelled tells lookup the void never happened.
     const marked = await this.mark(stripe, input, 'void');
     if (marked) return marked;
     const answer = await callStripe(() => stripe.paymentIntents.cancel(input.providerTransactionId, {}, { idempotencyKey: input.reference }));
