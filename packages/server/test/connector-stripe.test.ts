@@ -136,6 +136,24 @@ for (const backend of backends()) {
       }
     });
 
+    it("after Stripe's processing_error the payment is authorized at SANDBOX_A, and its capture and refund go there: Stripe sees neither", async () => {
+      double.fault({ decline: 'processing_error' });
+      const body = paymentBody(t, customerId);
+      (body.payment_method.detail!.card as { capture?: boolean }).capture = false;
+      const authorized = await pay(body);
+      double.fault(null);
+      const [atStripe, atA] = attempts(authorized);
+      expect(atStripe).toMatchObject({ provider_id: 'STRIPE', status: 'ERROR', response_code: 'PROVIDER_ERROR' });
+      expect(atA).toMatchObject({ provider_id: 'SANDBOX_A', status: 'SUCCEEDED', type: 'AUTHORIZE' });
+      const before = double.requests.length;
+      const captured = await ok(await postLifecycle(t, authorized.id, 'capture', { amount: { currency: 'BRL', value: 100 } }, { transactionId: atA!.id }));
+      const capture = captured.transactions.at(-1)!;
+      expect(capture).toMatchObject({ type: 'CAPTURE', status: 'SUCCEEDED', provider_id: 'SANDBOX_A' });
+      const refunded = await ok(await postLifecycle(t, authorized.id, 'refund', { amount: { currency: 'BRL', value: 40 } }, { transactionId: capture.id }));
+      expect(refunded.transactions.at(-1)).toMatchObject({ type: 'REFUND', status: 'SUCCEEDED', provider_id: 'SANDBOX_A' });
+      expect(double.requests.length).toBe(before);
+    });
+
     it("an answer over 64 KiB is BAD_RESPONSE: the attempt stays to be looked up and the payment fails over", async () => {
       double.fault({ mode: 'oversized' });
       const payment = await pay();
