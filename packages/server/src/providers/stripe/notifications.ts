@@ -3,8 +3,9 @@
  * (Stripe's own `Stripe-Signature` scheme through `stripe.webhooks.constructEvent`, which also refuses a
  * timestamp older than 5 minutes), then translated to ConnectorEvents:
  *
- * - `refund.updated` (succeeded → CONFIRMED; failed / canceled → FAILED), `refund.failed` (FAILED), and
- *   `charge.refunded` (each refund the charge lists) → FOLLOW_UP_SETTLED REFUND;
+ * - `refund.created` / `refund.updated` (succeeded → CONFIRMED; failed / canceled → FAILED; pending → none),
+ *   `refund.failed` (FAILED), and `charge.refunded` (each refund the charge lists: recent API versions list
+ *   none, the refund events carry them) → FOLLOW_UP_SETTLED REFUND;
  * - `charge.dispute.created` → CHARGEBACK (the payment id is read from the disputed PaymentIntent's
  *   metadata: Stripe's dispute object does not carry it);
  * - `charge.dispute.closed` won / lost → DISPUTE_CLOSED (other closing statuses: no event);
@@ -49,6 +50,7 @@ function headerOf(headers: Readonly<Record<string, string | undefined>>, name: s
 
 async function translate(event: Stripe.Event, rawBody: string, connection: ConnectionContext, deps: NotificationDeps): Promise<ConnectorEvent[]> {
   switch (event.type) {
+    case 'refund.created':
     case 'refund.updated':
     case 'refund.failed': {
       const refund = event.data.object;

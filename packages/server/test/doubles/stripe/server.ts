@@ -60,7 +60,7 @@ export interface RecordedRequest {
   replayed: boolean;
 }
 
-export type NotificationKind = 'refund.updated' | 'refund.failed' | 'charge.refunded' | 'charge.dispute.created' | 'charge.dispute.closed' | 'customer.created';
+export type NotificationKind = 'refund.created' | 'refund.updated' | 'refund.failed' | 'charge.refunded' | 'charge.dispute.created' | 'charge.dispute.closed' | 'customer.created';
 
 /**
  * What an event is about: the ledger's ids, or our payment id (`paymentId`: its PaymentIntent, with that
@@ -457,7 +457,7 @@ export async function startStripeDouble(): Promise<StripeDouble> {
   const signNotification: StripeDouble['signedNotification'] = (kind, named, secret, options = {}) => {
     const subject = resolve(kind, named);
     let object: Record<string, unknown>;
-    if (kind === 'refund.updated' || kind === 'refund.failed') {
+    if (kind === 'refund.created' || kind === 'refund.updated' || kind === 'refund.failed') {
       object = refundObject(ledger.refunds.get(subject.refundId ?? '')!);
     } else if (kind === 'charge.refunded') {
       const pi = ledger.intents.get(subject.intentId ?? '')!;
