@@ -1,0 +1,31 @@
+/**
+ * The STRIPE connector (docs/providers/stripe.md): cards through PaymentIntents, refunds, disputes with
+ * evidence, webhooks per connection. The adapter is adapter.ts; the code table codes.ts.
+ */
+import type { Connector } from '../connector.js';
+import { StripeAdapter } from './adapter.js';
+import { STRIPE } from './client.js';
+import { STRIPE_CODES } from './codes.js';
+
+export const stripeConnector: Connector = {
+  id: STRIPE,
+  displayName: 'Stripe',
+  capabilities: {
+    paymentMethods: ['CARD'],
+    // Stripe settles 135+ currencies; which ones depends on the merchant's Stripe account country.
+    currencies: 'ANY',
+    countries: 'ANY',
+    features: {
+      authorizeCapture: true,
+      partialCapture: true,
+      void: true,
+      partialRefund: true,
+      multipleRefunds: true,
+      webhooks: true,
+      disputeEvidence: true,
+    },
+  },
+  codes: STRIPE_CODES,
+  credentialFields: ['secret_key', 'webhook_secret'],
+  create: (deps) => new StripeAdapter(deps),
+};
