@@ -2,6 +2,9 @@
  * Every real provider this service can reach, one line each (src/providers/<name>/). Adding a connector
  * touches its folder, this list and the spec's credentials oneOf: nothing else (docs/contributing/connectors.md).
  */
+import { adyenConnector } from './adyen/index.js';
 import type { Connector } from './connector.js';
 
-export const CONNECTORS: readonly Connector[] = [];
+export const CONNECTORS: readonly Connector[] = [
+  adyenConnector,
+];

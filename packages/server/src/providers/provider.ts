@@ -158,6 +158,8 @@ export interface DisputeEvidenceForward {
   /** The provider's id of the chargeback being disputed. */
   chargebackId: string | null;
   evidence: ForwardedEvidence[];
+  /** The connection that holds the chargeback's payment (real providers need its credentials; the sandbox does not). */
+  connection?: ConnectionContext;
 }
 
 export interface DisputeEvidenceAck {
