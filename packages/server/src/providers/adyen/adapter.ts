@@ -64,9 +64,14 @@ export class AdyenAdapter implements PaymentProvider, ConnectionNotifications {
     );
   }
 
+  /**
+   * Adyen's reversal (/reversals, "cancel or refund"): it cancels an authorisation not captured yet and refunds
+   * a captured one. A void is asked of an uncaptured authorization by the API, but reconciliation also voids a
+   * late approval that may be a purchase (captured at once): one call serves both.
+   */
   async void(input: FollowUp): Promise<ProviderResult> {
     return this.modify(input, 'VOID', (c) =>
-      c.checkout.ModificationsApi.cancelAuthorisedPaymentByPspReference(
+      c.checkout.ModificationsApi.refundOrCancelPayment(
         input.providerTransactionId,
         { merchantAccount: c.merchantAccount, reference: input.reference },
         { idempotencyKey: input.reference },

@@ -8,7 +8,8 @@
  * Adyen's signature covers no delivery time, so there is no staleness to check: a replayed item carries the
  * same notification id (eventCode, pspReference, success) and the endpoint applies it once.
  *
- * Translation: CAPTURE / CAPTURE_FAILED, REFUND / REFUND_FAILED / REFUNDED_REVERSED, CANCELLATION →
+ * Translation: CAPTURE / CAPTURE_FAILED, REFUND / REFUND_FAILED / REFUNDED_REVERSED, CANCELLATION /
+ * CANCEL_OR_REFUND (the answer to our voids, sent as reversals) →
  * FOLLOW_UP_SETTLED; NOTIFICATION_OF_CHARGEBACK and CHARGEBACK → CHARGEBACK (a CHARGEBACK whose
  * disputeStatus is already Lost / Accepted / Expired closes the dispute LOST instead); CHARGEBACK_REVERSED
  * and PREARBITRATION_WON → DISPUTE_CLOSED WON; PREARBITRATION_LOST and SECOND_CHARGEBACK → DISPUTE_CLOSED
@@ -88,6 +89,8 @@ const FOLLOW_UPS: Readonly<Record<string, { operation: 'CAPTURE' | 'REFUND' | 'V
   // The refund was returned by the cardholder's bank: the money did not reach them.
   REFUNDED_REVERSED: { operation: 'REFUND', failed: true },
   CANCELLATION: { operation: 'VOID' },
+  // What our voids send (/reversals): Adyen cancels or refunds, and says so in one event.
+  CANCEL_OR_REFUND: { operation: 'VOID' },
 };
 
 const LOST_STATUSES = new Set(['Lost', 'Accepted', 'Expired']);

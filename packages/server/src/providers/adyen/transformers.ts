@@ -129,6 +129,8 @@ export function paymentResult(res: PaymentResponse, raw: Record<string, unknown>
  */
 export function modificationResult(res: { status?: unknown; paymentPspReference?: unknown; pspReference?: unknown }, raw: Record<string, unknown>): ProviderResult {
   const accepted = res.status === 'received';
+  // The merchant account is the connection's configuration, not the operation's: not kept with the answer.
+  const { merchantAccount: _account, ...kept } = raw;
   return {
     outcome: accepted ? 'SUCCEEDED' : 'ERROR',
     providerTransactionId: String(res.paymentPspReference ?? ''),
@@ -138,7 +140,7 @@ export function modificationResult(res: { status?: unknown; paymentPspReference?
     merchantAdviceCodeMessage: null,
     authorizationCode: null,
     retrievalReferenceNumber: null,
-    rawResponse: raw,
+    rawResponse: kept,
   };
 }
 
