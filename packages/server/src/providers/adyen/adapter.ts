@@ -157,8 +157,8 @@ export class AdyenAdapter implements PaymentProvider, ConnectionNotifications {
     }
   }
 
-  parseConnectionNotification(rawBody: string, _headers: Readonly<Record<string, string | undefined>>, connection: ConnectionContext): Promise<ParsedNotification> {
-    return Promise.resolve(parseAdyenNotification(rawBody, connection));
+  async parseConnectionNotification(rawBody: string, _headers: Readonly<Record<string, string | undefined>>, connection: ConnectionContext): Promise<ParsedNotification> {
+    return parseAdyenNotification(rawBody, connection);
   }
 
   parseNotification(): Promise<ProviderEvent> {
