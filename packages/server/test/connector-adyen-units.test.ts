@@ -145,6 +145,29 @@ describe('ADYEN notifications (parseConnectionNotification)', () => {
     await expect(parse(body(), conn)).rejects.toBeInstanceOf(NotificationSignatureError);
   });
 
+  it('a LIVE connection (live_url_prefix) calls the LIVE paths: /checkout/v72 under the prefix host, here the double', async () => {
+    const live = adyenConnector.create({ config, log: createLogger('silent'), baseUrl: double.url });
+    const reference = 'live-ref-1';
+    const result = await live.purchase({
+      card: { number: '4111111111111111', holderName: null, expirationMonth: 3, expirationYear: 30, securityCode: '737', brand: 'VISA' },
+      amount: '12.34',
+      currency: 'EUR',
+      reference,
+      description: 'live',
+      connection: { connectionId: 'live', credentials: { ...ADYEN_TEST_CREDENTIALS, live_url_prefix: '1797a841fbb37ca7-AdyenDemo' }, timeoutMs: 2000 },
+    });
+    expect(result).toMatchObject({ outcome: 'SUCCEEDED', responseCode: 'SUCCEEDED', iso8583ResponseCode: '00' });
+    expect(double.requests.find((r) => r.idempotencyKey === reference)!.path).toBe('/checkout/v72/payments');
+    expect(double.paymentByReference(reference)).toMatchObject({ authorised: 1234, captured: 1234 });
+  });
+
+  it('verify: a zero-value authorisation, nothing held', async () => {
+    const adapterAtDouble = adyenConnector.create({ config, log: createLogger('silent'), baseUrl: double.url });
+    const result = await adapterAtDouble.verify({ card: { number: '4111111111111111', holderName: 'A B', expirationMonth: 3, expirationYear: 30, securityCode: '737', brand: 'VISA' }, currency: 'EUR', reference: 'verify-1', connection });
+    expect(result.outcome).toBe('SUCCEEDED');
+    expect(double.paymentByReference('verify-1')).toMatchObject({ authorised: 0, captured: 0 });
+  });
+
   it('the sandbox-era single endpoint is not where Adyen notifications arrive', async () => {
     await expect(adapter.parseNotification('{}', {})).rejects.toBeInstanceOf(NotificationSignatureError);
   });
