@@ -242,6 +242,32 @@ for (const backend of backends()) {
       expect(d.documents).toHaveLength(2);
     });
 
+    it('a late answer within the connection timeout is an answer', async () => {
+      double.next({ kind: 'late', ms: 300 });
+      const reference = crypto.randomUUID();
+      const r = await adyen.purchase({ card: { number: CARDS.approved, holderName: null, expirationMonth: 12, expirationYear: 30, securityCode: '123', brand: 'VISA' }, amount: '7', currency: 'EUR', reference, description: 'late', connection: connection() });
+      expect(r.outcome).toBe('SUCCEEDED');
+      expect(double.processedCount(reference)).toBe(1);
+    });
+
+    it('a capture whose answer never came is settled by reconciliation: the replay under its key returns the stored capture answer', async () => {
+      const created = await authorizedPayment(t, { amount: { currency: 'BRL', value: 40 } }, customerId);
+      const auth = attempts(await getPayment(t, created.id))[0]!;
+      expect(auth.provider_id).toBe('ADYEN');
+      double.next({ kind: 'timeout' }, { operation: 'captures' });
+      const res = await postLifecycle(t, created.id, 'capture', { amount: { currency: 'BRL', value: 40 } }, { transactionId: auth.id });
+      expect([200, 201, 502]).toContain(res.status);
+      const pending = (await getPayment(t, created.id)).transactions.find((x) => x.type === 'CAPTURE')!;
+      expect(pending.status).toBe('PENDING');
+      expect(double.paymentByReference(auth.id)!.captured).toBe(4000);
+      await reconcileNow(created.id);
+      const capture = (await getPayment(t, created.id)).transactions.find((x) => x.type === 'CAPTURE')!;
+      expect(capture.status).toBe('SUCCEEDED');
+      // Captured once: the replay was answered from Adyen's stored answer.
+      expect(double.requests.filter((r) => r.operation === 'captures' && r.idempotencyKey === capture.id)).toHaveLength(1);
+      expect(double.paymentByReference(auth.id)!.captured).toBe(4000);
+    });
+
     it.skipIf(!adyenFilesPresent())("every request the double received was valid under Adyen's OpenAPI documents", () => {
       expect(double.requests.length).toBeGreaterThan(ADYEN_CODES.length);
       expect(double.invalidRequests()).toEqual([]);

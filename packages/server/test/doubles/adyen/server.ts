@@ -377,25 +377,9 @@ export async function startAdyenDouble(credentials: { api_key: string; merchant_
     },
     disputes,
     signedNotification(eventCode, target, opts = {}) {
-      const item: Record<string, unknown> & { additionalData: Record<string, string> } = {
-        amount: { currency: target.currency, value: target.value },
-        eventCode,
-        eventDate: opts.eventDate ?? new Date().toISOString().replace(/\.\d{3}Z$/, '+00:00'),
-        merchantAccountCode: options.merchantAccount,
-        merchantReference: target.merchantReference,
-        ...(target.originalReference ? { originalReference: target.originalReference } : {}),
-        paymentMethod: 'visa',
-        pspReference: target.pspReference,
-        ...(opts.reason ? { reason: opts.reason } : {}),
-        success: opts.success === false ? 'false' : 'true',
-        additionalData: { ...(opts.additionalData ?? {}) },
-      };
-      const key = opts.hmacKey === undefined ? options.hmacKey : opts.hmacKey;
-      if (key !== null) item.additionalData.hmacSignature = adyenItemSignature(item as never, key);
-      const notification = { live: 'false', notificationItems: [{ NotificationRequestItem: item }] };
-      const schemaErrors = schemas?.notification(eventCode, notification) ?? [];
-      if (schemaErrors.length > 0) invalidNotifications.push({ eventCode, errors: schemaErrors });
-      return { body: JSON.stringify(notification), headers: { 'content-type': 'application/json' }, schemaErrors };
+      const signed = signedNotification(eventCode, target, { ...opts, merchantAccount: options.merchantAccount, hmacKey: opts.hmacKey === undefined ? options.hmacKey : opts.hmacKey });
+      if (signed.schemaErrors.length > 0) invalidNotifications.push({ eventCode, errors: signed.schemaErrors });
+      return signed;
     },
     async close() {
       for (const res of held) res.destroy();
@@ -403,6 +387,35 @@ export async function startAdyenDouble(credentials: { api_key: string; merchant_
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/**
+ * A standard Adyen notification (one item) for `target`, HMAC-signed as Adyen signs it, with the errors Adyen's
+ * webhook schema finds in it (none expected). Needs no running double: what the notifications endpoint's tests
+ * POST to /v1/provider-notifications/{connection_id} (body as is, headers as given).
+ */
+export function signedNotification(
+  eventCode: string,
+  target: NotificationTarget,
+  opts: NotificationOptions & { merchantAccount?: string } = {},
+): SignedNotification {
+  const item: Record<string, unknown> & { additionalData: Record<string, string> } = {
+    amount: { currency: target.currency, value: target.value },
+    eventCode,
+    eventDate: opts.eventDate ?? new Date().toISOString().replace(/\.\d{3}Z$/, '+00:00'),
+    merchantAccountCode: opts.merchantAccount ?? ADYEN_TEST_CREDENTIALS.merchant_account,
+    merchantReference: target.merchantReference,
+    ...(target.originalReference ? { originalReference: target.originalReference } : {}),
+    paymentMethod: 'visa',
+    pspReference: target.pspReference,
+    ...(opts.reason ? { reason: opts.reason } : {}),
+    success: opts.success === false ? 'false' : 'true',
+    additionalData: { ...(opts.additionalData ?? {}) },
+  };
+  const key = opts.hmacKey === undefined ? ADYEN_TEST_CREDENTIALS.hmac_key : opts.hmacKey;
+  if (key !== null) item.additionalData.hmacSignature = adyenItemSignature(item as never, key);
+  const notification = { live: 'false', notificationItems: [{ NotificationRequestItem: item }] };
+  return { body: JSON.stringify(notification), headers: { 'content-type': 'application/json' }, schemaErrors: adyenSchemas()?.notification(eventCode, notification) ?? [] };
 }
 
 interface Route {
