@@ -58,7 +58,11 @@ for (const backend of backends()) {
     const attempts = (p: Schemas['Payment']) => p.transactions.filter((x) => x.type === 'PURCHASE' || x.type === 'AUTHORIZE');
 
     it('purchase: approved at Adyen in minor units, our transaction id as merchant reference and Idempotency-Key, no card number in its log', async () => {
-      const p = await pay({ amount: { currency: 'BRL', value: 150.5 } });
+      const body = paymentBody(t, customerId, { amount: { currency: 'BRL', value: 150.5 } });
+      (body.payment_method.detail!.card as { soft_descriptor?: string }).soft_descriptor = 'ACME*Order #1001 ção';
+      const res = await postPayment(t, body);
+      expect(res.status, await res.clone().text()).toBe(201);
+      const p = await getPayment(t, ((await res.json()) as { id: string }).id);
       expect(p.status).toBe('SUCCEEDED');
       const tx = attempts(p);
       expect(tx).toHaveLength(1);
@@ -68,7 +72,7 @@ for (const backend of backends()) {
       const sent = double.requests.find((r) => r.operation === 'payments' && (r.body as { reference?: string }).reference === tx[0]!.id)!;
       expect(sent.idempotencyKey).toBe(tx[0]!.id);
       expect(JSON.stringify(sent.body)).not.toContain(CARDS.approved);
-      expect((sent.body as { captureDelayHours?: number }).captureDelayHours).toBe(0);
+      expect(sent.body).toMatchObject({ captureDelayHours: 0, shopperStatement: 'ACME*Order 1001 o', shopperInteraction: 'Ecommerce' });
     });
 
     it('zero-decimal currency: CLP goes out with the two decimals Adyen takes for it', async () => {

@@ -66,9 +66,18 @@ export function cardPaymentRequest(input: Charge, opts: { merchantAccount: strin
     // Required by the schema for every payment; a card payment without 3-D Secure never redirects to it.
     returnUrl: opts.returnUrl,
     ...(opts.capture ? { captureDelayHours: 0 } : { additionalData: { manualCapture: 'true' } }),
-    ...(input.softDescriptor ? { shopperStatement: input.softDescriptor.slice(0, 135) } : {}),
+    ...(statement(input.softDescriptor) ? { shopperStatement: statement(input.softDescriptor)! } : {}),
     ...(input.paymentId ? { metadata: { payorch_payment_id: input.paymentId } } : {}),
   };
+}
+
+/**
+ * The soft descriptor as Adyen takes a shopper statement: its allowed characters only (letters, digits, spaces
+ * and . , ' _ - ? + * /), at most the 22 characters banks show.
+ */
+function statement(text: string | null | undefined): string | null {
+  const cleaned = (text ?? '').replace(/[^a-zA-Z0-9 .,'_\-?+*/]/g, ' ').replace(/\s+/g, ' ').trim().slice(0, 22).trim();
+  return cleaned === '' ? null : cleaned;
 }
 
 /**

@@ -207,6 +207,7 @@ export async function startAdyenDouble(credentials: { api_key: string; merchant_
     if (req.headers['x-api-key'] !== options.apiKey) return reply(401, { status: 401, errorCode: '000', message: 'HTTP Status Response - Unauthorized', errorType: 'security' });
     record.schemaErrors = body === undefined ? ['the body is not JSON'] : (schemas?.request(route.operation, body) ?? []);
     if (key !== null && key.length > 64) record.schemaErrors.push('Idempotency-Key longer than 64 characters');
+    if (body !== undefined) record.schemaErrors.push(...documentedLimits(route.operation, body as Record<string, unknown>));
     if (record.schemaErrors.length > 0) return reply(422, { status: 422, errorCode: '702', message: `Structure of request is invalid: ${record.schemaErrors[0]}`, errorType: 'validation' });
     const b = body as Record<string, unknown>;
     const account = (b.merchantAccount ?? b.merchantAccountCode) as string;
@@ -430,6 +431,18 @@ function routeOf(method: string, path: string): Route | null {
   if (m) return { operation: m[2] as 'captures' | 'cancels' | 'reversals' | 'refunds', pspReference: decodeURIComponent(m[1]!) };
   const d = /^\/ca\/services\/DisputeService\/v30\/(retrieveApplicableDefenseReasons|supplyDefenseDocument|defendDispute)$/.exec(path);
   return d ? { operation: d[1] as RequestOperation } : null;
+}
+
+/** Limits Adyen states in its schemas' descriptions rather than as schema keywords. */
+function documentedLimits(operation: RequestOperation, b: Record<string, unknown>): string[] {
+  const errors: string[] = [];
+  if (operation !== 'payments') return errors;
+  const metadata = (b.metadata ?? {}) as Record<string, string>;
+  if (Object.keys(metadata).length > 20) errors.push('/metadata more than 20 entries');
+  for (const [k, v] of Object.entries(metadata)) if (k.length > 20 || String(v).length > 80) errors.push(`/metadata/${k} key over 20 or value over 80 characters`);
+  if (typeof b.shopperStatement === 'string' && !/^[a-zA-Z0-9 .,'_\-?+*/]*$/.test(b.shopperStatement)) errors.push('/shopperStatement has characters Adyen does not allow');
+  if (typeof b.captureDelayHours === 'number' && (b.captureDelayHours < 0 || b.captureDelayHours > 672)) errors.push('/captureDelayHours outside 0–672');
+  return errors;
 }
 
 function send(res: ServerResponse, status: number, body: Record<string, unknown>): void {
