@@ -2,9 +2,11 @@
  * Every real provider this service can reach, one line each (src/providers/<name>/). Adding a connector
  * touches its folder, this list and the spec's credentials oneOf: nothing else (docs/contributing/connectors.md).
  */
+import { adyenConnector } from './adyen/index.js';
 import type { Connector } from './connector.js';
 import { stripeConnector } from './stripe/index.js';
 
 export const CONNECTORS: readonly Connector[] = [
   stripeConnector,
+  adyenConnector,
 ];

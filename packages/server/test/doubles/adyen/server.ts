@@ -1,0 +1,468 @@
+/**
+ * A local double of Adyen for the connector tests: plain node:http on loopback (ephemeral port), answering the
+ * subset of Checkout v72 and Disputes v30 the ADYEN adapter calls, in Adyen's published shapes and at Adyen's
+ * paths (/v72/payments, /v72/payments/{pspReference}/captures|cancels|reversals|refunds,
+ * /ca/services/DisputeService/v30/…).
+ *
+ * - Every request is judged against Adyen's own OpenAPI schemas (schemas.ts, when the reference files are
+ *   there): an invalid one gets a 422 validation error in Adyen's ServiceError shape and is counted
+ *   (`invalidRequests`: the tests assert none arrived).
+ * - Its ledger enforces amounts: captures up to what is authorised and not captured, refunds up to what is
+ *   captured and not refunded, cancels of uncaptured authorisations only.
+ * - Idempotency as Adyen documents it: a key already processed (on any endpoint: keys are unique per company
+ *   account) is answered with the first answer, never processed twice. A request refused as invalid is not
+ *   stored (nothing was processed), so a card-less lookup replay of an unknown key leaves no trace.
+ * - Behaviours queued by the test (`next`): refuse with a refusal reason code (and merchant advice code), an
+ *   Error result, no answer (processed, held until the client gives up or the double closes), a late answer,
+ *   HTTP 500 (nothing processed), an oversized answer (processed), or a request lost on the way (nothing
+ *   processed, no answer).
+ * - The request log redacts card data (the number keeps its last four digits) and never keeps the API key.
+ * - `signedNotification` builds a standard notification for a payment, HMAC-signed per item as Adyen signs
+ *   (computed here with node:crypto, independently of the SDK's validator), checked against Webhooks-v1.
+ */
+import { createHmac, randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { adyenSchemas, type RequestOperation } from './schemas.js';
+
+/** Adyen's published refusal reasons (refusalReason text by refusalReasonCode), as the double answers them. */
+export const REFUSAL_REASONS: Readonly<Record<string, string>> = {
+  '2': 'Refused', '3': 'Referral', '4': 'Acquirer Error', '5': 'Blocked Card', '6': 'Expired Card', '7': 'Invalid Amount',
+  '8': 'Invalid Card Number', '9': 'Issuer Unavailable', '10': 'Not supported', '11': '3D Not Authenticated',
+  '12': 'Not enough balance', '14': 'Acquirer Fraud', '15': 'Cancelled', '16': 'Shopper Cancelled', '20': 'FRAUD',
+  '21': 'Not Submitted', '22': 'FRAUD-CANCELLED', '23': 'Transaction Not Permitted', '24': 'CVC Declined',
+  '25': 'Restricted Card', '26': 'Revocation Of Auth', '27': 'Declined Non Generic', '28': 'Withdrawal amount exceeded',
+  '29': 'Withdrawal count exceeded', '31': 'Issuer Suspected Fraud', '32': 'AVS Declined', '38': 'Authentication required',
+  '46': 'Transaction blocked by Adyen to prevent excessive retry fees',
+};
+
+const MERCHANT_ADVICE: Readonly<Record<string, string>> = {
+  '01': '01: New account information available',
+  '02': '02: Cannot approve at this time, try again later',
+  '03': '03: Do not try again',
+  '21': '21: Payment Cancellation',
+};
+
+export type Behaviour =
+  | { kind: 'refuse'; code: string; advice?: string; resultCode?: 'Refused' | 'Cancelled' }
+  | { kind: 'error'; code?: string }
+  | { kind: 'resultCode'; resultCode: string }
+  /** Processed and recorded; the answer never comes (held until the client gives up). */
+  | { kind: 'timeout' }
+  /** Processed; answered after `ms`. */
+  | { kind: 'late'; ms: number }
+  /** HTTP 500, nothing processed. */
+  | { kind: 'fail' }
+  /** Processed; answered with a JSON body of `bytes` (default 100 KiB). */
+  | { kind: 'oversized'; bytes?: number }
+  /** Lost on the way: nothing processed, never answered. */
+  | { kind: 'lost' };
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  operation: RequestOperation | null;
+  idempotencyKey: string | null;
+  /** The body, card number and security code redacted. */
+  body: unknown;
+  status: number;
+  schemaErrors: string[];
+}
+
+export interface LedgerPayment {
+  pspReference: string;
+  reference: string;
+  merchantAccount: string;
+  currency: string;
+  /** Minor units. */
+  authorised: number;
+  captured: number;
+  refunded: number;
+  cancelled: boolean;
+  /** Reversed (/reversals): cancelled when nothing was captured, else refunded in full. */
+  reversed: boolean;
+  manualCapture: boolean;
+  resultCode: string;
+}
+
+export interface Dispute {
+  disputePspReference: string;
+  paymentPspReference: string;
+  documents: { defenseDocumentTypeCode: string; contentType: string; bytes: number }[];
+  defenseReasonCode: string | null;
+}
+
+/** Credentials of the double's one merchant account (a connection to it uses them; the HMAC key is hex, as Adyen's). */
+export const ADYEN_TEST_CREDENTIALS = {
+  api_key: 'AQEyhmfxK4_test_api_key_for_the_double_0123456789',
+  merchant_account: 'PayorchTestECOM',
+  hmac_key: '44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056',
+} as const;
+
+export interface AdyenDoubleOptions {
+  apiKey: string;
+  merchantAccount: string;
+  /** Hex HMAC key of the notifications this double signs. */
+  hmacKey: string;
+}
+
+export interface SignedNotification {
+  body: string;
+  headers: Record<string, string>;
+  schemaErrors: string[];
+}
+
+export interface AdyenDouble {
+  url: string;
+  requests: RecordedRequest[];
+  invalidRequests(): RecordedRequest[];
+  /** Notifications built by signedNotification whose shape Adyen's webhook schema refuses. */
+  invalidNotifications: { eventCode: string; errors: string[] }[];
+  /** Applies `behaviour` to the next request(s) for `operation` (default payments), `times` times. */
+  next(behaviour: Behaviour, options?: { operation?: RequestOperation; times?: number }): void;
+  payments: Map<string, LedgerPayment>;
+  paymentByReference(reference: string): LedgerPayment | undefined;
+  /** How many /payments requests carried this reference and were processed (a replay is not processed). */
+  processedCount(reference: string): number;
+  /** Opens a dispute on a payment (as an issuer's chargeback would): its disputePspReference. */
+  openDispute(paymentPspReference: string): string;
+  disputes: Map<string, Dispute>;
+  signedNotification(eventCode: string, target: NotificationTarget, options?: NotificationOptions): SignedNotification;
+  close(): Promise<void>;
+}
+
+export interface NotificationTarget {
+  /** The item's pspReference (the modification's or the dispute's; the payment's for AUTHORISATION). */
+  pspReference: string;
+  /** The payment's pspReference, for modifications and disputes. */
+  originalReference?: string;
+  merchantReference: string;
+  /** Minor units. */
+  value: number;
+  currency: string;
+}
+
+export interface NotificationOptions {
+  success?: boolean;
+  reason?: string;
+  additionalData?: Record<string, string>;
+  /** Sign with another key (a wrong signature); `null` sends no hmacSignature. */
+  hmacKey?: string | null;
+  eventDate?: string;
+}
+
+const pspReference = () => randomBytes(8).toString('hex').toUpperCase().replace(/[^0-9A-Z]/g, '0').slice(0, 16);
+
+/** The HMAC Adyen puts in additionalData.hmacSignature (its documented signing string; base64 of HMAC-SHA256). */
+export function adyenItemSignature(item: { pspReference: string; originalReference?: string; merchantAccountCode: string; merchantReference: string; amount: { value: number; currency: string }; eventCode: string; success: string }, hexKey: string): string {
+  const data = [item.pspReference, item.originalReference ?? '', item.merchantAccountCode, item.merchantReference, item.amount.value, item.amount.currency, item.eventCode, item.success].join(':');
+  return createHmac('sha256', Buffer.from(hexKey, 'hex')).update(data, 'utf8').digest('base64');
+}
+
+export async function startAdyenDouble(credentials: { api_key: string; merchant_account: string; hmac_key: string } = ADYEN_TEST_CREDENTIALS): Promise<AdyenDouble> {
+  const options: AdyenDoubleOptions = { apiKey: credentials.api_key, merchantAccount: credentials.merchant_account, hmacKey: credentials.hmac_key };
+  const schemas = adyenSchemas();
+  const requests: RecordedRequest[] = [];
+  const invalidNotifications: AdyenDouble['invalidNotifications'] = [];
+  const queue: { operation: RequestOperation; behaviour: Behaviour; left: number }[] = [];
+  const payments = new Map<string, LedgerPayment>();
+  const disputes = new Map<string, Dispute>();
+  const stored = new Map<string, { status: number; body: Record<string, unknown> }>();
+  const processed = new Map<string, number>();
+  const held = new Set<ServerResponse>();
+
+  const take = (operation: RequestOperation): Behaviour | undefined => {
+    const i = queue.findIndex((q) => q.operation === operation);
+    if (i < 0) return undefined;
+    const q = queue[i]!;
+    if (--q.left <= 0) queue.splice(i, 1);
+    return q.behaviour;
+  };
+
+  const server = createServer((req, res) => {
+    void handle(req, res).catch(() => {
+      if (!res.headersSent) send(res, 500, { status: 500, errorCode: '000', message: 'double failure', errorType: 'internal' });
+    });
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const path = (req.url ?? '').split('?')[0]!;
+    const route = routeOf(req.method ?? '', path);
+    const key = typeof req.headers['idempotency-key'] === 'string' ? req.headers['idempotency-key'] : null;
+    let body: unknown;
+    try {
+      body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    } catch {
+      body = undefined;
+    }
+    const record: RecordedRequest = { method: req.method ?? '', path, operation: route?.operation ?? null, idempotencyKey: key, body: redact(body), status: 0, schemaErrors: [] };
+    requests.push(record);
+    const reply = (status: number, out: Record<string, unknown>) => {
+      record.status = status;
+      send(res, status, out);
+    };
+    if (!route) return reply(404, { status: 404, errorCode: '000', message: 'Not found', errorType: 'validation' });
+    if (req.headers['x-api-key'] !== options.apiKey) return reply(401, { status: 401, errorCode: '000', message: 'HTTP Status Response - Unauthorized', errorType: 'security' });
+    record.schemaErrors = body === undefined ? ['the body is not JSON'] : (schemas?.request(route.operation, body) ?? []);
+    if (key !== null && key.length > 64) record.schemaErrors.push('Idempotency-Key longer than 64 characters');
+    if (body !== undefined) record.schemaErrors.push(...documentedLimits(route.operation, body as Record<string, unknown>));
+    if (record.schemaErrors.length > 0) return reply(422, { status: 422, errorCode: '702', message: `Structure of request is invalid: ${record.schemaErrors[0]}`, errorType: 'validation' });
+    const b = body as Record<string, unknown>;
+    const account = (b.merchantAccount ?? b.merchantAccountCode) as string;
+    if (account !== options.merchantAccount) return reply(403, { status: 403, errorCode: '901', message: 'Invalid Merchant Account', errorType: 'security' });
+    // A key processed before: its first answer, on whichever endpoint it came.
+    const replay = key !== null ? stored.get(key) : undefined;
+    if (replay) return reply(replay.status, replay.body);
+
+    // Adyen refuses a card payment without the card before anything else: nothing processed, nothing stored.
+    const method = b.paymentMethod as Record<string, unknown> | undefined;
+    if (route.operation === 'payments' && (typeof method?.number !== 'string' || method.number === '')) {
+      return reply(422, { status: 422, errorCode: '000', message: 'Required field "number" is not provided', errorType: 'validation' });
+    }
+    const behaviour = take(route.operation);
+    if (behaviour?.kind === 'lost') return hold(res);
+    if (behaviour?.kind === 'fail') return reply(500, { status: 500, errorCode: '000', message: 'An unexpected error occurred', errorType: 'internal' });
+    const answer = processRequest(route, b, behaviour);
+    if (answer.store && key !== null) stored.set(key, { status: answer.status, body: answer.body });
+    if (behaviour?.kind === 'timeout') return hold(res);
+    if (behaviour?.kind === 'oversized') {
+      record.status = answer.status;
+      return send(res, answer.status, { ...answer.body, padding: 'x'.repeat(behaviour.bytes ?? 100 * 1024) });
+    }
+    if (behaviour?.kind === 'late') {
+      await new Promise((r) => setTimeout(r, behaviour.ms));
+      if (res.destroyed) return;
+    }
+    reply(answer.status, answer.body);
+  }
+
+  function hold(res: ServerResponse): void {
+    held.add(res);
+    res.on('close', () => held.delete(res));
+  }
+
+  type Answer = { status: number; body: Record<string, unknown>; store: boolean };
+
+  function processRequest(route: Route, b: Record<string, unknown>, behaviour: Behaviour | undefined): Answer {
+    switch (route.operation) {
+      case 'payments':
+        return pay(b, behaviour);
+      case 'captures':
+      case 'cancels':
+      case 'reversals':
+      case 'refunds':
+        return modify(route.operation, route.pspReference!, b);
+      default:
+        return dispute(route.operation, b);
+    }
+  }
+
+  function pay(b: Record<string, unknown>, behaviour: Behaviour | undefined): Answer {
+    const amount = b.amount as { currency: string; value: number };
+    const reference = String(b.reference);
+    processed.set(reference, (processed.get(reference) ?? 0) + 1);
+    const psp = pspReference();
+    const base = { pspReference: psp, merchantReference: reference, amount };
+    if (behaviour?.kind === 'refuse') {
+      const additionalData: Record<string, string> = { refusalReasonRaw: `${behaviour.code} : ${REFUSAL_REASONS[behaviour.code] ?? 'Refused'}` };
+      if (behaviour.advice) additionalData.merchantAdviceCode = MERCHANT_ADVICE[behaviour.advice] ?? `${behaviour.advice}: advice`;
+      return { status: 200, body: { ...base, resultCode: behaviour.resultCode ?? 'Refused', refusalReason: REFUSAL_REASONS[behaviour.code] ?? 'Refused', refusalReasonCode: behaviour.code, additionalData }, store: true };
+    }
+    if (behaviour?.kind === 'error') {
+      const code = behaviour.code ?? '4';
+      return { status: 200, body: { ...base, resultCode: 'Error', refusalReason: REFUSAL_REASONS[code] ?? 'Acquirer Error', refusalReasonCode: code }, store: true };
+    }
+    if (behaviour?.kind === 'resultCode') return { status: 200, body: { ...base, resultCode: behaviour.resultCode }, store: true };
+    const manualCapture = (b.additionalData as Record<string, string> | undefined)?.manualCapture === 'true';
+    payments.set(psp, {
+      pspReference: psp,
+      reference,
+      merchantAccount: String(b.merchantAccount),
+      currency: amount.currency,
+      authorised: amount.value,
+      captured: manualCapture || amount.value === 0 ? 0 : amount.value,
+      refunded: 0,
+      cancelled: false,
+      reversed: false,
+      manualCapture,
+      resultCode: 'Authorised',
+    });
+    return {
+      status: 200,
+      body: { ...base, resultCode: 'Authorised', additionalData: { authCode: String(100000 + Math.floor(Math.random() * 899999)), cardIssuingCountry: 'NL', fundingSource: 'CREDIT' } },
+      store: true,
+    };
+  }
+
+  function modify(operation: 'captures' | 'cancels' | 'reversals' | 'refunds', paymentPsp: string, b: Record<string, unknown>): Answer {
+    const p = payments.get(paymentPsp);
+    const refuse = (message: string) => ({ status: 422, body: { status: 422, errorCode: '167', message, errorType: 'validation' }, store: false });
+    if (!p) return refuse('Original pspReference required for this operation');
+    const amount = b.amount as { currency: string; value: number } | undefined;
+    if (amount && amount.currency !== p.currency) return refuse('Currency of modification does not match the payment');
+    if (operation === 'captures') {
+      if (!p.manualCapture || p.cancelled || p.captured > 0) return refuse('Payment cannot be captured');
+      if (amount!.value <= 0 || amount!.value > p.authorised) return refuse('Capture amount exceeds the authorised amount');
+      p.captured = amount!.value;
+    } else if (operation === 'cancels') {
+      if (p.cancelled || p.captured > 0) return refuse('Payment cannot be cancelled');
+      p.cancelled = true;
+    } else if (operation === 'reversals') {
+      if (p.cancelled || p.reversed) return refuse('Payment cannot be reversed');
+      p.reversed = true;
+      if (p.captured === 0) p.cancelled = true;
+      else p.refunded = p.captured;
+    } else {
+      if (amount!.value <= 0 || amount!.value > p.captured - p.refunded) return refuse('Refund amount exceeds what is left to refund');
+      p.refunded += amount!.value;
+    }
+    const body: Record<string, unknown> = { merchantAccount: p.merchantAccount, paymentPspReference: p.pspReference, pspReference: pspReference(), status: 'received' };
+    if (b.reference !== undefined) body.reference = b.reference;
+    if (amount) body.amount = amount;
+    return { status: 201, body, store: true };
+  }
+
+  function dispute(operation: RequestOperation, b: Record<string, unknown>): Answer {
+    const d = disputes.get(String(b.disputePspReference));
+    if (!d) return { status: 200, body: { disputeServiceResult: { success: false, errorMessage: 'Could not find dispute' } }, store: false };
+    if (operation === 'retrieveApplicableDefenseReasons') {
+      return {
+        status: 200,
+        body: {
+          defenseReasons: [
+            {
+              defenseReasonCode: 'GoodsOrServicesProvided',
+              satisfied: false,
+              defenseDocumentTypes: [
+                { defenseDocumentTypeCode: 'GoodsDeliveredOrServicesRendered', requirementLevel: 'OneOrMore', available: false },
+                { defenseDocumentTypeCode: 'TIDorInvoice', requirementLevel: 'Required', available: false },
+              ],
+            },
+          ],
+          disputeServiceResult: { success: true },
+        },
+        store: true,
+      };
+    }
+    if (operation === 'supplyDefenseDocument') {
+      for (const doc of b.defenseDocuments as { defenseDocumentTypeCode: string; contentType: string; content: string }[]) {
+        d.documents.push({ defenseDocumentTypeCode: doc.defenseDocumentTypeCode, contentType: doc.contentType, bytes: Buffer.from(doc.content, 'base64').length });
+      }
+      return { status: 200, body: { disputeServiceResult: { success: true } }, store: true };
+    }
+    if (d.documents.length === 0) return { status: 200, body: { disputeServiceResult: { success: false, errorMessage: 'Required documents are missing' } }, store: false };
+    d.defenseReasonCode = String(b.defenseReasonCode);
+    return { status: 200, body: { disputeServiceResult: { success: true } }, store: true };
+  }
+
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    invalidRequests: () => requests.filter((r) => r.schemaErrors.length > 0),
+    invalidNotifications,
+    next(behaviour, { operation = 'payments', times = 1 } = {}) {
+      queue.push({ operation, behaviour, left: times });
+    },
+    payments,
+    paymentByReference: (reference) => [...payments.values()].find((p) => p.reference === reference),
+    processedCount: (reference) => processed.get(reference) ?? 0,
+    openDispute(paymentPsp) {
+      const id = pspReference();
+      disputes.set(id, { disputePspReference: id, paymentPspReference: paymentPsp, documents: [], defenseReasonCode: null });
+      return id;
+    },
+    disputes,
+    signedNotification(eventCode, target, opts = {}) {
+      const signed = signedNotification(eventCode, target, { ...opts, merchantAccount: options.merchantAccount, hmacKey: opts.hmacKey === undefined ? options.hmacKey : opts.hmacKey });
+      if (signed.schemaErrors.length > 0) invalidNotifications.push({ eventCode, errors: signed.schemaErrors });
+      return signed;
+    },
+    async close() {
+      for (const res of held) res.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/**
+ * A standard Adyen notification (one item) for `target`, HMAC-signed as Adyen signs it, with the errors Adyen's
+ * webhook schema finds in it (none expected). Needs no running double: what the notifications endpoint's tests
+ * POST to /v1/provider-notifications/{connection_id} (body as is, headers as given).
+ */
+export function signedNotification(
+  eventCode: string,
+  target: NotificationTarget,
+  opts: NotificationOptions & { merchantAccount?: string } = {},
+): SignedNotification {
+  const item: Record<string, unknown> & { additionalData: Record<string, string> } = {
+    amount: { currency: target.currency, value: target.value },
+    eventCode,
+    eventDate: opts.eventDate ?? new Date().toISOString().replace(/\.\d{3}Z$/, '+00:00'),
+    merchantAccountCode: opts.merchantAccount ?? ADYEN_TEST_CREDENTIALS.merchant_account,
+    merchantReference: target.merchantReference,
+    ...(target.originalReference ? { originalReference: target.originalReference } : {}),
+    paymentMethod: 'visa',
+    pspReference: target.pspReference,
+    ...(opts.reason ? { reason: opts.reason } : {}),
+    success: opts.success === false ? 'false' : 'true',
+    additionalData: { ...(opts.additionalData ?? {}) },
+  };
+  const key = opts.hmacKey === undefined ? ADYEN_TEST_CREDENTIALS.hmac_key : opts.hmacKey;
+  if (key !== null) item.additionalData.hmacSignature = adyenItemSignature(item as never, key);
+  const notification = { live: 'false', notificationItems: [{ NotificationRequestItem: item }] };
+  return { body: JSON.stringify(notification), headers: { 'content-type': 'application/json' }, schemaErrors: adyenSchemas()?.notification(eventCode, notification) ?? [] };
+}
+
+interface Route {
+  operation: RequestOperation;
+  pspReference?: string;
+}
+
+function routeOf(method: string, path: string): Route | null {
+  if (method !== 'POST') return null;
+  if (path === '/v72/payments' || path === '/checkout/v72/payments') return { operation: 'payments' };
+  const m = /^(?:\/checkout)?\/v72\/payments\/([^/]+)\/(captures|cancels|reversals|refunds)$/.exec(path);
+  if (m) return { operation: m[2] as 'captures' | 'cancels' | 'reversals' | 'refunds', pspReference: decodeURIComponent(m[1]!) };
+  const d = /^\/ca\/services\/DisputeService\/v30\/(retrieveApplicableDefenseReasons|supplyDefenseDocument|defendDispute)$/.exec(path);
+  return d ? { operation: d[1] as RequestOperation } : null;
+}
+
+/** Limits Adyen states in its schemas' descriptions rather than as schema keywords. */
+function documentedLimits(operation: RequestOperation, b: Record<string, unknown>): string[] {
+  const errors: string[] = [];
+  if (operation !== 'payments') return errors;
+  const metadata = (b.metadata ?? {}) as Record<string, string>;
+  if (Object.keys(metadata).length > 20) errors.push('/metadata more than 20 entries');
+  for (const [k, v] of Object.entries(metadata)) if (k.length > 20 || String(v).length > 80) errors.push(`/metadata/${k} key over 20 or value over 80 characters`);
+  if (typeof b.shopperStatement === 'string' && !/^[a-zA-Z0-9 .,'_\-?+*/]*$/.test(b.shopperStatement)) errors.push('/shopperStatement has characters Adyen does not allow');
+  if (typeof b.captureDelayHours === 'number' && (b.captureDelayHours < 0 || b.captureDelayHours > 672)) errors.push('/captureDelayHours outside 0–672');
+  return errors;
+}
+
+function send(res: ServerResponse, status: number, body: Record<string, unknown>): void {
+  if (res.destroyed) return;
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json;charset=UTF-8', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+/** The body as the log keeps it: a card number as its last four digits, the security code never, documents by size. */
+function redact(body: unknown): unknown {
+  if (body === null || typeof body !== 'object') return body;
+  const copy = structuredClone(body) as Record<string, unknown>;
+  const method = copy.paymentMethod as Record<string, unknown> | undefined;
+  if (method && typeof method.number === 'string') method.number = `****${method.number.slice(-4)}`;
+  if (method && 'cvc' in method) method.cvc = '[REDACTED]';
+  const docs = copy.defenseDocuments as { content?: string; bytes?: number }[] | undefined;
+  for (const d of docs ?? []) {
+    d.bytes = Buffer.from(d.content ?? '', 'base64').length;
+    delete d.content;
+  }
+  return copy;
+}
