@@ -3,5 +3,6 @@
  * touches its folder, this list and the spec's credentials oneOf: nothing else (docs/contributing/connectors.md).
  */
 import type { Connector } from './connector.js';
+import { mercadoPagoConnector } from './mercado-pago/index.js';
 
-export const CONNECTORS: readonly Connector[] = [];
+export const CONNECTORS: readonly Connector[] = [mercadoPagoConnector];

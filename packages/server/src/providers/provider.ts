@@ -158,6 +158,8 @@ export interface DisputeEvidenceForward {
   /** The provider's id of the chargeback being disputed. */
   chargebackId: string | null;
   evidence: ForwardedEvidence[];
+  /** The connection the chargeback's payment went through (real providers: whose credentials reach it). */
+  connection?: ConnectionContext;
 }
 
 export interface DisputeEvidenceAck {
