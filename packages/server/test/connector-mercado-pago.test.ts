@@ -180,6 +180,23 @@ for (const backend of backends()) {
       expect(read.transactions.map((x) => [x.provider_id, x.status])).toEqual([[MP, 'SUCCEEDED']]);
     });
 
+    it('a refund whose answer is lost: reconciliation sends it again under the same key, Mercado Pago answers its first refund (one refund, not two)', async () => {
+      const { account } = await mercadoPago({ timeoutMs: 300 });
+      const p = await pay();
+      const purchase = p.transactions_history![0]!;
+      double.behave(account.access_token, { on: 'any', fault: 'late', lateMs: 600 });
+      const res = await postLifecycle(t, p.id, 'refund', { amount: { currency: 'BRL', value: 40 } }, { transactionId: purchase.id });
+      expect(res.status, await res.clone().text()).toBe(502);
+      const pending = (await getPayment(t, p.id)).transactions.at(-1)!;
+      expect(pending).toMatchObject({ type: 'REFUND', status: 'PENDING' });
+      double.behave(account.access_token, null);
+      await t.running.deps.services.orchestration.reconciliation.runOnce();
+      const read = await getPayment(t, p.id);
+      expect(read.transactions.at(-1)).toMatchObject({ id: pending.id, type: 'REFUND', status: 'SUCCEEDED' });
+      expect(read).toMatchObject({ sub_status: 'PARTIALLY_REFUNDED', amount: { refunded: 40 } });
+      expect(double.payment(purchase.provider_data!.transaction_id!)!.refunds.map((r) => r.amount)).toEqual([40]);
+    });
+
     it.each([
       ['an answer past 64 KiB', { fault: 'oversized' } as const, 'BAD_RESPONSE'],
       ['an HTTP 500', { fault: 'fail' } as const, 'BAD_RESPONSE'],

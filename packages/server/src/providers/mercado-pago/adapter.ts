@@ -22,6 +22,7 @@ import {
   type DisputeEvidenceAck,
   type DisputeEvidenceForward,
   type FollowUp,
+  type FollowUpLookup,
   type PaymentProvider,
   type ProviderCard,
   type ProviderLookup,
@@ -38,9 +39,18 @@ export interface MercadoPagoAdapterOptions {
   log: Logger;
 }
 
+/** How many follow-ups this process remembers for lookup (see `sent`). */
+const REMEMBERED_FOLLOW_UPS = 10_000;
+
 export class MercadoPagoAdapter implements PaymentProvider, ConnectionNotifications {
   readonly id = MERCADO_PAGO;
   private readonly baseUrl: string;
+  /**
+   * Follow-ups sent by this process, by reference: Mercado Pago keeps no merchant reference on a capture,
+   * cancellation or refund, so a lookup of one sends it again under the same idempotency key. Callers that
+   * know the operation pass it (lookup's `followUp`) and need no memory; this covers those that do not.
+   */
+  private readonly sent = new Map<string, FollowUpLookup>();
 
   constructor(private readonly options: MercadoPagoAdapterOptions) {
     this.baseUrl = (options.baseUrl ?? MERCADO_PAGO_PUBLIC_API).replace(/\/+$/, '');
@@ -93,11 +103,18 @@ export class MercadoPagoAdapter implements PaymentProvider, ConnectionNotificati
     return errorResult(mp.error || (mp.status === 401 ? 'unauthorized' : undefined), { status: mp.status, error: mp.error, message: mp.message });
   }
 
+  private remember(input: FollowUp, operation: FollowUpLookup['operation']): void {
+    if (this.sent.size >= REMEMBERED_FOLLOW_UPS) this.sent.delete(this.sent.keys().next().value!);
+    this.sent.set(input.reference, { operation, providerTransactionId: input.providerTransactionId, amount: input.amount, currency: input.currency });
+  }
+
   async capture(input: FollowUp): Promise<ProviderResult> {
+    this.remember(input, 'CAPTURE');
     return this.followUp(input, 'CAPTURE_DECLINED', { capture: true, transaction_amount: Number(input.amount) }, (p) => p.status === 'approved' && p.captured !== false);
   }
 
   async void(input: FollowUp): Promise<ProviderResult> {
+    this.remember(input, 'VOID');
     return this.followUp(input, 'VOID_DECLINED', { status: 'cancelled' }, (p) => p.status === 'cancelled');
   }
 
@@ -114,6 +131,7 @@ export class MercadoPagoAdapter implements PaymentProvider, ConnectionNotificati
   }
 
   async refund(input: FollowUp): Promise<ProviderResult> {
+    this.remember(input, 'REFUND');
     let refund: RefundResponse;
     try {
       refund = withoutEnvelope(
@@ -141,11 +159,18 @@ export class MercadoPagoAdapter implements PaymentProvider, ConnectionNotificati
   }
 
   /**
-   * Reconciliation: the payment whose external_reference is our reference (GET /v1/payments/search). Only
-   * charges carry it: a follow-up's reference is not searchable at Mercado Pago, so asking for one throws
-   * (the transaction stays pending and backs off; see docs/providers/mercado-pago.md "Lookup").
+   * Reconciliation. A charge: the payment whose external_reference is our reference (GET
+   * /v1/payments/search); none means it never arrived. A follow-up (named by the caller, or sent by this
+   * process): the same operation again under the same X-Idempotency-Key, which Mercado Pago answers with
+   * what it did the first time (or does now, once). See docs/providers/mercado-pago.md "Limits".
    */
-  async lookup(input: { reference: string; connection?: ConnectionContext }): Promise<ProviderLookup> {
+  async lookup(input: { reference: string; connection?: ConnectionContext; followUp?: FollowUpLookup }): Promise<ProviderLookup> {
+    const followUp = input.followUp ?? this.sent.get(input.reference);
+    if (followUp) {
+      const call: FollowUp = { providerTransactionId: followUp.providerTransactionId, amount: followUp.amount, currency: followUp.currency, reference: input.reference, ...(input.connection ? { connection: input.connection } : {}) };
+      const result = followUp.operation === 'CAPTURE' ? await this.capture(call) : followUp.operation === 'VOID' ? await this.void(call) : await this.refund(call);
+      return { found: true, result, voided: false };
+    }
     let found: PaymentSearch;
     try {
       found = await this.call<PaymentSearch>(input.connection, {
