@@ -190,7 +190,7 @@ export class MercadoPagoAdapter implements PaymentProvider, ConnectionNotificati
 
   /** Zero-amount verification is not offered by Mercado Pago's Payments API: answered as the sandbox answers an unsupported call. */
   async verify(): Promise<ProviderResult> {
-    return errorResult('verification_not_supported', { error: 'verification_not_supported' });
+    return { ...errorResult(undefined, {}), responseCode: 'PROVIDER_REQUEST_REJECTED', responseMessage: 'Mercado Pago offers no zero-amount card verification' };
   }
 
   /**
