@@ -180,6 +180,27 @@ for (const backend of backends()) {
       expect(read.transactions.map((x) => [x.provider_id, x.status])).toEqual([[MP, 'SUCCEEDED']]);
     });
 
+    it('a timeout, then SANDBOX_A approves: reconciliation reverses the late approval at Mercado Pago (a captured payment is refunded in full)', async () => {
+      const { account } = await mercadoPago({ fallback: true, timeoutMs: 300 });
+      double.behave(account.access_token, { fault: 'timeout' });
+      const p = await pay();
+      expect(p).toMatchObject({ status: 'SUCCEEDED' });
+      expect(attempts(p).map((a) => [a[0], a[1]])).toEqual([
+        [MP, 'PENDING'],
+        ['SANDBOX_A', 'SUCCEEDED'],
+      ]);
+      const late = p.transactions_history![0]!;
+      double.behave(account.access_token, null);
+      await t.running.deps.services.orchestration.reconciliation.runOnce();
+      const read = await getPayment(t, p.id);
+      expect(read).toMatchObject({ status: 'SUCCEEDED', sub_status: 'APPROVED' });
+      expect(read.transactions.map((x) => [x.provider_id, x.status, x.reason])).toEqual([
+        [MP, 'CANCELED', 'LATE_APPROVAL_REVERSED'],
+        ['SANDBOX_A', 'SUCCEEDED', null],
+      ]);
+      expect(double.paymentsFor(late.id)).toMatchObject([{ status: 'refunded', transaction_amount_refunded: 150.5 }]);
+    });
+
     it('a refund whose answer is lost: reconciliation sends it again under the same key, Mercado Pago answers its first refund (one refund, not two)', async () => {
       const { account } = await mercadoPago({ timeoutMs: 300 });
       const p = await pay();

@@ -11,7 +11,6 @@
  * (codes.ts); an answer that is not a final word (a payment still in process) is an unknown outcome, as a
  * timeout is: the attempt stays pending and reconciliation asks again by reference.
  */
-import type { Logger } from '../../platform/logger.js';
 import type { ConnectionNotifications, ParsedNotification } from '../connector.js';
 import {
   NotificationSignatureError,
@@ -36,7 +35,6 @@ import { approvedResult, cardTokenBody, errorResult, isUndecided, paymentBody, p
 export interface MercadoPagoAdapterOptions {
   /** Where Mercado Pago is reached (MERCADO_PAGO_API_URL; tests: the double); its public API otherwise. */
   baseUrl: string | undefined;
-  log: Logger;
 }
 
 /** How many follow-ups this process remembers for lookup (see `sent`). */
@@ -113,9 +111,26 @@ export class MercadoPagoAdapter implements PaymentProvider, ConnectionNotificati
     return this.followUp(input, 'CAPTURE_DECLINED', { capture: true, transaction_amount: Number(input.amount) }, (p) => p.status === 'approved' && p.captured !== false);
   }
 
+  /**
+   * Cancels an authorization. Mercado Pago cannot cancel a captured payment (reconciliation voids late
+   * approvals, which may be purchases): then the reversal is a refund of the whole amount, under its own
+   * idempotency key derived from our reference.
+   */
   async void(input: FollowUp): Promise<ProviderResult> {
     this.remember(input, 'VOID');
-    return this.followUp(input, 'VOID_DECLINED', { status: 'cancelled' }, (p) => p.status === 'cancelled');
+    const cancelled = await this.followUp(input, 'VOID_DECLINED', { status: 'cancelled' }, (p) => p.status === 'cancelled');
+    if (cancelled.outcome === 'SUCCEEDED' || cancelled.responseCode !== 'VOID_DECLINED') return cancelled;
+    let payment: PaymentResponse;
+    try {
+      payment = withoutEnvelope(await this.call<PaymentResponse>(input.connection, { method: 'GET', path: `/v1/payments/${encodeURIComponent(input.providerTransactionId)}` }));
+    } catch (err) {
+      if (mercadoPagoError(err)) return cancelled;
+      throw err;
+    }
+    if (payment.status === 'refunded') return approvedResult(String(payment.id ?? input.providerTransactionId), payment as unknown as Record<string, unknown>);
+    if (payment.status !== 'approved' || payment.captured !== true) return cancelled;
+    const refund = await this.refundCall({ ...input, amount: String(payment.transaction_amount ?? input.amount), reference: `${input.reference}:reversal` }, undefined);
+    return refund.outcome === 'SUCCEEDED' ? { ...refund, providerTransactionId: String(payment.id ?? input.providerTransactionId) } : { ...refund, responseCode: 'VOID_DECLINED' };
   }
 
   /** PUT /v1/payments/{id} (capture, cancel): the payment's new state says whether it went through. */
@@ -132,13 +147,18 @@ export class MercadoPagoAdapter implements PaymentProvider, ConnectionNotificati
 
   async refund(input: FollowUp): Promise<ProviderResult> {
     this.remember(input, 'REFUND');
+    return this.refundCall(input, Number(input.amount));
+  }
+
+  /** POST /v1/payments/{id}/refunds; `amount` undefined refunds what is left. */
+  private async refundCall(input: FollowUp, amount: number | undefined): Promise<ProviderResult> {
     let refund: RefundResponse;
     try {
       refund = withoutEnvelope(
         await this.call<RefundResponse>(input.connection, {
           method: 'POST',
           path: `/v1/payments/${encodeURIComponent(input.providerTransactionId)}/refunds`,
-          body: { amount: Number(input.amount) },
+          body: amount === undefined ? {} : { amount },
           idempotencyKey: input.reference,
         }),
       );

@@ -27,5 +27,5 @@ export const mercadoPagoConnector: Connector = {
   },
   codes: MERCADO_PAGO_CODES,
   credentialFields: ['access_token', 'webhook_secret'],
-  create: (deps) => new MercadoPagoAdapter({ baseUrl: deps.baseUrl, log: deps.log }),
+  create: (deps) => new MercadoPagoAdapter({ baseUrl: deps.baseUrl }),
 };
