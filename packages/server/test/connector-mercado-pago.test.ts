@@ -17,6 +17,7 @@ import { NotificationSignatureError, ProviderUnavailableError, type Charge, type
 import { startMercadoPagoDouble, type DoubleAccount, type MercadoPagoDouble } from './doubles/mercado-pago/server.js';
 import { connectProvider, routeCards } from './support/connectors.js';
 import { backends, useServer, type TestServer } from './support/harness.js';
+import { describeFindings, scanForSensitiveData } from './support/sensitive-data-scan.js';
 import { authorizedPayment, createPayment, getPayment, postLifecycle, rawCard } from './support/payments.js';
 
 type Created = Schemas['CreatedPayment'];
@@ -35,6 +36,9 @@ async function ok(res: Response, status = 200): Promise<Schemas['Payment']> {
   expect(res.status, text).toBe(status);
   return JSON.parse(text) as Schemas['Payment'];
 }
+
+/** Every account made for a connection (their secrets must be in no request the double kept). */
+const accounts: DoubleAccount[] = [];
 
 const attempts = (p: Created) => p.transactions_history!.map((x) => [x.provider_id, x.status, x.response_code]);
 
@@ -55,6 +59,7 @@ for (const backend of backends()) {
     /** A Mercado Pago account of its own (its circuit too) and the card routing through it, then SANDBOX_A when `fallback`. */
     async function mercadoPago(options: { fallback?: boolean; timeoutMs?: number } = {}): Promise<{ account: DoubleAccount; connectionId: string; context: ConnectionContext }> {
       const account = double.account();
+      accounts.push(account);
       const connectionId = await connectProvider(t, { providerId: MP, credentials: { ...account }, ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}) });
       await routeCards(t, [{ provider_id: MP, connection_id: connectionId }, ...(options.fallback ? [{ provider_id: 'SANDBOX_A', connection_id: sandboxA }] : [])]);
       return { account, connectionId, context: { connectionId, credentials: { ...account }, timeoutMs: options.timeoutMs ?? 2_000 } };
@@ -355,6 +360,20 @@ for (const backend of backends()) {
     });
   });
 }
+
+describe("the double's request log", () => {
+  it('holds no card number, security code or connection secret', async () => {
+    expect(double.requests.length).toBeGreaterThan(0);
+    const findings = await scanForSensitiveData({
+      logs: double.requests.map((r) => JSON.stringify(r)),
+      secrets: accounts.flatMap((a) => [
+        { name: 'an access token', value: a.access_token },
+        { name: 'a webhook secret', value: a.webhook_secret },
+      ]),
+    });
+    expect(findings, describeFindings(findings)).toEqual([]);
+  });
+});
 
 describe('the Mercado Pago code table', () => {
   it.each(MERCADO_PAGO_CODES.map((r) => [r.providerCode, r] as const))('%s: its decision is what failover decides', (_code, row) => {
