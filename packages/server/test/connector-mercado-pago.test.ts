@@ -227,6 +227,7 @@ for (const backend of backends()) {
       ['an answer past 64 KiB', { fault: 'oversized' } as const, 'BAD_RESPONSE'],
       ['an HTTP 500', { fault: 'fail' } as const, 'BAD_RESPONSE'],
       ['an answer later than the connection timeout', { fault: 'late', lateMs: 600 } as const, 'TIMEOUT'],
+      ['a payment still in process (not a final word)', { inProcess: true } as const, 'BAD_RESPONSE'],
     ])('%s is %s (no result; the orchestrator decides)', async (_what, fault, kind) => {
       const { account, context } = await mercadoPago({ timeoutMs: 300 });
       double.behave(account.access_token, fault);
