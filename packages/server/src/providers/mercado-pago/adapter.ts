@@ -50,7 +50,7 @@ export class MercadoPagoAdapter implements PaymentProvider, ConnectionNotificati
    */
   private readonly sent = new Map<string, FollowUpLookup>();
 
-  constructor(private readonly options: MercadoPagoAdapterOptions) {
+  constructor(options: MercadoPagoAdapterOptions) {
     this.baseUrl = (options.baseUrl ?? MERCADO_PAGO_PUBLIC_API).replace(/\/+$/, '');
   }
 

@@ -106,7 +106,9 @@ export async function startMercadoPagoDouble(): Promise<MercadoPagoDouble> {
   const held = new Set<ServerResponse>();
   let nextPayment = 1_310_000_000;
   let nextRefund = 2_050_000_000;
-  let nextChargeback = 233_000_061_680_860_000n;
+  // 18 digits like Mercado Pago's (e.g. 233000061680860000), but starting with 1: its own start with 2, in the
+  // Mastercard 2-series range, and one in ten passes Luhn, which the sensitive-data scan rightly reads as a card number.
+  let nextChargeback = 133_000_061_680_860_000n;
   let nextCollector = 634_060_000;
 
   const now = () => new Date().toISOString();
