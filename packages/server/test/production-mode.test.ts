@@ -26,6 +26,7 @@ import { createLogger } from '../src/platform/logger.js';
 import { addOrganizationDefaults } from '../src/routing/service.js';
 import { adapterOf } from '../src/providers/normalized-provider.js';
 import type { SandboxProvider } from '../src/providers/sandbox/sandbox-provider.js';
+import { CONNECTORS } from '../src/providers/connectors.js';
 import { startServer, type RunningServer } from '../src/server.js';
 import { expectProblem } from './support/assertions.js';
 import { ADMIN_KEY, backends, openTestDatabase, useServer, type Credentials, type TestServer } from './support/harness.js';
@@ -94,7 +95,8 @@ for (const backend of backends()) {
     const t = useServer(backend, { env: { SANDBOX: 'false' } });
 
     it('no sandbox provider is registered, and the service is the only server its start opens', async () => {
-      expect(t.running.deps.services.providers.ids()).toEqual([]);
+      // Real providers' connectors exist in every mode (connectors.ts): only they are registered.
+      expect(t.running.deps.services.providers.ids()).toEqual(CONNECTORS.map((c) => c.id));
       for (const id of ['SANDBOX_A', 'SANDBOX_B', 'SANDBOX']) expect(t.running.deps.services.providers.get(id)).toBeUndefined();
       expect(t.running.deps.services.provider).toBeUndefined();
       // The acquirers' routes exist nowhere here, and the sandbox's notification endpoint is unknown.
