@@ -311,10 +311,13 @@ for (const backend of backends()) {
         expect((await parse(context, double.signedNotification('chargeback', lost.id))).events.at(-1)).toMatchObject({ kind: 'DISPUTE_CLOSED', outcome: 'LOST' });
       });
 
-      it('an unknown type is acknowledged with no events', async () => {
+      it("an unknown type, or a payment the connection's account cannot see, is acknowledged with no events", async () => {
         const { context } = await mercadoPago();
         const { mpPaymentId } = await paidAt(context);
         expect(await parse(context, double.signedNotification('other', mpPaymentId))).toEqual({ events: [] });
+        const other = await mercadoPago();
+        const signedForOther = double.signedNotification('payment', mpPaymentId, { secret: other.account.webhook_secret });
+        expect(await parse(other.context, signedForOther)).toEqual({ events: [] });
       });
 
       it.each([

@@ -18,7 +18,7 @@
  * Any other type → no events (acknowledged). Event ids derive from Mercado Pago's ids and states, so a
  * re-delivery yields the same events (deduplicated where they are applied).
  */
-import { InvalidWebhookSignatureError, WebhookSignatureValidator } from 'mercadopago';
+import { InvalidWebhookSignatureError, MPForbiddenError, MPNotFoundError, WebhookSignatureValidator } from 'mercadopago';
 import type { ConnectorEvent, ParsedNotification } from '../connector.js';
 import { NotificationSignatureError, type ConnectionContext } from '../provider.js';
 import type { ChargebackResponse, PaymentResponse } from './sdk-types.js';
@@ -68,8 +68,15 @@ export async function parseMercadoPagoNotification(
   const body = verify(rawBody, headers, connection);
   const type = body.type ?? body.topic;
   const dataId = idText(body.data?.id);
-  if (type === 'payment' && dataId) return { events: await paymentEvents(dataId, fetcher) };
-  if ((type === 'topic_chargebacks_wh' || type === 'chargebacks') && dataId) return { events: await chargebackEvents(dataId, body, rawBody, fetcher) };
+  try {
+    if (type === 'payment' && dataId) return { events: await paymentEvents(dataId, fetcher) };
+    if ((type === 'topic_chargebacks_wh' || type === 'chargebacks') && dataId) return { events: await chargebackEvents(dataId, body, rawBody, fetcher) };
+  } catch (err) {
+    // A resource this connection's account cannot see (another application's, or gone): nothing of ours to
+    // apply, acknowledged. Anything else (Mercado Pago unreachable) is thrown: the delivery fails and is retried.
+    if (err instanceof MPNotFoundError || err instanceof MPForbiddenError) return { events: [] };
+    throw err;
+  }
   return { events: [] };
 }
 
