@@ -4,9 +4,7 @@
  */
 import { adyenConnector } from './adyen/index.js';
 import type { Connector } from './connector.js';
+import { mercadoPagoConnector } from './mercado-pago/index.js';
 import { stripeConnector } from './stripe/index.js';
 
-export const CONNECTORS: readonly Connector[] = [
-  stripeConnector,
-  adyenConnector,
-];
+export const CONNECTORS: readonly Connector[] = [stripeConnector, adyenConnector, mercadoPagoConnector];

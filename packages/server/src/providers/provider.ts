@@ -181,7 +181,7 @@ export interface PaymentProvider {
    * What the provider did with the operation we sent under `reference` (our idempotency reference for
    * that call). Throws ProviderUnavailableError when the provider cannot be asked now.
    */
-  lookup(input: { reference: string; connection?: ConnectionContext }): Promise<ProviderLookup>;
+  lookup(input: { reference: string; connection?: ConnectionContext; followUp?: FollowUpLookup }): Promise<ProviderLookup>;
   /** A zero-amount verification of a card (enrollment `verify`). */
   verify(input: { card: ProviderCard; currency: string | null; reference: string; connection?: ConnectionContext }): Promise<ProviderResult>;
   /**
@@ -255,6 +255,21 @@ export interface FollowUp {
   /** Our transaction id: the provider's idempotency reference for this operation. */
   reference: string;
   connection?: ConnectionContext;
+}
+
+/**
+ * What a follow-up's reference was sent for, when the caller knows it (reconciliation of a capture, void or
+ * refund). A provider that cannot search follow-ups by our reference (Mercado Pago) sends the same operation
+ * again under the same idempotency key: the provider answers with what it did the first time, or does it now,
+ * once.
+ */
+export interface FollowUpLookup {
+  operation: 'CAPTURE' | 'VOID' | 'REFUND';
+  /** The provider's id of the authorization or purchase the operation applied to. */
+  providerTransactionId: string;
+  /** Decimal string in major units. */
+  amount: string;
+  currency: string;
 }
 
 export interface RedirectEnrollment {
