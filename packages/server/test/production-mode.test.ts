@@ -27,7 +27,6 @@ import { addOrganizationDefaults } from '../src/routing/service.js';
 import { CONNECTORS } from '../src/providers/connectors.js';
 import { adapterOf } from '../src/providers/normalized-provider.js';
 import type { SandboxProvider } from '../src/providers/sandbox/sandbox-provider.js';
-import { CONNECTORS } from '../src/providers/connectors.js';
 import { startServer, type RunningServer } from '../src/server.js';
 import { expectProblem } from './support/assertions.js';
 import { ADMIN_KEY, backends, openTestDatabase, useServer, type Credentials, type TestServer } from './support/harness.js';
