@@ -1,0 +1,126 @@
+/**
+ * The sandbox acquirers the service runs keep their ledgers in its database (migration 0022): an
+ * authorization made before the service stops can be captured and refunded after it starts again on the
+ * same database and data directory, a lookup of a reference made before the restart still finds it, and a
+ * reference repeated after the restart gets its first answer (the acquirer's idempotency outlives it).
+ * The restart is the service's own: close() (its acquirers stop with it), then startServer on the same
+ * database, configuration and data directory; the new acquirers listen on new ports.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Schemas } from '@payorch/types';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { PaymentProvider, ProviderCard } from '../src/providers/provider.js';
+import { startServer, type RunningServer } from '../src/server.js';
+import { backends, useServer, type TestServer } from './support/harness.js';
+import { authorizedPayment, CARDS } from './support/payments.js';
+
+type Payment = Schemas['Payment'];
+
+for (const backend of backends()) {
+  describe(`the sandbox acquirers across a restart of the service on ${backend}`, () => {
+    const t = useServer(backend, { env: { RECONCILIATION_INTERVAL_MS: '3600000' } });
+    /** The service now serving (t.running until the first restart). */
+    let current: RunningServer | undefined;
+    afterAll(async () => {
+      if (current && current !== t.running) await current.close();
+    });
+
+    /** Stops the running service and starts it again on the same database, configuration and data directory. */
+    async function restart(): Promise<RunningServer> {
+      const running = current ?? t.running;
+      await running.close();
+      current = await startServer({ config: running.deps.config, db: t.db, log: running.deps.log });
+      return current;
+    }
+    const provider = (running: RunningServer, id: 'SANDBOX_A' | 'SANDBOX_B'): PaymentProvider => running.deps.services.providers.get(id)!;
+    const call = async (running: RunningServer, path: string, body: unknown): Promise<Payment> => {
+      const res = await fetch(`${running.url}/v1${path}`, {
+        method: 'POST',
+        headers: {
+          'public-api-key': t.sandbox.public_api_key,
+          'private-secret-key': t.sandbox.private_secret_key,
+          'content-type': 'application/json',
+          'x-idempotency-key': randomUUID(),
+        },
+        body: JSON.stringify(body),
+      });
+      const text = await res.text();
+      expect(res.status, text).toBe(200);
+      return JSON.parse(text) as Payment;
+    };
+    const ledgerRows = (paymentId: string) =>
+      t.db.query<{ acquirer: string; reference: string; kind: string; status: string }>(
+        'SELECT acquirer, reference, kind, status FROM sandbox_acquirer_transactions WHERE payment_id = $1 ORDER BY seq',
+        [paymentId],
+      );
+
+    it('an authorization made before the restart is captured and partly refunded after it; its reference is still looked up and replayed', async () => {
+      const payment = await authorizedPayment(t);
+      expect(payment).toMatchObject({ status: 'PENDING', sub_status: 'AUTHORIZED' });
+      const auth = payment.transactions as unknown as Schemas['Transaction'];
+      expect(auth).toMatchObject({ type: 'AUTHORIZE', status: 'SUCCEEDED', provider_id: 'SANDBOX_A' });
+      const [atAcquirer] = await ledgerRows(payment.id);
+      expect(atAcquirer).toMatchObject({ acquirer: 'SANDBOX_A', kind: 'AUTHORIZE', status: 'APPROVED' });
+      const before = await provider(t.running, 'SANDBOX_A').lookup({ reference: atAcquirer!.reference });
+      expect(before.found).toBe(true);
+
+      const restarted = await restart();
+
+      // The reference made before the restart: found by a lookup, and a repeat of it gets the first answer.
+      const after = await provider(restarted, 'SANDBOX_A').lookup({ reference: atAcquirer!.reference });
+      expect(after).toEqual(before);
+      const replayed = await provider(restarted, 'SANDBOX_A').authorize({
+        card: card(CARDS.approved),
+        amount: '150.50',
+        currency: 'BRL',
+        reference: atAcquirer!.reference,
+        paymentId: payment.id,
+        description: 'a repeat after the restart',
+      });
+      expect(replayed.outcome).toBe('SUCCEEDED');
+      expect(replayed.providerTransactionId).toBe(before.found && before.result.providerTransactionId);
+      expect(replayed.authorizationCode).toBe(before.found && before.result.authorizationCode);
+
+      // Capture, then a partial refund, through the restarted service: the acquirer knows the authorization.
+      const captured = await call(restarted, `/payments/${payment.id}/transactions/${auth.id}/capture`, {});
+      expect(captured).toMatchObject({ status: 'SUCCEEDED', sub_status: 'CAPTURED', amount: { captured: 150.5, refunded: 0 } });
+      const capture = (captured.transactions as unknown as Schemas['Transaction'][]).find((x) => x.type === 'CAPTURE');
+      expect(capture).toMatchObject({ status: 'SUCCEEDED' });
+      const refunded = await call(restarted, `/payments/${payment.id}/transactions/${capture!.id}/refund`, { amount: { currency: 'BRL', value: 50.25 } });
+      expect(refunded).toMatchObject({ status: 'SUCCEEDED', sub_status: 'PARTIALLY_REFUNDED', amount: { captured: 150.5, refunded: 50.25 } });
+      expect((await ledgerRows(payment.id)).map((r) => [r.acquirer, r.kind, r.status])).toEqual([
+        ['SANDBOX_A', 'AUTHORIZE', 'APPROVED'],
+        ['SANDBOX_A', 'CAPTURE', 'APPROVED'],
+        ['SANDBOX_A', 'REFUND', 'APPROVED'],
+      ]);
+    });
+
+    it('SANDBOX_B too: authorized before, captured, refunded, looked up and replayed after; an unknown reference stays refused', async () => {
+      const before = provider(current ?? t.running, 'SANDBOX_B');
+      const charge = { card: card(CARDS.approved), amount: '80.00', currency: 'BRL', reference: randomUUID(), paymentId: randomUUID(), description: 'restart' };
+      const auth = await before.authorize(charge);
+      expect(auth.outcome).toBe('SUCCEEDED');
+      // A lookup of a reference never sent tombstones it: after the restart it is still refused.
+      const closed = randomUUID();
+      expect(await before.lookup({ reference: closed })).toEqual({ found: false });
+
+      const b = provider(await restart(), 'SANDBOX_B');
+      const replayed = await b.authorize(charge);
+      expect(replayed).toMatchObject({ outcome: 'SUCCEEDED', providerTransactionId: auth.providerTransactionId, authorizationCode: auth.authorizationCode });
+      expect(await b.lookup({ reference: charge.reference })).toMatchObject({ found: true, voided: false, result: { providerTransactionId: auth.providerTransactionId } });
+      const follow = (reference: string, amount: string) => ({ providerTransactionId: auth.providerTransactionId, amount, currency: 'BRL', reference });
+      const capture = await b.capture(follow(randomUUID(), '80.00'));
+      expect(capture.outcome).toBe('SUCCEEDED');
+      const refundReference = randomUUID();
+      const refund = await b.refund(follow(refundReference, '30.00'));
+      expect(refund.outcome).toBe('SUCCEEDED');
+      expect((await b.refund(follow(refundReference, '30.00'))).providerTransactionId).toBe(refund.providerTransactionId);
+      const late = await b.authorize({ ...charge, reference: closed });
+      expect(late).toMatchObject({ outcome: 'ERROR', responseCode: 'PROVIDER_REFERENCE_CLOSED' });
+    });
+  });
+}
+
+function card(number: string): ProviderCard {
+  return { number, holderName: 'ANA LIMA', expirationMonth: 12, expirationYear: 30, securityCode: '123', brand: 'VISA' };
+}
