@@ -4,15 +4,22 @@
  * same database and data directory, a lookup of a reference made before the restart still finds it, and a
  * reference repeated after the restart gets its first answer (the acquirer's idempotency outlives it).
  * The restart is the service's own: close() (its acquirers stop with it), then startServer on the same
- * database, configuration and data directory; the new acquirers listen on new ports.
+ * database, configuration and data directory; the new acquirers listen on new ports. On PostgreSQL, the
+ * acquirers as their own process (acquirers-main.js) with DATABASE_URL: killed and started again, they
+ * still know what they authorized.
  */
 import { randomUUID } from 'node:crypto';
 import type { Schemas } from '@payorch/types';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { PaymentProvider, ProviderCard } from '../src/providers/provider.js';
+import { SANDBOX_A_DEFAULT_CREDENTIALS, SandboxAProvider } from '../src/providers/sandbox/sandbox-a-provider.js';
+import { SandboxShared } from '../src/providers/sandbox/sandbox-provider.js';
 import { startServer, type RunningServer } from '../src/server.js';
-import { backends, useServer, type TestServer } from './support/harness.js';
+import { ledgerOf, startAcquirersProcess } from './support/acquirers.js';
+import { backends, useServer } from './support/harness.js';
 import { authorizedPayment, CARDS } from './support/payments.js';
+import { createProcessDatabase } from './support/processes.js';
+import { scanForSensitiveData } from './support/sensitive-data-scan.js';
 
 type Payment = Schemas['Payment'];
 
@@ -117,6 +124,46 @@ for (const backend of backends()) {
       expect((await b.refund(follow(refundReference, '30.00'))).providerTransactionId).toBe(refund.providerTransactionId);
       const late = await b.authorize({ ...charge, reference: closed });
       expect(late).toMatchObject({ outcome: 'ERROR', responseCode: 'PROVIDER_REFERENCE_CLOSED' });
+    });
+  });
+}
+
+if (backends().includes('postgres')) {
+  describe('acquirers-main with DATABASE_URL', () => {
+    it('the acquirers killed and started again on the same database: the authorization is captured, its ledger line kept, no card number stored', async () => {
+      const pdb = await createProcessDatabase();
+      const started: { child: { kill(signal: NodeJS.Signals): boolean; once(event: 'exit', fn: () => void): unknown } }[] = [];
+      const start = async () => {
+        const p = await startAcquirersProcess({ databaseUrl: pdb.url });
+        started.push(p);
+        const url = p.urls.SANDBOX_A_URL;
+        return { url, a: new SandboxAProvider(new SandboxShared(), { url, defaultConnection: { connectionId: 'test', credentials: SANDBOX_A_DEFAULT_CREDENTIALS, timeoutMs: 10_000 } }) };
+      };
+      const kill = async () => {
+        const p = started.at(-1)!;
+        await new Promise<void>((resolve) => {
+          p.child.once('exit', resolve);
+          p.child.kill('SIGKILL');
+        });
+      };
+      try {
+        const reference = randomUUID();
+        const auth = await (await start()).a.authorize({ card: card(CARDS.approved), amount: '20.00', currency: 'BRL', reference, paymentId: randomUUID(), description: 'restart' });
+        expect(auth.outcome).toBe('SUCCEEDED');
+        await kill();
+        const { a, url } = await start();
+        expect(await a.lookup({ reference })).toMatchObject({ found: true, voided: false, result: { providerTransactionId: auth.providerTransactionId } });
+        const captureReference = randomUUID();
+        expect(await a.capture({ providerTransactionId: auth.providerTransactionId, amount: '20.00', currency: 'BRL', reference: captureReference })).toMatchObject({ outcome: 'SUCCEEDED' });
+        expect((await ledgerOf(url)).map((e) => [e.reference, e.kind, e.status])).toEqual([
+          [reference, 'AUTHORIZE', 'APPROVED'],
+          [captureReference, 'CAPTURE', 'APPROVED'],
+        ]);
+        expect(await scanForSensitiveData({ db: pdb.db })).toEqual([]);
+      } finally {
+        for (const p of started) p.child.kill('SIGKILL');
+        await pdb.drop();
+      }
     });
   });
 }

@@ -24,11 +24,12 @@ export interface LedgerEntry {
 
 /**
  * Starts the acquirers and resolves with the URLs they print on their first line. Their ledgers are in
- * their memory: the runner's DATABASE_URL is not passed on (they would migrate and write the shared
- * database's public schema, not the test's).
+ * their memory unless `databaseUrl` names a database of the test's own: the runner's DATABASE_URL is not
+ * passed on (they would migrate and write the shared database's public schema, not the test's).
  */
-export async function startAcquirersProcess(): Promise<AcquirersProcess> {
-  const { DATABASE_URL: _d, ...env } = process.env;
+export async function startAcquirersProcess(options: { databaseUrl?: string } = {}): Promise<AcquirersProcess> {
+  const { DATABASE_URL: _d, ...inherited } = process.env;
+  const env = { ...inherited, ...(options.databaseUrl ? { DATABASE_URL: options.databaseUrl } : {}) };
   const child = spawn(process.execPath, [ACQUIRERS_MAIN], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   const line = await new Promise<string>((resolve, reject) => {
     let out = '';
