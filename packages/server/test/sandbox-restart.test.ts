@@ -12,14 +12,17 @@ import { randomUUID } from 'node:crypto';
 import type { Schemas } from '@payorch/types';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { PaymentProvider, ProviderCard } from '../src/providers/provider.js';
+import { sqlLedgers } from '../src/providers/sandbox/acquirer/sql-ledger.js';
+import { startSandboxAcquirers } from '../src/providers/sandbox/acquirers.js';
 import { SANDBOX_A_DEFAULT_CREDENTIALS, SandboxAProvider } from '../src/providers/sandbox/sandbox-a-provider.js';
+import { SANDBOX_B_DEFAULT_CREDENTIALS, SandboxBProvider } from '../src/providers/sandbox/sandbox-b-provider.js';
 import { SandboxShared } from '../src/providers/sandbox/sandbox-provider.js';
 import { startServer, type RunningServer } from '../src/server.js';
-import { ledgerOf, startAcquirersProcess } from './support/acquirers.js';
+import { ledgerOf, setFaults, startAcquirersProcess } from './support/acquirers.js';
 import { backends, useServer } from './support/harness.js';
 import { authorizedPayment, CARDS } from './support/payments.js';
 import { createProcessDatabase } from './support/processes.js';
-import { scanForSensitiveData } from './support/sensitive-data-scan.js';
+import { findPans, scanForSensitiveData } from './support/sensitive-data-scan.js';
 
 type Payment = Schemas['Payment'];
 
@@ -124,6 +127,65 @@ for (const backend of backends()) {
       expect((await b.refund(follow(refundReference, '30.00'))).providerTransactionId).toBe(refund.providerTransactionId);
       const late = await b.authorize({ ...charge, reference: closed });
       expect(late).toMatchObject({ outcome: 'ERROR', responseCode: 'PROVIDER_REFERENCE_CLOSED' });
+    });
+
+    it('in the database, calls racing on one reference make one line: charged or closed by a lookup, never both', async () => {
+      const acquirers = await startSandboxAcquirers({ ledgers: sqlLedgers(t.db) });
+      try {
+        const conn = (credentials: Record<string, string>) => ({ connectionId: 'test', credentials, timeoutMs: 10_000 });
+        const providers = [
+          new SandboxAProvider(new SandboxShared(), { url: acquirers.a.url, defaultConnection: conn(SANDBOX_A_DEFAULT_CREDENTIALS) }),
+          new SandboxBProvider(new SandboxShared(), { url: acquirers.b.url, defaultConnection: conn(SANDBOX_B_DEFAULT_CREDENTIALS) }),
+        ];
+        for (const p of providers) {
+          for (let round = 0; round < 4; round++) {
+            const charge = { card: card(CARDS.approved), amount: '12.00', currency: 'BRL', reference: randomUUID(), paymentId: randomUUID(), description: 'race' };
+            const calls = await Promise.all([
+              ...Array.from({ length: 4 }, () => p.authorize(charge).then((r) => ({ charged: r }))),
+              ...Array.from({ length: 4 }, () => p.lookup({ reference: charge.reference }).then((l) => ({ looked: l }))),
+            ]);
+            const charged = calls.flatMap((c) => ('charged' in c ? [c.charged] : []));
+            const looked = calls.flatMap((c) => ('looked' in c ? [c.looked] : []));
+            if (looked.some((l) => !l.found)) {
+              // Closed first: every charge of the reference is refused, none recorded.
+              for (const r of charged) expect(r).toMatchObject({ outcome: 'ERROR', responseCode: 'PROVIDER_REFERENCE_CLOSED' });
+            } else {
+              // Charged first: one approval, the same for every call and every lookup.
+              const ids = new Set([...charged.map((r) => r.providerTransactionId), ...looked.map((l) => (l.found ? l.result.providerTransactionId : ''))]);
+              expect(ids.size).toBe(1);
+              expect(charged.every((r) => r.outcome === 'SUCCEEDED')).toBe(true);
+            }
+            const rows = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM sandbox_acquirer_transactions WHERE acquirer = $1 AND reference = $2', [p.id, charge.reference]);
+            expect(rows[0]!.n).toBe(1);
+          }
+        }
+      } finally {
+        await acquirers.close();
+      }
+    });
+
+    it('in the database, an answer the odd_values fault filled with a card number and a key is stored redacted', async () => {
+      const acquirers = await startSandboxAcquirers({ ledgers: sqlLedgers(t.db) });
+      try {
+        expect((await setFaults(acquirers.a.url, { failRate: 1, mode: 'odd_values', status: 'APPROVED', length: 400, seed: 9 })).status).toBe(200);
+        const reference = randomUUID();
+        const res = await fetch(`${acquirers.a.url}/v1/charges`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${SANDBOX_A_DEFAULT_CREDENTIALS.api_key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ reference, capture: false, amount: { value: '9.00', currency: 'BRL' }, card: { number: CARDS.approved } }),
+        });
+        const sent = await res.text();
+        expect(findPans(sent).length).toBeGreaterThan(0);
+        const [row] = await t.db.query<{ status: string; answer: string }>('SELECT status, answer FROM sandbox_acquirer_transactions WHERE acquirer = $1 AND reference = $2', ['SANDBOX_A', reference]);
+        expect(row!.status).toBe('APPROVED');
+        expect(findPans(row!.answer)).toEqual([]);
+        expect(row!.answer).toContain('[REDACTED]');
+        // The odd answer's id (an approval keeps its own) is what a follow-up names.
+        expect(JSON.parse(row!.answer)).toMatchObject({ id: (JSON.parse(sent) as { id: string }).id });
+      } finally {
+        await setFaults(acquirers.a.url, null);
+        await acquirers.close();
+      }
     });
   });
 }
