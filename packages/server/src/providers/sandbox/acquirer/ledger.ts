@@ -79,7 +79,6 @@ export interface Ledger {
 
 /** Where ledgers live: one per acquirer name. */
 export interface LedgerStore {
-  readonly persistent: boolean;
   ledger(acquirer: string): Ledger;
 }
 
@@ -87,7 +86,6 @@ export interface LedgerStore {
 export function memoryLedgers(): LedgerStore {
   const ledgers = new Map<string, Ledger>();
   return {
-    persistent: false,
     ledger(acquirer) {
       let ledger = ledgers.get(acquirer);
       if (!ledger) ledgers.set(acquirer, (ledger = memoryLedger()));

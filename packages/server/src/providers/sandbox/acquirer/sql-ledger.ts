@@ -11,7 +11,7 @@ import { sandboxLedgerRepository as repo, type LedgerRow } from './ledger-reposi
 import type { Earlier, Ledger, LedgerStore, Recorded } from './ledger.js';
 
 export function sqlLedgers(db: Queryable): LedgerStore {
-  return { persistent: true, ledger: (acquirer) => sqlLedger(db, acquirer) };
+  return { ledger: (acquirer) => sqlLedger(db, acquirer) };
 }
 
 function sqlLedger(db: Queryable, acquirer: string): Ledger {
