@@ -37,6 +37,8 @@ const PROFILE = process.env.BENCH_PROFILE;
 const selected = (list) => (SCENARIOS ? list.filter((s) => SCENARIOS.some((f) => s.name.includes(f))) : list);
 /** The sandbox acquirers' own process (issue 16): without it (an older build) the payment scenarios use whatever the service calls. */
 const ACQUIRERS = join(here, '..', 'dist', 'providers', 'sandbox', 'acquirers-main.js');
+/** BENCH_ACQUIRER_LEDGERS=memory: the acquirers' ledgers in their memory even in the PostgreSQL run. */
+const ACQUIRER_LEDGERS = process.env.BENCH_ACQUIRER_LEDGERS ?? 'database';
 // The service's GET /metrics, read after each payment scenario (failovers, provider calls by outcome).
 const METRICS_TOKEN = `bench-metrics-${randomUUID()}`;
 const APPROVED_CARD = '4507990000000002';
@@ -378,7 +380,13 @@ async function fixtures(url, creds, acquirers) {
 async function benchService(label, env, bareUrl) {
   const dataDir = env.DATA_DIR;
   // The acquirers run as their own process (a provider elsewhere, as in production; its faults settable).
-  const acquirersProc = existsSync(ACQUIRERS) ? startProcess(ACQUIRERS, {}, (text) => /^\{.*"SANDBOX_A_URL".*\}$/m.exec(text)?.[0]) : undefined;
+  // Their ledgers go where the service's data goes when they can (the PostgreSQL run's database, as the
+  // service's own acquirers keep theirs), in their memory otherwise (PGlite is one process's) or with
+  // BENCH_ACQUIRER_LEDGERS=memory (to compare).
+  const ledgersInDb = env.DATABASE_URL !== undefined && ACQUIRER_LEDGERS !== 'memory';
+  const acquirersProc = existsSync(ACQUIRERS)
+    ? startProcess(ACQUIRERS, { DATABASE_URL: ledgersInDb ? env.DATABASE_URL : '' }, (text) => /^\{.*"SANDBOX_A_URL".*\}$/m.exec(text)?.[0])
+    : undefined;
   const acquirers = acquirersProc ? JSON.parse((await acquirersProc.url).url) : null;
   const serviceEnv = {
     PORT: '0', HOST: '127.0.0.1', SANDBOX: 'true', RATE_LIMIT_PER_MINUTE: '100000000', LOG_LEVEL: 'info', NODE_ENV: 'production', METRICS_TOKEN, ADMIN_API_KEY,
@@ -437,7 +445,7 @@ async function benchService(label, env, bareUrl) {
   await proc.stop();
   await acquirersProc?.stop();
   await rm(dataDir, { recursive: true, force: true }); // a PGlite data dir is ~100 MB
-  return { coldStartMs: startMs, peakRssMb: mem.peakMb, scenarios: results, ceiling, missingFixtures: fx.missing, acquirers: acquirers ? 'own process' : 'as the service runs them' };
+  return { coldStartMs: startMs, peakRssMb: mem.peakMb, scenarios: results, ceiling, missingFixtures: fx.missing, acquirers: acquirers ? `own process, ledgers in ${ledgersInDb ? 'the database' : 'memory'}` : 'as the service runs them' };
 }
 
 async function freshPgDatabase() {

@@ -1,7 +1,8 @@
 /**
  * The two sandbox acquirers over HTTP, through their adapters: the test-card tables, idempotency by
  * reference, lookups and tombstones, the late approval of …0085, faults mapped to unavailable kinds,
- * credentials refused, and the standalone entry. No database: the acquirers keep their ledgers in memory.
+ * credentials refused, and the standalone entry. No database: these acquirers keep their ledgers in memory
+ * (the database store the service gives them is sandbox-restart.test.ts's).
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';

@@ -22,9 +22,15 @@ export interface LedgerEntry {
   amount: { value: string; currency: string };
 }
 
-/** Starts the acquirers and resolves with the URLs they print on their first line. */
-export async function startAcquirersProcess(): Promise<AcquirersProcess> {
-  const child = spawn(process.execPath, [ACQUIRERS_MAIN], { stdio: ['ignore', 'pipe', 'inherit'] });
+/**
+ * Starts the acquirers and resolves with the URLs they print on their first line. Their ledgers are in
+ * their memory unless `databaseUrl` names a database of the test's own: the runner's DATABASE_URL is not
+ * passed on (they would migrate and write the shared database's public schema, not the test's).
+ */
+export async function startAcquirersProcess(options: { databaseUrl?: string } = {}): Promise<AcquirersProcess> {
+  const { DATABASE_URL: _d, ...inherited } = process.env;
+  const env = { ...inherited, ...(options.databaseUrl ? { DATABASE_URL: options.databaseUrl } : {}) };
+  const child = spawn(process.execPath, [ACQUIRERS_MAIN], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   const line = await new Promise<string>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (c: Buffer) => {

@@ -18,6 +18,7 @@ import orchestration from './0017_orchestration.js';
 import paymentMethodKeys from './0018_payment_method_keys.js';
 import reconciliationQueue from './0019_reconciliation_queue.js';
 import connectionNotifications from './0021_connection_notifications.js';
+import sandboxAcquirerLedgers from './0022_sandbox_acquirer_ledgers.js';
 
 /** Every migration, in order. Add a new file (next number) and list it here; never edit an applied one. */
 export const migrations: readonly Migration[] = [
@@ -29,4 +30,5 @@ export const migrations: readonly Migration[] = [
   paymentMethodKeys,
   reconciliationQueue,
   connectionNotifications,
+  sandboxAcquirerLedgers,
 ];

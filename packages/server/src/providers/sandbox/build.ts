@@ -1,6 +1,8 @@
 /**
  * Builds the two sandbox adapters for the service: starts the acquirers in-process (loopback, ephemeral
  * ports) unless SANDBOX_A_URL / SANDBOX_B_URL name where they run, and stops what it started on close.
+ * The acquirers it starts keep their ledgers in the service's database (sql-ledger.ts), so what they
+ * authorized before a restart can be captured, refunded and looked up after it.
  * Sandbox mode only: it refuses to build them otherwise.
  */
 import type { Config } from '../../platform/config.js';
@@ -10,6 +12,8 @@ import { SANDBOX_A, SANDBOX_B } from '../registry.js';
 import { startAcquirerA } from './acquirer-a/server.js';
 import { startAcquirerB } from './acquirer-b/server.js';
 import type { RunningAcquirer } from './acquirer/kit.js';
+import { memoryLedgers } from './acquirer/ledger.js';
+import { sqlLedgers } from './acquirer/sql-ledger.js';
 import { SANDBOX_A_DEFAULT_CREDENTIALS, SandboxAProvider } from './sandbox-a-provider.js';
 import { SANDBOX_B_DEFAULT_CREDENTIALS, SandboxBProvider } from './sandbox-b-provider.js';
 import { SandboxShared } from './sandbox-provider.js';
@@ -31,8 +35,9 @@ export async function buildSandboxAdapters(
   const close = async () => void (await Promise.all(started.map((s) => s.close())));
   options.onClose?.(close);
   try {
-    const urlA = config.sandboxAUrl ?? (await track(startAcquirerA(), started));
-    const urlB = config.sandboxBUrl ?? (await track(startAcquirerB(), started));
+    const ledgers = options.db ? sqlLedgers(options.db) : memoryLedgers();
+    const urlA = config.sandboxAUrl ?? (await track(startAcquirerA({ ledgers }), started));
+    const urlB = config.sandboxBUrl ?? (await track(startAcquirerB({ ledgers }), started));
     const shared = new SandboxShared({ db: options.db, secrets: options.secrets, sandboxMode: config.sandbox });
     const timeoutMs = config.providerTimeoutMs;
     return {

@@ -10,7 +10,7 @@
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { behaviourOf } from '../test-cards.js';
-import { Ledger, startAcquirer, type AcquirerDefinition, type AcquirerRequest, type OperationKind, type Reply, type RunningAcquirer } from '../acquirer/kit.js';
+import { startAcquirer, type AcquirerDefinition, type AcquirerOptions, type AcquirerRequest, type Earlier, type Ledger, type LedgerStatus, type OperationKind, type Recorded, type Reply, type RunningAcquirer } from '../acquirer/kit.js';
 
 export const SANDBOX_A_KEY_PATTERN = /^sk_sandbox_[A-Za-z0-9_]{8,120}$/;
 
@@ -22,6 +22,7 @@ const DECIMAL = /^\d{1,15}(\.\d{1,4})?$/;
 const bad = (message: string): Reply => ({ status: 400, body: { error: 'INVALID_REQUEST', message } });
 
 export const acquirerA: AcquirerDefinition = {
+  name: 'SANDBOX_A',
   authenticate(headers) {
     const m = /^Bearer (\S+)$/.exec(headers.authorization ?? '');
     return m !== null && SANDBOX_A_KEY_PATTERN.test(m[1]!);
@@ -29,7 +30,7 @@ export const acquirerA: AcquirerDefinition = {
   callerOf(headers) {
     return /^Bearer (\S+)$/.exec(headers.authorization ?? '')?.[1];
   },
-  handle(req, ledger) {
+  async handle(req, ledger) {
     if (req.method === 'POST' && req.path === '/v1/charges') return charge(req, ledger);
     const f = FOLLOW_UP.exec(req.path);
     if (req.method === 'POST' && f) return followUp(FOLLOW_UP_KIND[f[2] as keyof typeof FOLLOW_UP_KIND], decodeURIComponent(f[1]!), req, ledger);
@@ -37,11 +38,8 @@ export const acquirerA: AcquirerDefinition = {
     if (req.method === 'GET' && o) return lookup(decodeURIComponent(o[1]!), ledger);
     return undefined;
   },
-  garble(reply, ledger, status, odd) {
+  garble(reply, status, odd) {
     const body = reply.body;
-    const recorded = ledger.get(String(body.reference));
-    if (!recorded) return;
-    recorded.entry.status = status;
     // An approval keeps its id (its follow-ups name it); everything else the acquirer says is odd.
     if (status !== 'APPROVED') body.id = odd();
     Object.assign(body, {
@@ -57,7 +55,7 @@ export const acquirerA: AcquirerDefinition = {
   },
 };
 
-export function startAcquirerA(options: { port?: number } = {}): Promise<RunningAcquirer> {
+export function startAcquirerA(options: AcquirerOptions = {}): Promise<RunningAcquirer> {
   return startAcquirer(acquirerA, options);
 }
 
@@ -70,28 +68,31 @@ interface ChargeBody {
   card?: { number?: unknown; brand?: unknown };
 }
 
-function replayOrRefuse(reference: string, ledger: Ledger): Reply | undefined {
-  const seen = ledger.get(reference);
-  if (seen) return { status: seen.httpStatus, body: seen.body, held: seen.held };
-  if (ledger.isTombstoned(reference)) return { status: 409, body: { error: 'REFERENCE_CLOSED', message: 'this reference was looked up before it arrived and is refused' } };
-  return undefined;
+/** A reference seen before: its first answer, or 409 when a lookup tombstoned it. */
+function replay(earlier: Earlier): Reply {
+  if (earlier === 'TOMBSTONED') return { status: 409, body: { error: 'REFERENCE_CLOSED', message: 'this reference was looked up before it arrived and is refused' } };
+  return { status: earlier.httpStatus, body: earlier.body, held: earlier.held };
 }
 
-function charge(req: AcquirerRequest, ledger: Ledger): Reply {
+/** An invalid request: the first answer when its reference was seen before (checked only now: one read less per call), else 400. */
+async function refuse(reference: string, message: string, ledger: Ledger): Promise<Reply> {
+  const earlier = await ledger.find(reference);
+  return earlier ? replay(earlier) : bad(message);
+}
+
+async function charge(req: AcquirerRequest, ledger: Ledger): Promise<Reply> {
   const b = (req.body ?? {}) as ChargeBody;
   if (typeof b.reference !== 'string' || b.reference.length < 1 || b.reference.length > 200) return bad('reference is required');
-  const again = replayOrRefuse(b.reference, ledger);
-  if (again) return again;
   const value = b.amount?.value;
   const currency = b.amount?.currency;
   const number = b.card?.number;
-  if (typeof value !== 'string' || !DECIMAL.test(value) || typeof currency !== 'string' || !/^[A-Z]{3}$/.test(currency)) return bad('amount {value, currency} is required');
-  if (typeof number !== 'string' || !/^\d{12,19}$/.test(number)) return bad('card.number is required');
+  if (typeof value !== 'string' || !DECIMAL.test(value) || typeof currency !== 'string' || !/^[A-Z]{3}$/.test(currency)) return refuse(b.reference, 'amount {value, currency} is required', ledger);
+  if (typeof number !== 'string' || !/^\d{12,19}$/.test(number)) return refuse(b.reference, 'card.number is required', ledger);
   const brand = typeof b.card?.brand === 'string' ? b.card.brand : 'VISA';
   const kind: OperationKind = b.verification === true ? 'VERIFY' : b.capture === false ? 'AUTHORIZE' : 'PURCHASE';
   const card = behaviourOf(number);
   const id = `sbx_txn_${randomBytes(8).toString('hex')}`;
-  const status = card.outcome === 'SUCCEEDED' ? 'APPROVED' : card.outcome === 'DECLINED' ? 'DECLINED' : 'ERROR';
+  const status: LedgerStatus = card.outcome === 'SUCCEEDED' ? 'APPROVED' : card.outcome === 'DECLINED' ? 'DECLINED' : 'ERROR';
   const authorizationCode = status === 'APPROVED' ? String(randomInt(100000, 999999)) : null;
   const body: Record<string, unknown> = {
     id,
@@ -109,7 +110,7 @@ function charge(req: AcquirerRequest, ledger: Ledger): Reply {
     ...(card.chargebackFollows ? { simulation: { chargeback_follows: true } } : {}),
     processed_at: new Date().toISOString(),
   };
-  const recorded = ledger.record({
+  const line: Recorded = {
     entry: {
       reference: b.reference,
       payment_id: typeof b.payment_id === 'string' ? b.payment_id : null,
@@ -123,49 +124,59 @@ function charge(req: AcquirerRequest, ledger: Ledger): Reply {
     httpStatus: 200,
     body,
     held: card.answersLate === true,
-    failsOn: card.failsOn,
-  });
-  return { status: 200, body, held: recorded.held };
+    ...(card.failsOn ? { failsOn: card.failsOn } : {}),
+  };
+  // The reference check and the record are one step: of two calls with one reference, one records.
+  const earlier = await ledger.record(line);
+  if (earlier) return replay(earlier);
+  return { status: 200, body, held: line.held, recorded: b.reference };
 }
 
 const PRODUCT: Record<string, string> = { VISA: 'CLASSIC', MASTERCARD: 'STANDARD', AMEX: 'GREEN' };
 
-function followUp(kind: 'CAPTURE' | 'VOID' | 'REFUND', targetId: string, req: AcquirerRequest, ledger: Ledger): Reply {
+async function followUp(kind: 'CAPTURE' | 'VOID' | 'REFUND', targetId: string, req: AcquirerRequest, ledger: Ledger): Promise<Reply> {
   const b = (req.body ?? {}) as ChargeBody;
   if (typeof b.reference !== 'string' || b.reference.length < 1 || b.reference.length > 200) return bad('reference is required');
-  const again = replayOrRefuse(b.reference, ledger);
-  if (again) return again;
+  const reference = b.reference;
   const value = b.amount?.value;
   const currency = b.amount?.currency;
-  if (typeof value !== 'string' || !DECIMAL.test(value) || typeof currency !== 'string' || !/^[A-Z]{3}$/.test(currency)) return bad('amount {value, currency} is required');
-  const target = ledger.byOperationId(targetId);
-  if (!target) return { status: 404, body: { error: 'CHARGE_NOT_FOUND', message: `no charge ${targetId}` } };
-  const [reason, iso] = refusal(kind, target.entry.status, target.failsOn);
-  const status = reason ? 'DECLINED' : 'APPROVED';
-  // A void of an approved authorization releases it; of a purchase, it reverses it.
-  if (!reason && kind === 'VOID') target.entry.status = 'VOIDED';
-  const id = `sbx_txn_${randomBytes(8).toString('hex')}`;
-  const body: Record<string, unknown> = {
-    id,
-    type: kind,
-    reference: b.reference,
-    original_transaction_id: targetId,
-    amount: { value, currency },
-    status,
-    response: { code: iso[0], message: iso[1] },
-    reason: reason ?? { code: 'SUCCEEDED', message: 'Transaction successful' },
-    rrn: String(randomInt(100_000_000_000, 999_999_999_999)),
-    processed_at: new Date().toISOString(),
-  };
-  ledger.record({
-    entry: { reference: b.reference, payment_id: target.entry.payment_id, kind, status, amount: { value, currency }, id, target_id: targetId, created_at: new Date().toISOString() },
-    httpStatus: 200,
-    body,
-    held: false,
-    // A refund of a capture finds the card's behaviour on the capture too.
-    failsOn: target.failsOn,
+  if (typeof value !== 'string' || !DECIMAL.test(value) || typeof currency !== 'string' || !/^[A-Z]{3}$/.test(currency)) return refuse(reference, 'amount {value, currency} is required', ledger);
+  let body: Record<string, unknown> = {};
+  const earlier = await ledger.followUp(targetId, (target) => {
+    const [reason, iso] = refusal(kind, target.status, target.failsOn);
+    const status = reason ? 'DECLINED' : 'APPROVED';
+    const id = `sbx_txn_${randomBytes(8).toString('hex')}`;
+    body = {
+      id,
+      type: kind,
+      reference,
+      original_transaction_id: targetId,
+      amount: { value, currency },
+      status,
+      response: { code: iso[0], message: iso[1] },
+      reason: reason ?? { code: 'SUCCEEDED', message: 'Transaction successful' },
+      rrn: String(randomInt(100_000_000_000, 999_999_999_999)),
+      processed_at: new Date().toISOString(),
+    };
+    return {
+      line: {
+        entry: { reference, payment_id: target.paymentId, kind, status, amount: { value, currency }, id, target_id: targetId, created_at: new Date().toISOString() },
+        httpStatus: 200,
+        body,
+        held: false,
+        // A refund of a capture finds the card's behaviour on the capture too.
+        ...(target.failsOn ? { failsOn: target.failsOn } : {}),
+      },
+      // A void of an approved authorization releases it; of a purchase, it reverses it.
+      voidsTarget: !reason && kind === 'VOID',
+    };
   });
-  return { status: 200, body };
+  if (earlier === 'NO_TARGET') {
+    const seen = await ledger.find(reference);
+    return seen ? replay(seen) : { status: 404, body: { error: 'CHARGE_NOT_FOUND', message: `no charge ${targetId}` } };
+  }
+  if (earlier) return replay(earlier);
+  return { status: 200, body, recorded: reference };
 }
 
 type Refusal = [reason: { code: string; message: string } | null, iso: [string, string]];
@@ -178,11 +189,9 @@ function refusal(kind: 'CAPTURE' | 'VOID' | 'REFUND', targetStatus: string, fail
   return [null, ['00', 'Approved or completed successfully']];
 }
 
-function lookup(reference: string, ledger: Ledger): Reply {
-  const seen = ledger.get(reference);
-  if (!seen) {
-    ledger.tombstone(reference);
-    return { status: 404, body: { error: 'OPERATION_NOT_FOUND', reference } };
-  }
+async function lookup(reference: string, ledger: Ledger): Promise<Reply> {
+  // Not found: the reference is tombstoned in the same step.
+  const seen = await ledger.lookup(reference);
+  if (!seen) return { status: 404, body: { error: 'OPERATION_NOT_FOUND', reference } };
   return { status: 200, body: { operation: seen.entry, answer: seen.body } };
 }

@@ -11,7 +11,7 @@
  * (4507990000000077 and …0085, A's failures, included).
  */
 import { randomBytes, randomInt } from 'node:crypto';
-import { Ledger, startAcquirer, type AcquirerDefinition, type AcquirerRequest, type LedgerStatus, type Reply, type RunningAcquirer } from '../acquirer/kit.js';
+import { startAcquirer, type AcquirerDefinition, type AcquirerOptions, type AcquirerRequest, type Earlier, type Ledger, type LedgerStatus, type Reply, type RunningAcquirer } from '../acquirer/kit.js';
 
 /** B's refusals: [refusalReasonCode, refusalReason, ISO 8583 code, merchant advice code]. */
 export const CARDS_B: Readonly<Record<string, [string, string, string, string | null]>> = {
@@ -30,6 +30,7 @@ const RESULT: Record<string, string> = { APPROVED: 'AUTHORISED', DECLINED: 'REFU
 const bad = (message: string): Reply => ({ status: 422, body: { status: 422, errorCode: '702', message } });
 
 export const acquirerB: AcquirerDefinition = {
+  name: 'SANDBOX_B',
   authenticate(headers) {
     const m = /^Basic ([A-Za-z0-9+/=]{1,400})$/.exec(headers.authorization ?? '');
     if (!m) return false;
@@ -40,18 +41,15 @@ export const acquirerB: AcquirerDefinition = {
     const m = /^Basic ([A-Za-z0-9+/=]{1,400})$/.exec(headers.authorization ?? '');
     return m ? Buffer.from(m[1]!, 'base64').toString('utf8').split(':')[0] : undefined;
   },
-  handle(req, ledger) {
+  async handle(req, ledger) {
     if (req.method === 'POST' && req.path === '/payments') return payment(req, ledger);
     const f = FOLLOW_UP.exec(req.path);
     if (req.method === 'POST' && f) return modification(FOLLOW_UP_KIND[f[2] as keyof typeof FOLLOW_UP_KIND], decodeURIComponent(f[1]!), req, ledger);
     if (req.method === 'GET' && req.path === '/payments') return lookup(req.query.get('merchantReference') ?? '', ledger);
     return undefined;
   },
-  garble(reply, ledger, status, odd) {
+  garble(reply, status, odd) {
     const body = reply.body;
-    const recorded = ledger.get(String(body.merchantReference));
-    if (!recorded) return;
-    recorded.entry.status = status;
     if (status !== 'APPROVED') body.pspReference = odd();
     Object.assign(body, {
       resultCode: RESULT[status],
@@ -64,7 +62,7 @@ export const acquirerB: AcquirerDefinition = {
   },
 };
 
-export function startAcquirerB(options: { port?: number } = {}): Promise<RunningAcquirer> {
+export function startAcquirerB(options: AcquirerOptions = {}): Promise<RunningAcquirer> {
   return startAcquirer(acquirerB, options);
 }
 
@@ -73,11 +71,16 @@ function idempotencyKey(req: AcquirerRequest): string | undefined {
   return typeof key === 'string' && key.length >= 1 && key.length <= 200 ? key : undefined;
 }
 
-function replayOrRefuse(key: string, ledger: Ledger): Reply | undefined {
-  const seen = ledger.get(key);
-  if (seen) return { status: seen.httpStatus, body: seen.body, held: seen.held };
-  if (ledger.isTombstoned(key)) return { status: 409, body: { status: 409, errorCode: '704', message: 'request already processed or closed' } };
-  return undefined;
+/** A key seen before: its first answer, or 409 when a lookup tombstoned it. */
+function replay(earlier: Earlier): Reply {
+  if (earlier === 'TOMBSTONED') return { status: 409, body: { status: 409, errorCode: '704', message: 'request already processed or closed' } };
+  return { status: earlier.httpStatus, body: earlier.body, held: earlier.held };
+}
+
+/** An invalid request: the first answer when its key was seen before (checked only now: one read less per call), else 422. */
+async function refuse(key: string, message: string, ledger: Ledger): Promise<Reply> {
+  const earlier = await ledger.find(key);
+  return earlier ? replay(earlier) : bad(message);
 }
 
 interface PaymentBody {
@@ -92,16 +95,14 @@ interface PaymentBody {
 
 const validAmount = (b: PaymentBody) => Number.isSafeInteger(b.amountMinor) && (b.amountMinor as number) >= 0 && typeof b.currency === 'string' && /^[A-Z]{3}$/.test(b.currency);
 
-function payment(req: AcquirerRequest, ledger: Ledger): Reply {
+async function payment(req: AcquirerRequest, ledger: Ledger): Promise<Reply> {
   const key = idempotencyKey(req);
   if (!key) return bad('Idempotency-Key header is required');
-  const again = replayOrRefuse(key, ledger);
-  if (again) return again;
   const b = (req.body ?? {}) as PaymentBody;
-  if (typeof b.merchantReference !== 'string' || b.merchantReference.length > 200) return bad('merchantReference is required');
-  if (!validAmount(b)) return bad('amountMinor and currency are required');
-  if (typeof b.pan !== 'string' || !/^\d{12,19}$/.test(b.pan)) return bad('pan is required');
-  if (typeof b.expiry !== 'string' || !/^(0[1-9]|1[0-2])\/\d{2}$/.test(b.expiry)) return bad('expiry is MM/YY');
+  if (typeof b.merchantReference !== 'string' || b.merchantReference.length > 200) return refuse(key, 'merchantReference is required', ledger);
+  if (!validAmount(b)) return refuse(key, 'amountMinor and currency are required', ledger);
+  if (typeof b.pan !== 'string' || !/^\d{12,19}$/.test(b.pan)) return refuse(key, 'pan is required', ledger);
+  if (typeof b.expiry !== 'string' || !/^(0[1-9]|1[0-2])\/\d{2}$/.test(b.expiry)) return refuse(key, 'expiry is MM/YY', ledger);
   const amountMinor = b.amountMinor as number;
   const currency = b.currency as string;
   const refusal = CARDS_B[b.pan];
@@ -126,52 +127,58 @@ function payment(req: AcquirerRequest, ledger: Ledger): Reply {
       networkTxReference: String(randomInt(100_000_000_000, 999_999_999_999)),
     },
   };
-  ledger.record({
+  // The key check and the record are one step: of two calls with one key, one records.
+  const earlier = await ledger.record({
     entry: { reference: key, payment_id: typeof b.paymentId === 'string' ? b.paymentId : null, kind, status, amount: { value: String(amountMinor), currency }, id: pspReference, target_id: null, created_at: new Date().toISOString() },
     httpStatus: 200,
     body,
     held: false,
   });
-  return { status: 200, body };
+  if (earlier) return replay(earlier);
+  return { status: 200, body, recorded: key };
 }
 
-function modification(kind: 'CAPTURE' | 'VOID' | 'REFUND', target: string, req: AcquirerRequest, ledger: Ledger): Reply {
+async function modification(kind: 'CAPTURE' | 'VOID' | 'REFUND', target: string, req: AcquirerRequest, ledger: Ledger): Promise<Reply> {
   const key = idempotencyKey(req);
   if (!key) return bad('Idempotency-Key header is required');
-  const again = replayOrRefuse(key, ledger);
-  if (again) return again;
   const b = (req.body ?? {}) as PaymentBody;
-  if (!validAmount(b)) return bad('amountMinor and currency are required');
-  const original = ledger.byOperationId(target);
-  if (!original) return { status: 404, body: { status: 404, errorCode: '167', message: 'Original pspReference required for this operation' } };
-  const open = original.entry.status === 'APPROVED' || (kind === 'VOID' && original.entry.status === 'VOIDED');
-  if (open && kind === 'VOID') original.entry.status = 'VOIDED';
-  const status: LedgerStatus = open ? 'APPROVED' : 'DECLINED';
-  const pspReference = `psp${randomBytes(8).toString('hex').toUpperCase()}`;
-  const body: Record<string, unknown> = {
-    pspReference,
-    originalReference: target,
-    merchantReference: typeof b.merchantReference === 'string' ? b.merchantReference : key,
-    resultCode: RESULT[status],
-    ...(open ? {} : { refusalReason: 'Original payment is not open', refusalReasonCode: '12' }),
-    amount: { minor: b.amountMinor, currency: b.currency },
-    additionalData: { isoResponseCode: open ? '00' : '12' },
-  };
-  ledger.record({
-    entry: { reference: key, payment_id: original.entry.payment_id, kind, status, amount: { value: String(b.amountMinor), currency: b.currency as string }, id: pspReference, target_id: target, created_at: new Date().toISOString() },
-    httpStatus: 200,
-    body,
-    held: false,
+  if (!validAmount(b)) return refuse(key, 'amountMinor and currency are required', ledger);
+  let body: Record<string, unknown> = {};
+  const earlier = await ledger.followUp(target, (original) => {
+    const open = original.status === 'APPROVED' || (kind === 'VOID' && original.status === 'VOIDED');
+    const status: LedgerStatus = open ? 'APPROVED' : 'DECLINED';
+    const pspReference = `psp${randomBytes(8).toString('hex').toUpperCase()}`;
+    body = {
+      pspReference,
+      originalReference: target,
+      merchantReference: typeof b.merchantReference === 'string' ? b.merchantReference : key,
+      resultCode: RESULT[status],
+      ...(open ? {} : { refusalReason: 'Original payment is not open', refusalReasonCode: '12' }),
+      amount: { minor: b.amountMinor, currency: b.currency },
+      additionalData: { isoResponseCode: open ? '00' : '12' },
+    };
+    return {
+      line: {
+        entry: { reference: key, payment_id: original.paymentId, kind, status, amount: { value: String(b.amountMinor), currency: b.currency as string }, id: pspReference, target_id: target, created_at: new Date().toISOString() },
+        httpStatus: 200,
+        body,
+        held: false,
+      },
+      voidsTarget: open && kind === 'VOID',
+    };
   });
-  return { status: 200, body };
+  if (earlier === 'NO_TARGET') {
+    const seen = await ledger.find(key);
+    return seen ? replay(seen) : { status: 404, body: { status: 404, errorCode: '167', message: 'Original pspReference required for this operation' } };
+  }
+  if (earlier) return replay(earlier);
+  return { status: 200, body, recorded: key };
 }
 
-function lookup(reference: string, ledger: Ledger): Reply {
+async function lookup(reference: string, ledger: Ledger): Promise<Reply> {
   if (reference.length < 1 || reference.length > 200) return bad('merchantReference is required');
-  const seen = ledger.get(reference);
-  if (!seen) {
-    ledger.tombstone(reference);
-    return { status: 404, body: { payments: [] } };
-  }
+  // Not found: the reference is tombstoned in the same step.
+  const seen = await ledger.lookup(reference);
+  if (!seen) return { status: 404, body: { payments: [] } };
   return { status: 200, body: { payments: [{ ...seen.body, state: RESULT[seen.entry.status] }] } };
 }

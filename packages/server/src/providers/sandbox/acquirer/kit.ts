@@ -1,8 +1,8 @@
 /**
- * What both sandbox acquirers share: a plain node:http server on loopback, an in-memory ledger keyed
- * by the caller's idempotency reference (a repeated reference gets the first answer, never a second
- * entry; a reference looked up before it arrived is tombstoned and refused later), answers held back
- * (test card …0085 at A, the 'silent' fault), and the control surface under /_sandbox/ (ledger, faults).
+ * What both sandbox acquirers share: a plain node:http server on loopback, a ledger (ledger.ts) keyed by
+ * the caller's idempotency reference (a repeated reference gets the first answer, never a second entry; a
+ * reference looked up before it arrived is tombstoned and refused later), answers held back (test card
+ * …0085 at A, the 'silent' fault), and the control surface under /_sandbox/ (ledger, faults).
  * Faults (PUT /_sandbox/faults, on operations; on lookups only with `lookups: true`):
  *   error       HTTP 500, nothing processed
  *   silent      processed and recorded, never answered (held until the client gives up)
@@ -17,45 +17,22 @@
  * `lookups: true` makes lookups (GET) fail too (a silent lookup is held unanswered), and `caller` limits
  * the faults to one caller (A's API key, B's merchant account): one merchant's connection misbehaves,
  * every other one is answered as usual.
- * State lives in this process only: it is gone when the acquirer stops (tests that kill the service
- * run the acquirers in another process, acquirers-main.ts).
+ * The ledger lives where the caller says (`ledgers`): the service's database when the service runs the
+ * acquirers (it outlives a restart), this process's memory otherwise. Faults and held answers are this
+ * process's only.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { memoryLedgers, type Ledger, type LedgerStatus, type LedgerStore } from './ledger.js';
 
-/** An operation's state at the acquirer; VOIDED once an approval was voided (or a purchase reversed). */
-export type LedgerStatus = 'APPROVED' | 'DECLINED' | 'ERROR' | 'VOIDED';
-export type OperationKind = 'VERIFY' | 'PURCHASE' | 'AUTHORIZE' | 'CAPTURE' | 'VOID' | 'REFUND';
-
-/** One ledger line as the control surface shows it: never a PAN. */
-export interface LedgerEntry {
-  reference: string;
-  payment_id: string | null;
-  kind: OperationKind;
-  status: LedgerStatus;
-  amount: { value: string; currency: string };
-  /** The acquirer's id of the operation. */
-  id: string;
-  /** For captures, voids and refunds: the acquirer's id of the charge they apply to. */
-  target_id: string | null;
-  created_at: string;
-}
-
-/** An answer as first sent, replayed for a repeated reference. */
-export interface Recorded {
-  entry: LedgerEntry;
-  httpStatus: number;
-  body: Record<string, unknown>;
-  /** The answer is held until the client gives up (or HOLD_MS), then sent late. */
-  held: boolean;
-  /** What the acquirer remembers of the card for follow-ups (test cards …0101, …0093). */
-  failsOn?: 'CAPTURE' | 'REFUND';
-}
+export type { Earlier, FailsOn, FollowUpTarget, Ledger, LedgerEntry, LedgerStatus, LedgerStore, OperationKind, Recorded } from './ledger.js';
 
 export interface Reply {
   status: number;
   body: Record<string, unknown>;
   held?: boolean;
+  /** The reference this request recorded a new line under (not a replay): what the odd_values fault rewrites. */
+  recorded?: string;
 }
 
 export const FAULT_MODES = ['error', 'silent', 'refuse', 'oversized', 'drip', 'odd_values'] as const;
@@ -91,39 +68,6 @@ export interface OddValues {
 export const HOLD_MS = 30_000;
 const MAX_BODY = 64 * 1024;
 
-export class Ledger {
-  private readonly byReference = new Map<string, Recorded>();
-  private readonly byId = new Map<string, Recorded>();
-  private readonly tombstones = new Set<string>();
-
-  get(reference: string): Recorded | undefined {
-    return this.byReference.get(reference);
-  }
-  byOperationId(id: string): Recorded | undefined {
-    return this.byId.get(id);
-  }
-  isTombstoned(reference: string): boolean {
-    return this.tombstones.has(reference);
-  }
-  /** A lookup found nothing: from now on the reference is refused, so "not found" stays true. */
-  tombstone(reference: string): void {
-    this.tombstones.add(reference);
-  }
-  record(r: Recorded): Recorded {
-    this.byReference.set(r.entry.reference, r);
-    this.byId.set(r.entry.id, r);
-    return r;
-  }
-  entries(): LedgerEntry[] {
-    return [...this.byReference.values()].map((r) => r.entry);
-  }
-  clear(): void {
-    this.byReference.clear();
-    this.byId.clear();
-    this.tombstones.clear();
-  }
-}
-
 export interface AcquirerRequest {
   method: string;
   path: string;
@@ -134,17 +78,19 @@ export interface AcquirerRequest {
 }
 
 export interface AcquirerDefinition {
+  /** The provider id the acquirer stands for (SANDBOX_A, SANDBOX_B): its ledger's name. */
+  name: 'SANDBOX_A' | 'SANDBOX_B';
   /** Checks the caller's credentials (the Authorization header); false → 401. */
   authenticate(headers: IncomingMessage['headers']): boolean;
   /** Who calls (an authenticated request's account or key), for faults limited to one caller. */
   callerOf(headers: IncomingMessage['headers']): string | undefined;
   /** The acquirer's protocol; undefined → 404. */
-  handle(req: AcquirerRequest, ledger: Ledger): Reply | undefined;
+  handle(req: AcquirerRequest, ledger: Ledger): Promise<Reply | undefined>;
   /**
    * The odd_values fault: rewrites an operation's first answer (a 200 just recorded) in this acquirer's
-   * protocol with `status` and odd codes, messages and references, and records the status on its ledger line.
+   * protocol with `status` and odd codes, messages and references (the kit then records it on the line).
    */
-  garble(reply: Reply, ledger: Ledger, status: LedgerStatus, odd: (length?: number) => string): void;
+  garble(reply: Reply, status: LedgerStatus, odd: (length?: number) => string): void;
 }
 
 export interface RunningAcquirer {
@@ -153,8 +99,14 @@ export interface RunningAcquirer {
   close(): Promise<void>;
 }
 
-export async function startAcquirer(def: AcquirerDefinition, options: { port?: number } = {}): Promise<RunningAcquirer> {
-  const ledger = new Ledger();
+export interface AcquirerOptions {
+  port?: number;
+  /** Where the ledger lives (sql-ledger.ts: the service's database); this process's memory by default. */
+  ledgers?: LedgerStore;
+}
+
+export async function startAcquirer(def: AcquirerDefinition, options: AcquirerOptions = {}): Promise<RunningAcquirer> {
+  const ledger = (options.ledgers ?? memoryLedgers()).ledger(def.name);
   let faults: Faults | undefined;
   let oversizedBytesSent = 0;
   /** Lookups a silent fault holds: answered by nobody, cut when the faults change (so a test can end them). */
@@ -181,7 +133,7 @@ export async function startAcquirer(def: AcquirerDefinition, options: { port?: n
       }
     }
     if (url.pathname.startsWith('/_sandbox/')) {
-      const control = controlSurface(req.method ?? 'GET', url.pathname, body);
+      const control = await controlSurface(req.method ?? 'GET', url.pathname, body);
       return send(res, control ?? { status: 404, body: { error: 'NOT_FOUND' } });
     }
     if (!def.authenticate(req.headers)) return send(res, { status: 401, body: { error: 'UNAUTHORIZED' } });
@@ -207,24 +159,25 @@ export async function startAcquirer(def: AcquirerDefinition, options: { port?: n
       return hold(res, () => res.destroy());
     }
     // The other faults: processed and recorded first, then answered their way.
-    const first = ledgerSize(ledger);
-    const reply = def.handle({ method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers, body }, ledger) ?? {
+    const reply = (await def.handle({ method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers, body }, ledger)) ?? {
       status: 404,
       body: { error: 'NOT_FOUND' },
     };
-    const recordedNow = ledgerSize(ledger) > first;
     if (fault?.mode === 'silent') return hold(res, () => res.destroy());
     if (fault?.mode === 'oversized') return streamOversized(res, fault, (n) => (oversizedBytesSent += n));
     if (fault?.mode === 'drip') return drip(res, fault.intervalMs);
-    if (fault?.mode === 'odd_values' && recordedNow && reply.status === 200) def.garble(reply, ledger, fault.status, (length = fault.length) => fault.odd.text(length));
+    if (fault?.mode === 'odd_values' && reply.recorded !== undefined && reply.status === 200) {
+      def.garble(reply, fault.status, (length = fault.length) => fault.odd.text(length));
+      await ledger.rewrite(reply.recorded, fault.status, reply.body);
+    }
     if (reply.held) return hold(res, () => send(res, reply));
     send(res, reply);
   }
 
-  function controlSurface(method: string, path: string, body: unknown): Reply | undefined {
-    if (path === '/_sandbox/ledger' && method === 'GET') return { status: 200, body: { operations: ledger.entries() } };
+  async function controlSurface(method: string, path: string, body: unknown): Promise<Reply | undefined> {
+    if (path === '/_sandbox/ledger' && method === 'GET') return { status: 200, body: { operations: await ledger.entries() } };
     if (path === '/_sandbox/ledger' && method === 'DELETE') {
-      ledger.clear();
+      await ledger.clear();
       return { status: 204, body: {} };
     }
     if (path === '/_sandbox/faults' && method === 'GET') {
@@ -280,8 +233,6 @@ export async function startAcquirer(def: AcquirerDefinition, options: { port?: n
       }),
   };
 }
-
-const ledgerSize = (ledger: Ledger) => ledger.entries().length;
 
 function parseFaults(body: unknown): Faults | undefined {
   const f = (body ?? {}) as Record<string, unknown>;
