@@ -20,6 +20,8 @@ import { ADMIN_KEY, backends, useServer, type Credentials, type TestServer } fro
 const json = { 'content-type': 'application/json' };
 /** The providers the test's server runs (what routing checks steps against). */
 const providersOf = (t: TestServer) => t.running.deps.services.providers;
+/** What each of them serves (routing's capability checks). */
+const catalogueOf = (t: TestServer) => t.running.deps.services.providerCatalogue;
 
 type ConnectionView = Schemas['Connection'];
 type RoutingView = Schemas['Routing'];
@@ -321,7 +323,7 @@ for (const backend of backends()) {
           const [routing] = await routings(t, org.account_id, org);
           const [a, b] = await connections(t, org);
           const BA = { steps: [{ index: 1, provider_id: 'SANDBOX_B', connection_id: b!.connection_id }, { index: 2, provider_id: 'SANDBOX_A', connection_id: a!.connection_id }] };
-          const r = await updateRouting(t.db, org.organization_id, routing!.id, { condition_sets: [{ sort_number: 7, name: row.name, conditions: row.conditions, route: BA }] }, providersOf(t));
+          const r = await updateRouting(t.db, org.organization_id, routing!.id, { condition_sets: [{ sort_number: 7, name: row.name, conditions: row.conditions, route: BA }] }, providersOf(t), catalogueOf(t));
           expect(r.kind === 'invalid' ? r.errors : []).toEqual([]);
           const hit = await planRoute(t.db, org.organization_id, facts({ accountId: org.account_id, ...row.match }), providersOf(t));
           expect(hit).toEqual({
@@ -349,7 +351,7 @@ for (const backend of backends()) {
             { sort_number: 20, name: 'second', conditions: [br], route: only(a!) },
             { sort_number: 10, name: 'first', conditions: [br], route: only(b!) },
           ],
-        }, providersOf(t));
+        }, providersOf(t), catalogueOf(t));
         const plan = await planRoute(t.db, org.organization_id, facts({ accountId: org.account_id, country: 'BR' }), providersOf(t));
         expect(plan?.conditionSet).toEqual({ sortNumber: 10, name: 'first' });
         expect(routingRulesOf(plan!)).toEqual({

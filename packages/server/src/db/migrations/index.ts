@@ -17,6 +17,7 @@ import routing from './0016_routing.js';
 import orchestration from './0017_orchestration.js';
 import paymentMethodKeys from './0018_payment_method_keys.js';
 import reconciliationQueue from './0019_reconciliation_queue.js';
+import connectionLifecycle from './0020_connection_lifecycle.js';
 
 /** Every migration, in order. Add a new file (next number) and list it here; never edit an applied one. */
 export const migrations: readonly Migration[] = [
@@ -27,4 +28,5 @@ export const migrations: readonly Migration[] = [
   orchestration,
   paymentMethodKeys,
   reconciliationQueue,
+  connectionLifecycle,
 ];
