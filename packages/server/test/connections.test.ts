@@ -31,6 +31,9 @@ type Connection = Schemas['Connection'];
 const STRIPE_TEST = { secret_key: `sk_test_${'a1B2c3D4'.repeat(4)}`, webhook_secret: `whsec_${'Zx9Yw8Vu'.repeat(4)}` };
 const ADYEN = { api_key: `AQEyhmfx${'K0lMnOpQ'.repeat(6)}`, merchant_account: 'ShopBrazilECOM', hmac_key: '44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056' };
 const MERCADO_PAGO_TEST = { access_token: 'TEST-1234567890123456-112612-0123456789abcdef0123456789abcdef-123456789', webhook_secret: '0f1e2d3c4b5a69788796a5b4c3d2e1f0' };
+const CREDENTIALS: Record<string, Record<string, string>> = { STRIPE: STRIPE_TEST, ADYEN, MERCADO_PAGO: MERCADO_PAGO_TEST };
+/** A connector that lists its currencies (not 'ANY'): a routing condition can name one it does not serve. */
+const LIMITED = CONNECTORS.find((c) => c.capabilities.currencies !== 'ANY' && CREDENTIALS[c.id]);
 
 const post = (t: TestServer, body: unknown, key: string = randomUUID()) =>
   t.fetch('/connections', { method: 'POST', headers: { ...json, 'x-idempotency-key': key }, body: JSON.stringify(body) });
@@ -101,6 +104,19 @@ for (const backend of backends()) {
         expect(providers[0]).toMatchObject({ payment_methods: ['CARD'], currencies: 'ANY', countries: 'ANY', credential_fields: ['api_key'] });
         expect(providers[1]).toMatchObject({ credential_fields: ['merchant_account', 'password'] });
         await expectProblem(await t.fetch('/providers', { credentials_: false }), 401, 'INVALID_CREDENTIALS');
+      });
+
+      it("a routing through the sandbox providers has no warnings (they serve every currency and country)", async () => {
+        const routing = ((await (await t.fetch(`/routing?account_id=${t.sandbox.account_id}&payment_method=CARD`)).json()) as Schemas['Routing'][])[0]!;
+        const [a] = routing.default_route.steps;
+        const res = await t.fetch(`/routing/${routing.id}`, {
+          method: 'PATCH',
+          headers: json,
+          body: JSON.stringify({ condition_sets: [{ sort_number: 1, name: 'odd', conditions: [{ type: 'CURRENCY', operator: 'IN', values: ['XTS'] }, { type: 'COUNTRY', operator: 'IN', values: ['AQ'] }], route: { steps: [a] } }] }),
+        });
+        expect(res.status).toBe(200);
+        expect(((await res.json()) as Schemas['Routing']).warnings).toEqual([]);
+        await t.fetch(`/routing/${routing.id}`, { method: 'PATCH', headers: json, body: JSON.stringify({ condition_sets: [] }) });
       });
 
       it('docs/providers/README.md shows the same matrix (UPDATE_PROVIDER_DOCS=1 rewrites it)', async () => {
@@ -199,6 +215,27 @@ for (const backend of backends()) {
           expect(c).toMatchObject({ provider_id: 'ADYEN', environment: 'LIVE' });
           expect((await remove(t, c.connection_id)).status).toBe(204);
         });
+      });
+    });
+
+    describe.skipIf(!LIMITED)('routing through a real provider that does not serve every currency', () => {
+      it("warns for a CURRENCY condition it cannot serve, on the routing's answer and when read again", async () => {
+        const provider = LIMITED!;
+        const credentials = CREDENTIALS[provider.id]!;
+        for (const value of Object.values(credentials)) t.rememberSecret(value, `a ${provider.id} credential`);
+        const c = await created(await post(t, { provider_id: provider.id, name: `${provider.id} test`, environment: 'TEST', credentials }));
+        const unserved = ['XTS', 'XXX', 'XAU'].find((code) => !(provider.capabilities.currencies as readonly string[]).includes(code))!;
+        const routing = ((await (await t.fetch(`/routing?account_id=${t.sandbox.account_id}&payment_method=CARD`)).json()) as { id: string }[])[0]!;
+        const conditionSets = [
+          { sort_number: 1, name: 'odd currency', conditions: [{ type: 'CURRENCY', operator: 'IN', values: [unserved] }], route: { steps: [{ index: 1, provider_id: provider.id, connection_id: c.connection_id }] } },
+        ];
+        const res = await t.fetch(`/routing/${routing.id}`, { method: 'PATCH', headers: json, body: JSON.stringify({ condition_sets: conditionSets }) });
+        expect(res.status, await res.clone().text()).toBe(200);
+        const expected = [`condition_sets[0].conditions[0]: ${provider.id} (step 1) does not serve currency ${unserved}`];
+        expect(((await res.json()) as Schemas['Routing']).warnings).toEqual(expected);
+        expect(((await (await t.fetch(`/routing/${routing.id}`)).json()) as Schemas['Routing']).warnings).toEqual(expected);
+        await t.fetch(`/routing/${routing.id}`, { method: 'PATCH', headers: json, body: JSON.stringify({ condition_sets: [] }) });
+        expect((await remove(t, c.connection_id)).status).toBe(204);
       });
     });
 
