@@ -8,12 +8,14 @@
  * credential rules table. Tests that need a real connector run once it is in CONNECTORS.
  */
 import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Schemas } from '@payorch/types';
 import { describe, expect, it } from 'vitest';
 import { CONNECTORS } from '../src/providers/connectors.js';
+import { SANDBOX_PROVIDERS } from '../src/providers/sandbox/capabilities.js';
 import { credentialProblems } from '../src/routing/credential-rules.js';
 import { expectProblem, expectSchema } from './support/assertions.js';
 import { renderCapabilityMatrix, withMatrix } from './support/capability-matrix.js';
@@ -61,6 +63,21 @@ async function routeDefault(t: TestServer): Promise<void> {
   const [a, b] = (await listed(t)).filter((c) => c.provider_id === 'SANDBOX_A' || c.provider_id === 'SANDBOX_B');
   await routeCards(t, [a!, b!].map((c) => ({ provider_id: c.provider_id, connection_id: c.connection_id })));
 }
+
+describe("the spec's credentials oneOf and the providers' credential fields", () => {
+  type SchemaDoc = { components: { schemas: Record<string, { discriminator?: { mapping: Record<string, string> }; properties?: Record<string, { $ref?: string }>; required?: string[] }> } };
+  const spec = createRequire(import.meta.url)('@payorch/types/openapi.json') as SchemaDoc;
+  const schemaAt = (ref: string) => spec.components.schemas[ref.replace('#/components/schemas/', '')]!;
+  const mapping = spec.components.schemas.ConnectionCreateRequest!.discriminator!.mapping;
+  it.each([...SANDBOX_PROVIDERS, ...CONNECTORS].map((p) => ({ id: p.id, fields: p.credentialFields })))(
+    '$id: a variant of ConnectionCreateRequest whose credentials are exactly its credentialFields',
+    ({ id, fields }) => {
+      expect(mapping[id], `add a ${id} variant to spec/components/schemas/ConnectionCreateRequest.yaml`).toBeDefined();
+      const credentials = schemaAt(schemaAt(mapping[id]!).properties!.credentials!.$ref!);
+      expect(Object.keys(credentials.properties ?? {}).sort()).toEqual([...fields].sort());
+    },
+  );
+});
 
 describe('credential rules (what the schema cannot say)', () => {
   const table: { name: string; provider: string; environment: 'TEST' | 'LIVE'; credentials: Record<string, string>; paths: string[] }[] = [
