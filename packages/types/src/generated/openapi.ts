@@ -753,13 +753,15 @@ export interface paths {
          * @description Creates the routing of one (account, payment method) pair: a default route and, optionally,
          *     condition sets each with its own route (docs/guides/routing.md). Steps are the failover order.
          *     The schema's bounds are checked first (400 `INVALID_REQUEST`); then every `connection_id` must be one
-         *     of the organization's connections with the step's `provider_id`, a provider this service runs (the
-         *     sandbox providers exist in sandbox mode only), indexes run 1, 2, 3…, a connection
+         *     of the organization's connections (not a deleted one) with the step's `provider_id`, a provider this
+         *     service runs (the sandbox providers exist in sandbox mode only) that serves the routing's
+         *     `payment_method` (GET /v1/providers; the error's path names the step), indexes run 1, 2, 3…, a connection
          *     appears at most once per route, and conditions are well formed for their kind (422
          *     `ROUTING_VALIDATION_FAILED` naming each field; nothing stored). An account has at most one routing per payment method (409
          *     `ROUTING_ALREADY_EXISTS`: change it with PATCH). In sandbox mode every organization starts with a
          *     CARD routing per account through SANDBOX_A then SANDBOX_B; outside it, with no connection and no
-         *     routing.
+         *     routing. A CURRENCY or COUNTRY condition with a value a step's provider does not serve is allowed
+         *     and said in `warnings`.
          */
         post: operations["createRouting"];
         delete?: never;
@@ -808,7 +810,7 @@ export interface paths {
         };
         /**
          * List connections
-         * @description The organization's connections to providers, without their credentials (sealed at rest, never shown).
+         * @description The organization's connections to providers, without their credentials (sealed at rest, never shown). Deleted connections are not listed.
          */
         get: operations["listConnections"];
         put?: never;
@@ -866,7 +868,7 @@ export interface paths {
          *     skipped by every route; a payment whose route has no step left is refused (422 `NO_ROUTE`).
          *     A connection to a provider this service does not run cannot be enabled (422
          *     `PROVIDER_NOT_AVAILABLE`, nothing changed): outside sandbox mode the sandbox providers do not exist,
-         *     and their connections stay disabled.
+         *     and their connections stay disabled. A deleted connection is 404 `CONNECTION_NOT_FOUND`.
          */
         patch: operations["updateConnection"];
         trace?: never;
@@ -3150,7 +3152,12 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
-            /** @description Notes about the routing that do not stop it from applying; empty today. */
+            /**
+             * @description Notes about the routing that do not stop it from applying: a line for each CURRENCY or COUNTRY
+             *     condition (`IN`) with a value a step's provider does not serve (GET /v1/providers), such as
+             *     `condition_sets[0].conditions[0]: ADYEN (step 1) does not serve currency XAF`. Worked out on every
+             *     read against what the providers serve then; at most 20 lines (the last says how many more).
+             */
             warnings: string[];
         };
         /** @description The account's routings (at most one per payment method), oldest first; empty when it has none. */
