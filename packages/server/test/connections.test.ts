@@ -174,6 +174,7 @@ for (const backend of backends()) {
         // Its credentials open for a provider call, as given.
         const opened = await t.running.deps.services.orchestration.routing.openConnection(t.db, t.sandbox.organization_id, b.connection_id);
         expect(opened?.context.credentials).toEqual({ merchant_account: 'merchant_second', password });
+        expect(opened?.context.environment).toBe('TEST');
         for (const id of [a.connection_id, b.connection_id]) expect((await remove(t, id)).status).toBe(204);
       });
 

@@ -193,7 +193,7 @@ export async function openConnection(db: Queryable, box: ConnectionBox, organiza
     providerId: row.provider_id,
     name: row.name,
     enabled: row.enabled && row.deleted_at === null,
-    context: { connectionId: row.id, credentials, timeoutMs: row.timeout_ms },
+    context: { connectionId: row.id, credentials, timeoutMs: row.timeout_ms, environment: row.environment },
   };
   if (cache.size >= CACHE_MAX) cache.delete(cache.keys().next().value!);
   cache.set(key, { at: Date.now(), connection });
