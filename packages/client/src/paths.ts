@@ -56,6 +56,7 @@ export const IDEMPOTENT_ROUTES = [
   'POST /payments/{payment_id}/cancel-or-refund',
   'POST /customers/{customer_id}/payment-methods/{payment_method_id}/unenroll',
   'POST /routing',
+  'POST /connections',
 ] as const satisfies readonly IdempotentRoute[];
 
 // Compile-time proof that the list above names every idempotent operation of the spec: a new one in the

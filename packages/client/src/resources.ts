@@ -119,9 +119,21 @@ export interface PayorchResources {
   };
   /** The organization's connections to providers (credentials never shown). */
   connections: {
+    /**
+     * Connects a provider with your account's credentials there (their shape per provider: `providers.list()`
+     * names the fields). 422 `PROVIDER_NOT_AVAILABLE` for a provider the service does not run,
+     * `CONNECTION_VALIDATION_FAILED` for credentials of the other environment. Idempotent.
+     */
+    create(body: Schemas['ConnectionCreateRequest'], options?: IdempotentCallOptions): Promise<Schemas['Connection']>;
     list(options?: CallOptions): Promise<Schemas['ConnectionList']>;
+    /** 409 `CONNECTION_IN_USE` while a routing step names it; follow-ups of its earlier payments keep working. */
+    delete(connectionId: string, options?: CallOptions): Promise<void>;
     /** Changes `name`, `enabled` or `timeout_ms`. */
     update(connectionId: string, body: Schemas['ConnectionUpdateRequest'], options?: CallOptions): Promise<Schemas['Connection']>;
+  };
+  /** The providers the service runs and what each serves (the capability matrix). */
+  providers: {
+    list(options?: CallOptions): Promise<Schemas['ProviderList']>;
   };
   /** Test helpers; the server answers 404 outside sandbox mode. */
   sandbox: {
@@ -258,9 +270,16 @@ export function createResources(client: Client<PayorchPaths>): PayorchResources 
       update: (routing_id, body, options) => unwrap(client.PATCH('/routing/{routing_id}', { params: { path: { routing_id } }, body, signal: options?.signal })),
     },
     connections: {
+      create: (body, options) => unwrap(client.POST('/connections', { params: { header: keyHeader(options) }, body, signal: options?.signal })),
       list: (options) => unwrap(client.GET('/connections', { signal: options?.signal })),
+      delete: async (connection_id, options) => {
+        await unwrap(client.DELETE('/connections/{connection_id}', { params: { path: { connection_id } }, signal: options?.signal }));
+      },
       update: (connection_id, body, options) =>
         unwrap(client.PATCH('/connections/{connection_id}', { params: { path: { connection_id } }, body, signal: options?.signal })),
+    },
+    providers: {
+      list: (options) => unwrap(client.GET('/providers', { signal: options?.signal })),
     },
     sandbox: {
       createChargeback: (payment_id, body, options) =>

@@ -137,7 +137,7 @@ describe('payment methods, payments and events', () => {
 });
 
 describe('routing and connections', () => {
-  it('connections.list/update, routing.list/retrieve/update, and routing.create for an account without routing', async () => {
+  it('connections.list/update/create/delete, providers.list, routing.list/retrieve/update, and routing.create for an account without routing', async () => {
     const org = await adminClient().organizations.create({ name: 'Routing test merchant', pci_certified: false });
     const own = createPayorchClient({ baseUrl: server().baseUrl, publicApiKey: org.public_api_key, privateSecretKey: org.private_secret_key });
     const connections = await own.connections.list();
@@ -161,5 +161,13 @@ describe('routing and connections', () => {
     expect(created).toMatchObject({ account_id: account.account_id, payment_method: 'CARD', name: 'Mine', condition_sets: [], warnings: [] });
     expect((await failure(own.routing.retrieve('r_00000000-0000-4000-8000-000000000000'))).code).toBe('ROUTING_NOT_FOUND');
     expect((await failure(payorch.routing.retrieve(created.id))).code).toBe('ROUTING_NOT_FOUND');
+
+    // A connection made and removed through the resource layer; the providers it may name.
+    expect((await own.providers.list()).map((p) => p.provider_id)).toContain('SANDBOX_B');
+    const second = await own.connections.create({ provider_id: 'SANDBOX_B', name: 'B, second', environment: 'TEST' });
+    expect(second).toMatchObject({ provider_id: 'SANDBOX_B', environment: 'TEST' });
+    expect((await failure(own.connections.delete(a!.connection_id))).code).toBe('CONNECTION_IN_USE');
+    await own.connections.delete(second.connection_id);
+    expect((await own.connections.list()).map((c) => c.connection_id)).not.toContain(second.connection_id);
   });
 });

@@ -526,7 +526,7 @@ describe('managing what was created (issue 15), through the resource methods', (
 });
 
 describe('routing and connections', () => {
-  it('listConnections, updateConnection, listRoutings, getRouting, updateRouting, createRouting (generated key)', async () => {
+  it('listConnections, updateConnection, listRoutings, getRouting, updateRouting, createRouting (generated key), createConnection, listProviders, deleteConnection', async () => {
     const org = (await admin.POST('/admin/organizations', { body: { name: 'Routing merchant', pci_certified: false } })).data!;
     const own = createPayorchClient({ baseUrl: server().baseUrl, publicApiKey: org.public_api_key, privateSecretKey: org.private_secret_key });
     own.use(rec.middleware);
@@ -560,6 +560,20 @@ describe('routing and connections', () => {
     });
     expect(invalid.response.status).toBe(422);
     expect(invalid.error).toMatchObject({ code: 'ROUTING_VALIDATION_FAILED', errors: [{ path: 'default_route.steps[0].provider_id' }] });
+
+    // createConnection (generated key), listProviders, deleteConnection: in use → 409, unused → 204.
+    const providers = await own.GET('/providers');
+    expect(providers.response.status).toBe(200);
+    expect(providers.data!.map((p) => p.provider_id).slice(0, 2)).toEqual(['SANDBOX_A', 'SANDBOX_B']);
+    const made = await own.POST('/connections', { body: { provider_id: 'SANDBOX_A', name: 'A, second', environment: 'TEST' } });
+    expect(made.response.status).toBe(201);
+    expect(rec.last().headers.get('x-idempotency-key')).toMatch(UUID);
+    expect(made.data).toMatchObject({ provider_id: 'SANDBOX_A', environment: 'TEST', enabled: true });
+    const inUse = await own.DELETE('/connections/{connection_id}', { params: { path: { connection_id: b!.connection_id } } });
+    expect(inUse.response.status).toBe(409);
+    expect(inUse.error).toMatchObject({ code: 'CONNECTION_IN_USE' });
+    const removed = await own.DELETE('/connections/{connection_id}', { params: { path: { connection_id: made.data!.connection_id } } });
+    expect(removed.response.status).toBe(204);
   });
 });
 

@@ -17,6 +17,8 @@ import { PrometheusMetrics } from './platform/prometheus.js';
 import { providerSecretBox } from './providers/sandbox/notification-secret.js';
 import { buildRetentionServices } from './retention/services.js';
 import { buildSandboxAdapters } from './providers/sandbox/build.js';
+import { SANDBOX_PROVIDERS } from './providers/sandbox/capabilities.js';
+import { providerCatalogue, type ProviderCatalogue } from './providers/catalogue.js';
 import { CONNECTORS } from './providers/connectors.js';
 import { providerRegistry, SANDBOX_A, type ProviderRegistry } from './providers/registry.js';
 import { FAILOVER_REASONS } from './orchestration/failover.js';
@@ -53,6 +55,8 @@ declare module './context.js' {
      * downstream (routing, payments, follow-ups, reconciliation, the vault) can reach a sandbox provider.
      */
     providers: ProviderRegistry;
+    /** What each of `providers` can serve (GET /v1/providers; routing checks steps and conditions against it). */
+    providerCatalogue: ProviderCatalogue;
   }
 }
 
@@ -80,11 +84,13 @@ export async function buildServices(deps: ServiceDeps): Promise<AppServices> {
   // `provider` is SANDBOX_A for what is not routed yet (the orchestrator picks from `providers`); taken
   // from the registry, so it is normalized like every provider (providers/normalized-provider.ts).
   const provider = providers.get(SANDBOX_A);
+  const catalogue = providerCatalogue(providers, [...(sandbox ? SANDBOX_PROVIDERS : []), ...CONNECTORS]);
   const routing = await buildRoutingServices(deps, resolved.keyring, providers);
   return {
     metrics,
     provider,
     providers,
+    providerCatalogue: catalogue,
     idempotencyRecoverers: {
       payment: paymentRecoverer,
       transaction: followUpRecoverer,

@@ -219,6 +219,27 @@ const table: Record<string, (a: A, b: B) => Probe[]> = {
     },
   ],
   updateConnection: (a) => [{ what: "A's connection", params: { connection_id: a.connectionId }, body: { enabled: false }, expect: { status: 404, code: 'CONNECTION_NOT_FOUND' } }],
+  // After listConnections (rows run in this order): B's new connection is B's own; A's connections are in the snapshot compared at the end.
+  createConnection: () => [
+    {
+      what: "a connection B creates is B's",
+      body: { provider_id: 'SANDBOX_B', name: 'B second', environment: 'TEST' },
+      expect: async (res) => {
+        expect(res.status, await res.clone().text()).toBe(201);
+        expect(((await res.json()) as Schemas['Connection']).provider_id).toBe('SANDBOX_B');
+      },
+    },
+  ],
+  deleteConnection: (a) => [{ what: "A's connection", params: { connection_id: a.connectionId }, expect: { status: 404, code: 'CONNECTION_NOT_FOUND' } }],
+  listProviders: () => [
+    {
+      what: 'the providers the service runs, the same for every organization',
+      expect: async (res) => {
+        expect(res.status).toBe(200);
+        expect(((await res.json()) as Schemas['ProviderList']).map((p) => p.provider_id).slice(0, 2)).toEqual(['SANDBOX_A', 'SANDBOX_B']);
+      },
+    },
+  ],
   getCustomer: (a) => [{ what: "A's customer", params: { customer_id: a.customerId }, expect: { status: 404, code: 'CUSTOMER_NOT_FOUND' } }],
   getCustomerByMerchantCustomerId: (a) => [
     {

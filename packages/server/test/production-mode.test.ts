@@ -137,6 +137,17 @@ for (const backend of backends()) {
       expect(await count(t.db, 'SELECT 1 FROM payment_transactions')).toBe(0);
     });
 
+    it('lists no sandbox provider, and a connection to one is refused 422 PROVIDER_NOT_AVAILABLE with nothing stored', async () => {
+      const org = await t.createOrganization({ pciCertified: true });
+      const api = apiFor(t.baseUrl, org);
+      const providers = await json<{ provider_id: string }[]>(await api('/providers'), 200);
+      expect(providers.map((p) => p.provider_id)).toEqual(t.running.deps.services.providers.ids());
+      for (const p of providers) expect(p.provider_id).not.toMatch(/^SANDBOX/);
+      const refused = await expectProblem(await api('/connections', { body: { provider_id: 'SANDBOX_A', name: 'A', environment: 'TEST' } }), 422, 'PROVIDER_NOT_AVAILABLE');
+      expect(refused.errors).toEqual([{ path: '/body/provider_id', message: 'SANDBOX_A is not available in this service' }]);
+      expect(await count(t.db, 'SELECT 1 FROM provider_connections WHERE organization_id = $1', [org.organization_id])).toBe(0);
+    });
+
     it('the sandbox organization the harness made pays nothing either, and a card enrollment with verify answers 422 NO_ROUTE', async () => {
       await expectProblem(await postPayment(t, paymentBody(t, (await json<{ id: string }>(await t.fetch('/customers', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ merchant_customer_id: `c-${randomUUID()}` }) }), 201)).id)), 422, 'NO_ROUTE');
       const api = apiFor(t.baseUrl, t.sandbox);

@@ -9,10 +9,13 @@ import { randomUUID } from 'node:crypto';
 import type { Schemas } from '@payorch/types';
 import { describe, expect, it } from 'vitest';
 import { openConnection } from '../src/routing/connections.js';
-import type { RoutingCondition } from '../src/routing/model.js';
+import type { ProviderDescription } from '../src/providers/catalogue.js';
+import type { ConnectionRow } from '../src/routing/repository.js';
+import type { RoutingCondition, StoredConditionSet } from '../src/routing/model.js';
 import type { PaymentFacts } from '../src/routing/plan.js';
 import { planRoute, routingRulesOf, updateRouting } from '../src/routing/service.js';
 import { addMissingOrganizationDefaults } from '../src/routing/services.js';
+import { routingWarnings, validateRoute } from '../src/routing/validation.js';
 import { tenancyRepository } from '../src/tenancy/repository.js';
 import { expectProblem, expectSchema } from './support/assertions.js';
 import { ADMIN_KEY, backends, useServer, type Credentials, type TestServer } from './support/harness.js';
@@ -20,6 +23,8 @@ import { ADMIN_KEY, backends, useServer, type Credentials, type TestServer } fro
 const json = { 'content-type': 'application/json' };
 /** The providers the test's server runs (what routing checks steps against). */
 const providersOf = (t: TestServer) => t.running.deps.services.providers;
+/** What each of them serves (routing's capability checks). */
+const catalogueOf = (t: TestServer) => t.running.deps.services.providerCatalogue;
 
 type ConnectionView = Schemas['Connection'];
 type RoutingView = Schemas['Routing'];
@@ -321,7 +326,7 @@ for (const backend of backends()) {
           const [routing] = await routings(t, org.account_id, org);
           const [a, b] = await connections(t, org);
           const BA = { steps: [{ index: 1, provider_id: 'SANDBOX_B', connection_id: b!.connection_id }, { index: 2, provider_id: 'SANDBOX_A', connection_id: a!.connection_id }] };
-          const r = await updateRouting(t.db, org.organization_id, routing!.id, { condition_sets: [{ sort_number: 7, name: row.name, conditions: row.conditions, route: BA }] }, providersOf(t));
+          const r = await updateRouting(t.db, org.organization_id, routing!.id, { condition_sets: [{ sort_number: 7, name: row.name, conditions: row.conditions, route: BA }] }, providersOf(t), catalogueOf(t));
           expect(r.kind === 'invalid' ? r.errors : []).toEqual([]);
           const hit = await planRoute(t.db, org.organization_id, facts({ accountId: org.account_id, ...row.match }), providersOf(t));
           expect(hit).toEqual({
@@ -349,7 +354,7 @@ for (const backend of backends()) {
             { sort_number: 20, name: 'second', conditions: [br], route: only(a!) },
             { sort_number: 10, name: 'first', conditions: [br], route: only(b!) },
           ],
-        }, providersOf(t));
+        }, providersOf(t), catalogueOf(t));
         const plan = await planRoute(t.db, org.organization_id, facts({ accountId: org.account_id, country: 'BR' }), providersOf(t));
         expect(plan?.conditionSet).toEqual({ sortNumber: 10, name: 'first' });
         expect(routingRulesOf(plan!)).toEqual({
@@ -379,3 +384,83 @@ for (const backend of backends()) {
     });
   });
 }
+
+/**
+ * What routing makes of the providers' capabilities (GET /v1/providers), over a catalogue of made-up
+ * providers (the sandbox ones serve everything, so over HTTP nothing could be refused or warned): a step
+ * whose provider does not serve the routing's payment method is refused naming the step; a CURRENCY or
+ * COUNTRY `IN` value a step's provider does not serve is a warning line. connections.test.ts checks the
+ * real providers' answer.
+ */
+describe('routing against provider capabilities', () => {
+  const describe_ = (id: string, over: Partial<ProviderDescription['capabilities']>): ProviderDescription => ({
+    id,
+    displayName: id,
+    credentialFields: [],
+    capabilities: {
+      paymentMethods: ['CARD'],
+      currencies: 'ANY',
+      countries: 'ANY',
+      features: { authorizeCapture: true, partialCapture: true, void: true, partialRefund: true, multipleRefunds: true, webhooks: true, disputeEvidence: true },
+      ...over,
+    },
+  });
+  const catalogue = new Map([
+    ['CARDS_ANYWHERE', describe_('CARDS_ANYWHERE', {})],
+    ['PIX_ONLY', describe_('PIX_ONLY', { paymentMethods: ['PIX'], currencies: ['BRL'], countries: ['BR'] })],
+    ['EUROPE', describe_('EUROPE', { currencies: ['EUR', 'GBP'], countries: ['DE', 'FR', 'GB'] })],
+  ]);
+  const connection = (id: string, provider: string) => [id, { id, provider_id: provider, enabled: true } as ConnectionRow] as const;
+  const targets = (paymentMethod = 'CARD') => ({
+    connections: new Map([connection('c-any', 'CARDS_ANYWHERE'), connection('c-pix', 'PIX_ONLY'), connection('c-eu', 'EUROPE')]),
+    providers: { get: (id: string) => (catalogue.has(id) ? ({} as never) : undefined) },
+    catalogue: { get: (id: string) => catalogue.get(id) },
+    paymentMethod,
+  });
+  const step = (index: number, provider: string, connectionId: string) => ({ index, provider_id: provider, connection_id: connectionId });
+
+  it.each([
+    { name: 'every step serves CARD', steps: [step(1, 'CARDS_ANYWHERE', 'c-any'), step(2, 'EUROPE', 'c-eu')], method: 'CARD', errors: [] },
+    {
+      name: 'a PIX-only provider on a CARD routing, named by its step',
+      steps: [step(1, 'CARDS_ANYWHERE', 'c-any'), step(2, 'PIX_ONLY', 'c-pix')],
+      method: 'CARD',
+      errors: [{ path: 'default_route.steps[1].provider_id', message: 'PIX_ONLY does not serve CARD payments (GET /v1/providers lists what each provider serves)' }],
+    },
+    { name: 'the PIX-only provider on a PIX routing', steps: [step(1, 'PIX_ONLY', 'c-pix')], method: 'PIX', errors: [] },
+  ])('$name', ({ steps, method, errors }) => {
+    const found: { path: string; message: string }[] = [];
+    validateRoute({ steps }, 'default_route', targets(method), found);
+    expect(found).toEqual(errors);
+  });
+
+  it('warns for a CURRENCY or COUNTRY value a step cannot serve, one line per step and condition; NOT_IN and other kinds never', () => {
+    const set = (conditions: RoutingCondition[], steps: ReturnType<typeof step>[]): StoredConditionSet => ({ sort_number: 1, name: 's', conditions, route: { steps } });
+    const sets = [
+      set(
+        [
+          { type: 'CURRENCY', operator: 'IN', values: ['EUR', 'USD', 'JPY'] },
+          { type: 'COUNTRY', operator: 'IN', values: ['FR'] },
+          { type: 'COUNTRY', operator: 'NOT_IN', values: ['US'] },
+          { type: 'CARD_BRAND', operator: 'IN', values: ['VISA'] },
+        ],
+        [step(2, 'CARDS_ANYWHERE', 'c-any'), step(1, 'EUROPE', 'c-eu')],
+      ),
+      set([{ type: 'COUNTRY', operator: 'IN', values: ['BR', 'AR'] }], [step(1, 'EUROPE', 'c-eu'), step(2, 'UNKNOWN', 'c-x')]),
+    ];
+    expect(routingWarnings(sets, { get: (id) => catalogue.get(id) })).toEqual([
+      'condition_sets[0].conditions[0]: EUROPE (step 1) does not serve currency USD, JPY',
+      'condition_sets[1].conditions[0]: EUROPE (step 1) does not serve country BR, AR',
+    ]);
+    // Bounded as the spec says: at most 20 lines of at most 255 characters.
+    const many = Array.from({ length: 30 }, () => sets[1]!);
+    const lines = routingWarnings(many, { get: (id) => catalogue.get(id) });
+    expect(lines).toHaveLength(20);
+    expect(lines.at(-1)).toBe('and 11 more');
+    const long = routingWarnings([set([{ type: 'CURRENCY', operator: 'IN', values: Array.from({ length: 100 }, (_, i) => `Q${String.fromCharCode(65 + (i % 26))}${String.fromCharCode(65 + Math.floor(i / 26))}`) }], [step(1, 'EUROPE', 'c-eu')])], {
+      get: (id) => catalogue.get(id),
+    });
+    expect(long[0]!.length).toBe(255);
+    expect(long[0]!.endsWith('…')).toBe(true);
+  });
+});

@@ -18,10 +18,16 @@ export class NotImplementedError extends Error {
   }
 }
 
-type ValidatorError = Error & { status?: number; errors?: { path?: string; message?: string }[]; type?: string; expose?: boolean; limit?: number };
+type ValidatorError = Error & { status?: number; errors?: { path?: string; message?: string; errorCode?: string }[]; type?: string; expose?: boolean; limit?: number };
 
 function fieldErrors(err: ValidatorError): FieldError[] {
-  return (err.errors ?? []).map((e) => ({ path: pointerOf(e.path ?? ''), message: e.message ?? 'is invalid' }));
+  // An if/then's own summary ("must match "then" schema") names no field: the then-branch's errors do (http/discriminators.ts).
+  const errors = (err.errors ?? []).filter((e) => e.errorCode !== 'if.openapi.validation').map((e) => ({
+    path: pointerOf(e.path ?? ''),
+    message: e.message ?? 'is invalid',
+  }));
+  // Each alternative may say the same of one place ("/body must be object"): once is enough.
+  return errors.filter((e, i) => errors.findIndex((o) => o.path === e.path && o.message === e.message) === i);
 }
 
 /** The validator's path as a JSON pointer. Query parameters are flat: a name with a dot (`data.id`) is one segment. */

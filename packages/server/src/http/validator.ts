@@ -1,5 +1,6 @@
 import * as OpenApiValidator from 'express-openapi-validator';
 import type { RequestHandler } from 'express';
+import { withConditionalDiscriminators } from './discriminators.js';
 import { STORABLE_FORMATS } from './formats.js';
 import { loadSpec } from './spec.js';
 
@@ -24,7 +25,8 @@ const compiled = new Map<boolean, RequestHandler[]>();
 
 function compile(validateResponses: boolean): RequestHandler[] {
   return OpenApiValidator.middleware({
-    apiSpec: loadSpec() as never,
+    // Discriminated oneOfs as if/then (discriminators.ts): the validator's own handling of them is broken.
+    apiSpec: withConditionalDiscriminators(loadSpec()) as never,
     validateApiSpec: true,
     validateRequests: { allErrors: true, allowUnknownQueryParameters: false },
     validateResponses: validateResponses ? { removeAdditional: false } : false,

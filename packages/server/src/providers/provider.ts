@@ -29,6 +29,11 @@ export interface ConnectionContext {
   credentials: Readonly<Record<string, string>>;
   /** The connection's timeout: past it the call is abandoned and its outcome is unknown. */
   timeoutMs: number;
+  /**
+   * The provider environment the credentials belong to (POST /v1/connections; checked against the
+   * credentials there: routing/credential-rules.ts). Absent where a connection is made up (tests, defaults): TEST.
+   */
+  environment?: 'TEST' | 'LIVE';
 }
 
 /** Every UnavailableKind, in a fixed order (metric labels are taken from fixed lists only). */

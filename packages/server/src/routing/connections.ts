@@ -1,13 +1,18 @@
 /**
- * An organization's connections to providers: the defaults every organization starts with, the list and
- * changes the API offers, and opening one for a provider call (credentials unsealed, cached briefly).
+ * An organization's connections to providers: the defaults every organization starts with, the ones a
+ * merchant creates and deletes, the list and changes the API offers, and opening one for a provider call
+ * (credentials unsealed, cached briefly).
  */
 import type { Schemas } from '@payorch/types';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Queryable } from '../db/database.js';
 import { toIsoMicros } from '../db/database.js';
 import { SANDBOX_A, SANDBOX_B, type ProviderRegistry } from '../providers/registry.js';
+import type { FieldError } from '../http/problems.js';
+import type { ProviderCatalogue } from '../providers/catalogue.js';
 import type { ConnectionBox } from './connection-secrets.js';
+import { credentialProblems, type Environment } from './credential-rules.js';
+import type { StoredRoute } from './model.js';
 import type { UsableConnection } from './plan.js';
 import { routingRepository as repo, type ConnectionRow } from './repository.js';
 
@@ -38,18 +43,77 @@ export async function addConnection(
   db: Queryable,
   box: ConnectionBox,
   organizationId: string,
-  input: { providerId: string; name: string; credentials: Record<string, string>; timeoutMs?: number },
-): Promise<NewConnection> {
+  input: { providerId: string; name: string; credentials: Record<string, string>; timeoutMs?: number; environment?: Environment },
+): Promise<NewConnection & { row: ConnectionRow }> {
   const id = randomUUID();
-  await repo.insertConnection(db, {
+  const row = await repo.insertConnection(db, {
     id,
     organizationId,
     providerId: input.providerId,
     name: input.name,
+    environment: input.environment ?? 'TEST',
     sealed: box.seal(id, input.credentials),
     timeoutMs: input.timeoutMs ?? DEFAULT_TIMEOUT_MS,
   });
-  return { id, providerId: input.providerId, name: input.name };
+  return { id, providerId: input.providerId, name: input.name, row };
+}
+
+/** POST /v1/connections's body (spec: ConnectionCreateRequest, one shape of credentials per provider). */
+export type ConnectionCreateInput = Schemas['ConnectionCreateRequest'];
+
+export type CreateConnectionResult =
+  | { kind: 'created'; connection: ConnectionView }
+  /** A provider this service does not run (a sandbox one outside sandbox mode, a connector not built in). */
+  | { kind: 'provider_not_available'; providerId: string }
+  /** Credentials the schema cannot refuse: of the other environment, a field out of place for it. */
+  | { kind: 'invalid'; errors: FieldError[] };
+
+/**
+ * Creates a connection a merchant asked for: a provider this service runs, credentials of the
+ * connection's environment (credential-rules.ts), sealed. The sandbox providers' credentials may be left
+ * out: they are generated (any value of their form is accepted by the sandbox acquirers).
+ */
+export async function createConnection(
+  db: Queryable,
+  box: ConnectionBox,
+  organizationId: string,
+  input: ConnectionCreateInput,
+  catalogue: Pick<ProviderCatalogue, 'get'>,
+): Promise<CreateConnectionResult> {
+  if (!catalogue.get(input.provider_id)) return { kind: 'provider_not_available', providerId: input.provider_id };
+  const credentials: Record<string, string> = input.credentials ? { ...input.credentials } : sandboxCredentials(input.provider_id);
+  const errors = credentialProblems(input.provider_id, input.environment, credentials);
+  if (errors.length > 0) return { kind: 'invalid', errors };
+  const { row } = await addConnection(db, box, organizationId, {
+    providerId: input.provider_id,
+    name: input.name,
+    environment: input.environment,
+    credentials,
+    ...(input.timeout_ms !== undefined ? { timeoutMs: input.timeout_ms } : {}),
+  });
+  return { kind: 'created', connection: viewOf(row) };
+}
+
+export type DeleteConnectionResult = { kind: 'deleted' } | { kind: 'not_found' } | { kind: 'in_use'; routings: string[] };
+
+const stepsOf = (r: { default_route: StoredRoute; condition_sets: { route: StoredRoute }[] }) => [r.default_route, ...r.condition_sets.map((s) => s.route)].flatMap((route) => route.steps);
+
+/**
+ * Deletes a connection no routing step names (otherwise in_use, naming the routings). Soft: the row and
+ * its sealed credentials stay for the follow-ups and reconciliation of payments made through it
+ * (openConnection still opens it, as disabled), while no list, route or new payment sees it again.
+ * Under the organization's routes lock (repository lockRoutes), as routing writes are.
+ */
+export async function deleteConnection(db: Queryable, organizationId: string, connectionId: string): Promise<DeleteConnectionResult> {
+  const result = await db.transaction(async (tx): Promise<DeleteConnectionResult> => {
+    await repo.lockRoutes(tx, organizationId);
+    if (!(await repo.findConnection(tx, organizationId, connectionId))) return { kind: 'not_found' };
+    const routings = (await repo.routingsOf(tx, [organizationId])).filter((r) => stepsOf(r).some((s) => s.connection_id === connectionId)).map((r) => r.id);
+    if (routings.length > 0) return { kind: 'in_use', routings };
+    return (await repo.markConnectionDeleted(tx, organizationId, connectionId)) ? { kind: 'deleted' } : { kind: 'not_found' };
+  });
+  forgetConnection(organizationId, connectionId);
+  return result;
 }
 
 /** The API's connection (spec: Connection): never its credentials. */
@@ -59,6 +123,7 @@ export const viewOf = (row: ConnectionRow): ConnectionView => ({
   connection_id: row.id,
   provider_id: row.provider_id,
   name: row.name,
+  environment: row.environment,
   enabled: row.enabled,
   timeout_ms: row.timeout_ms,
   created_at: toIsoMicros(row.created_at),
@@ -143,7 +208,8 @@ export async function openConnectionById(
 
 /**
  * The connection ready for a provider call (credentials opened), or undefined when the organization has
- * no such connection. A disabled connection is returned too (`enabled: false`): callers decide.
+ * no such connection. A disabled or deleted connection is returned too (`enabled: false`): callers
+ * decide (routing skips it; the follow-ups and reconciliation of its payments still go through it).
  */
 export async function openConnection(db: Queryable, box: ConnectionBox, organizationId: string, connectionId: string): Promise<UsableConnection | undefined> {
   const key = cacheKey(organizationId, connectionId);
@@ -159,8 +225,8 @@ export async function openConnection(db: Queryable, box: ConnectionBox, organiza
     connectionId: row.id,
     providerId: row.provider_id,
     name: row.name,
-    enabled: row.enabled,
-    context: { connectionId: row.id, credentials, timeoutMs: row.timeout_ms },
+    enabled: row.enabled && row.deleted_at === null,
+    context: { connectionId: row.id, credentials, timeoutMs: row.timeout_ms, environment: row.environment },
   };
   if (cache.size >= CACHE_MAX) cache.delete(cache.keys().next().value!);
   cache.set(key, { at: Date.now(), connection });

@@ -1,4 +1,8 @@
-/** SQL for provider connections and routings (migration 0016). Every query is scoped by organization. */
+/**
+ * SQL for provider connections and routings (migrations 0016, 0020). Every query is scoped by organization.
+ * A deleted connection (deleted_at set) is in no list and cannot be changed, but still opens for the
+ * follow-ups of payments made through it (findSealedConnection).
+ */
 import type { Queryable } from '../db/database.js';
 import type { Sealed } from '../vault/crypto/cipher.js';
 import type { StoredRoute, StoredConditionSet } from './model.js';
@@ -8,10 +12,12 @@ export interface ConnectionRow {
   organization_id: string;
   provider_id: string;
   name: string;
+  environment: 'TEST' | 'LIVE';
   enabled: boolean;
   timeout_ms: number;
   created_at: string;
   updated_at: string;
+  deleted_at: string | null;
 }
 
 export interface SealedConnectionRow extends ConnectionRow {
@@ -33,36 +39,43 @@ export interface RoutingRow {
   updated_at: string;
 }
 
-const CONNECTION_COLUMNS = 'id, organization_id, provider_id, name, enabled, timeout_ms, created_at::text AS created_at, updated_at::text AS updated_at';
+const CONNECTION_COLUMNS =
+  'id, organization_id, provider_id, name, environment, enabled, timeout_ms, created_at::text AS created_at, updated_at::text AS updated_at, deleted_at::text AS deleted_at';
 const ROUTING_COLUMNS =
   'id, organization_id, account_id, payment_method, name, default_route, condition_sets, created_at::text AS created_at, updated_at::text AS updated_at';
+
+/** The first key of the per-organization advisory lock of lockRoutes (arbitrary, like the other advisory locks). */
+const ROUTES_LOCK = 727_022;
 
 export const routingRepository = {
   async insertConnection(
     db: Queryable,
-    c: { id: string; organizationId: string; providerId: string; name: string; sealed: Sealed; timeoutMs: number },
-  ): Promise<void> {
-    await db.query(
-      `INSERT INTO provider_connections (id, organization_id, provider_id, name, ciphertext, iv, tag, key_id, timeout_ms)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-      [c.id, c.organizationId, c.providerId, c.name, c.sealed.ciphertext, c.sealed.iv, c.sealed.tag, c.sealed.keyId, c.timeoutMs],
+    c: { id: string; organizationId: string; providerId: string; name: string; environment: 'TEST' | 'LIVE'; sealed: Sealed; timeoutMs: number },
+  ): Promise<ConnectionRow> {
+    const rows = await db.query<ConnectionRow>(
+      `INSERT INTO provider_connections (id, organization_id, provider_id, name, environment, ciphertext, iv, tag, key_id, timeout_ms)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+       RETURNING ${CONNECTION_COLUMNS}`,
+      [c.id, c.organizationId, c.providerId, c.name, c.environment, c.sealed.ciphertext, c.sealed.iv, c.sealed.tag, c.sealed.keyId, c.timeoutMs],
     );
+    return rows[0]!;
   },
 
   async listConnections(db: Queryable, organizationId: string): Promise<ConnectionRow[]> {
-    return db.query<ConnectionRow>(`SELECT ${CONNECTION_COLUMNS} FROM provider_connections WHERE organization_id = $1 ORDER BY created_at, provider_id, id`, [
+    return db.query<ConnectionRow>(`SELECT ${CONNECTION_COLUMNS} FROM provider_connections WHERE organization_id = $1 AND deleted_at IS NULL ORDER BY created_at, provider_id, id`, [
       organizationId,
     ]);
   },
 
   async findConnection(db: Queryable, organizationId: string, id: string): Promise<ConnectionRow | undefined> {
-    const rows = await db.query<ConnectionRow>(`SELECT ${CONNECTION_COLUMNS} FROM provider_connections WHERE organization_id = $1 AND id = $2`, [
+    const rows = await db.query<ConnectionRow>(`SELECT ${CONNECTION_COLUMNS} FROM provider_connections WHERE organization_id = $1 AND id = $2 AND deleted_at IS NULL`, [
       organizationId,
       id,
     ]);
     return rows[0];
   },
 
+  /** Deleted ones too: a payment made through a connection keeps its follow-ups after the connection is deleted. */
   async findSealedConnection(db: Queryable, organizationId: string, id: string): Promise<SealedConnectionRow | undefined> {
     const rows = await db.query<SealedConnectionRow>(
       `SELECT ${CONNECTION_COLUMNS}, ciphertext, iv, tag, key_id FROM provider_connections WHERE organization_id = $1 AND id = $2`,
@@ -87,11 +100,30 @@ export const routingRepository = {
     const rows = await db.query<ConnectionRow>(
       `UPDATE provider_connections SET
          name = COALESCE($3, name), enabled = COALESCE($4, enabled), timeout_ms = COALESCE($5, timeout_ms), updated_at = clock_timestamp()
-       WHERE organization_id = $1 AND id = $2
+       WHERE organization_id = $1 AND id = $2 AND deleted_at IS NULL
        RETURNING ${CONNECTION_COLUMNS}`,
       [organizationId, id, patch.name ?? null, patch.enabled ?? null, patch.timeoutMs ?? null],
     );
     return rows[0];
+  },
+
+  /** Marks a connection deleted (and disabled); undefined when the organization has no such live connection. */
+  async markConnectionDeleted(db: Queryable, organizationId: string, id: string): Promise<ConnectionRow | undefined> {
+    const rows = await db.query<ConnectionRow>(
+      `UPDATE provider_connections SET deleted_at = clock_timestamp(), enabled = false, updated_at = clock_timestamp()
+       WHERE organization_id = $1 AND id = $2 AND deleted_at IS NULL
+       RETURNING ${CONNECTION_COLUMNS}`,
+      [organizationId, id],
+    );
+    return rows[0];
+  },
+
+  /**
+   * Serializes the organization's connection deletes with its routing writes (until the transaction
+   * ends): a routing validated against a connection cannot be stored after that connection was deleted.
+   */
+  async lockRoutes(db: Queryable, organizationId: string): Promise<void> {
+    await db.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [ROUTES_LOCK, organizationId]);
   },
 
   /** false when the account already has a routing for the payment method (UNIQUE (account_id, payment_method)). */

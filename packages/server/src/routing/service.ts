@@ -7,6 +7,7 @@ import type { Schemas } from '@payorch/types';
 import type { Queryable } from '../db/database.js';
 import { toIsoMicros } from '../db/database.js';
 import type { FieldError } from '../http/problems.js';
+import type { ProviderCatalogue } from '../providers/catalogue.js';
 import { SANDBOX_A, SANDBOX_B, type ProviderRegistry } from '../providers/registry.js';
 import { tenancyRepository } from '../tenancy/repository.js';
 import { matchingSet } from './conditions.js';
@@ -15,12 +16,16 @@ import { addConnection, sandboxCredentials } from './connections.js';
 import type { StoredConditionSet, StoredRoute } from './model.js';
 import type { PaymentFacts, RoutePlan } from './plan.js';
 import { routingRepository as repo, type ConnectionRow, type RoutingRow } from './repository.js';
-import { validateConditionSets, validateRoute, type RouteTargets } from './validation.js';
+import { routingWarnings, validateConditionSets, validateRoute, type RouteTargets } from './validation.js';
 
 /** The API's routing (spec: Routing), built from a stored row. */
 export type RoutingView = Schemas['Routing'];
 
-const viewOf = (row: RoutingRow): RoutingView => ({
+/** What routing reads of the providers: those this service runs, and what each can serve (GET /v1/providers). */
+type Catalogue = Pick<ProviderCatalogue, 'get'>;
+
+// Warnings are worked out on every read, against what the providers serve now.
+const viewOf = (row: RoutingRow, catalogue: Catalogue): RoutingView => ({
   id: row.id,
   account_id: row.account_id,
   payment_method: row.payment_method,
@@ -29,7 +34,7 @@ const viewOf = (row: RoutingRow): RoutingView => ({
   condition_sets: row.condition_sets,
   created_at: toIsoMicros(row.created_at),
   updated_at: toIsoMicros(row.updated_at),
-  warnings: [],
+  warnings: routingWarnings(row.condition_sets, catalogue),
 });
 
 // Stored in a stable form: steps and sets in order, whatever order the request listed them.
@@ -66,11 +71,22 @@ export type CreateResult =
   | { kind: 'unknown_account' }
   | { kind: 'exists' };
 
-/** `providers`: the providers this service runs; a step naming another is refused. */
-export async function createRouting(db: Queryable, organizationId: string, input: RoutingInput, providers: ProviderRegistry): Promise<CreateResult> {
+/**
+ * `providers`: the providers this service runs; a step naming another is refused, as one whose provider
+ * does not serve the payment method (`catalogue`). Validated and stored under the organization's routes
+ * lock, so a connection deleted meanwhile (connections.ts deleteConnection) is never stored in a route.
+ */
+export async function createRouting(db: Queryable, organizationId: string, input: RoutingInput, providers: ProviderRegistry, catalogue: Catalogue): Promise<CreateResult> {
   if (!(await tenancyRepository.accountBelongsTo(db, input.account_id, organizationId))) return { kind: 'unknown_account' };
-  const errors = validate(input, { connections: await connectionsById(db, organizationId), providers });
-  if (errors.length > 0) return { kind: 'invalid', errors };
+  return db.transaction(async (tx) => {
+    await repo.lockRoutes(tx, organizationId);
+    const errors = validate(input, { connections: await connectionsById(tx, organizationId), providers, catalogue, paymentMethod: input.payment_method });
+    if (errors.length > 0) return { kind: 'invalid', errors };
+    return insertRouting(tx, organizationId, input, catalogue);
+  });
+}
+
+async function insertRouting(db: Queryable, organizationId: string, input: RoutingInput, catalogue: Catalogue): Promise<CreateResult> {
   const row = await repo.insertRouting(db, {
     id: `r_${randomUUID()}`,
     organizationId,
@@ -80,17 +96,17 @@ export async function createRouting(db: Queryable, organizationId: string, input
     defaultRoute: normalRoute(input.default_route),
     conditionSets: normalSets(input.condition_sets ?? []),
   });
-  return row ? { kind: 'created', routing: viewOf(row) } : { kind: 'exists' };
+  return row ? { kind: 'created', routing: viewOf(row, catalogue) } : { kind: 'exists' };
 }
 
-export async function listRoutings(db: Queryable, organizationId: string, accountId: string, paymentMethod?: string): Promise<RoutingView[] | undefined> {
+export async function listRoutings(db: Queryable, organizationId: string, catalogue: Catalogue, accountId: string, paymentMethod?: string): Promise<RoutingView[] | undefined> {
   if (!(await tenancyRepository.accountBelongsTo(db, accountId, organizationId))) return undefined;
-  return (await repo.listRoutings(db, organizationId, accountId, paymentMethod)).map(viewOf);
+  return (await repo.listRoutings(db, organizationId, accountId, paymentMethod)).map((row) => viewOf(row, catalogue));
 }
 
-export async function getRouting(db: Queryable, organizationId: string, id: string): Promise<RoutingView | undefined> {
+export async function getRouting(db: Queryable, organizationId: string, id: string, catalogue: Catalogue): Promise<RoutingView | undefined> {
   const row = await repo.findRouting(db, organizationId, id);
-  return row && viewOf(row);
+  return row && viewOf(row, catalogue);
 }
 
 export type UpdateResult = { kind: 'updated'; routing: RoutingView } | { kind: 'invalid'; errors: FieldError[] } | { kind: 'not_found' };
@@ -101,16 +117,21 @@ export async function updateRouting(
   id: string,
   patch: { name?: string; default_route?: StoredRoute; condition_sets?: StoredConditionSet[] },
   providers: ProviderRegistry,
+  catalogue: Catalogue,
 ): Promise<UpdateResult> {
-  if (!(await repo.findRouting(db, organizationId, id))) return { kind: 'not_found' };
-  const errors = validate(patch, { connections: await connectionsById(db, organizationId), providers });
-  if (errors.length > 0) return { kind: 'invalid', errors };
-  const row = await repo.updateRouting(db, organizationId, id, {
-    ...(patch.name !== undefined ? { name: patch.name } : {}),
-    ...(patch.default_route ? { defaultRoute: normalRoute(patch.default_route) } : {}),
-    ...(patch.condition_sets ? { conditionSets: normalSets(patch.condition_sets) } : {}),
+  return db.transaction(async (tx) => {
+    await repo.lockRoutes(tx, organizationId);
+    const current = await repo.findRouting(tx, organizationId, id);
+    if (!current) return { kind: 'not_found' };
+    const errors = validate(patch, { connections: await connectionsById(tx, organizationId), providers, catalogue, paymentMethod: current.payment_method });
+    if (errors.length > 0) return { kind: 'invalid', errors };
+    const row = await repo.updateRouting(tx, organizationId, id, {
+      ...(patch.name !== undefined ? { name: patch.name } : {}),
+      ...(patch.default_route ? { defaultRoute: normalRoute(patch.default_route) } : {}),
+      ...(patch.condition_sets ? { conditionSets: normalSets(patch.condition_sets) } : {}),
+    });
+    return row ? { kind: 'updated', routing: viewOf(row, catalogue) } : { kind: 'not_found' };
   });
-  return row ? { kind: 'updated', routing: viewOf(row) } : { kind: 'not_found' };
 }
 
 /**

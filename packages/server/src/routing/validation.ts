@@ -1,10 +1,12 @@
 /**
  * What the API checks of a routing before storing it (docs/guides/routing.md; 422 ROUTING_VALIDATION_FAILED),
  * each failure naming its path: steps numbered 1..n, no connection twice in a route, every connection the organization's with the
- * step's provider, a provider this service runs, conditions well formed for their kind, sort numbers unique. The spec has already
- * bounded sizes and types.
+ * step's provider, a provider this service runs that serves the routing's payment method, conditions well formed for their kind,
+ * sort numbers unique. The spec has already bounded sizes and types. What a provider cannot serve of a condition (a currency, a
+ * country) does not stop a routing: routingWarnings says it in the routing's `warnings`.
  */
 import type { FieldError } from '../http/problems.js';
+import { serves, type ProviderCatalogue } from '../providers/catalogue.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import { CARD_BRANDS } from '../vault/card-validation.js';
 import type { RoutingCondition, StoredConditionSet, StoredRoute } from './model.js';
@@ -12,14 +14,19 @@ import type { ConnectionRow } from './repository.js';
 
 type Loose = Record<string, unknown>;
 
-/** What a route's steps are checked against: the organization's connections and the providers this service runs. */
+/**
+ * What a route's steps are checked against: the organization's connections, the providers this service
+ * runs, what each can serve (GET /v1/providers) and the routing's payment method.
+ */
 export interface RouteTargets {
   connections: ReadonlyMap<string, ConnectionRow>;
   providers: Pick<ProviderRegistry, 'get'>;
+  catalogue: Pick<ProviderCatalogue, 'get'>;
+  paymentMethod: string;
 }
 
 export function validateRoute(route: StoredRoute, path: string, targets: RouteTargets, errors: FieldError[]): void {
-  const { connections, providers } = targets;
+  const { connections, providers, catalogue, paymentMethod } = targets;
   const seen = new Set<string>();
   const steps = [...route.steps].sort((a, b) => a.index - b.index);
   steps.forEach((step, i) => {
@@ -32,6 +39,8 @@ export function validateRoute(route: StoredRoute, path: string, targets: RouteTa
     // A provider this service does not run (a sandbox one outside sandbox mode) can never be routed to.
     else if (!providers.get(step.provider_id))
       errors.push({ path: `${at}.provider_id`, message: `${step.provider_id} is not available in this service (the sandbox providers exist in sandbox mode only)` });
+    else if (catalogue.get(step.provider_id)?.capabilities.paymentMethods.includes(paymentMethod) === false)
+      errors.push({ path: `${at}.provider_id`, message: `${step.provider_id} does not serve ${paymentMethod} payments (GET /v1/providers lists what each provider serves)` });
     if (seen.has(step.connection_id)) errors.push({ path: `${at}.connection_id`, message: 'appears twice in this route' });
     seen.add(step.connection_id);
   });
@@ -118,4 +127,32 @@ export function validateConditionSets(sets: readonly StoredConditionSet[], targe
       errors.push({ path: `${at}.conditions[${amount}]`, message: 'needs a CURRENCY condition with operator IN in the same set (amounts are in the payment currency)' });
     validateRoute(set.route, `${at}.route`, targets, errors);
   });
+}
+
+/** The routing's `warnings` (spec: at most 20 lines of at most 255 characters). */
+const WARNINGS = { lines: 20, length: 255 } as const;
+
+/**
+ * Conditions a step's provider cannot serve: a CURRENCY or COUNTRY `IN` value outside its capabilities
+ * (GET /v1/providers). Payments that match the set would be sent to a provider that refuses them; the
+ * routing applies all the same (the provider may widen what it serves), so this warns, never refuses.
+ */
+export function routingWarnings(sets: readonly StoredConditionSet[], catalogue: Pick<ProviderCatalogue, 'get'>): string[] {
+  const lines: string[] = [];
+  sets.forEach((set, i) => {
+    set.conditions.forEach((c, j) => {
+      if ((c.type !== 'CURRENCY' && c.type !== 'COUNTRY') || c.operator !== 'IN') return;
+      for (const step of [...set.route.steps].sort((a, b) => a.index - b.index)) {
+        const capabilities = catalogue.get(step.provider_id)?.capabilities;
+        if (!capabilities) continue;
+        const served = c.type === 'CURRENCY' ? capabilities.currencies : capabilities.countries;
+        const missing = c.values.filter((v) => !serves(served, v));
+        if (missing.length === 0) continue;
+        const what = c.type === 'CURRENCY' ? 'currency' : 'country';
+        lines.push(`condition_sets[${i}].conditions[${j}]: ${step.provider_id} (step ${step.index}) does not serve ${what} ${missing.join(', ')}`);
+      }
+    });
+  });
+  const clipped = lines.map((l) => (l.length > WARNINGS.length ? `${l.slice(0, WARNINGS.length - 1)}…` : l));
+  return clipped.length <= WARNINGS.lines ? clipped : [...clipped.slice(0, WARNINGS.lines - 1), `and ${clipped.length - WARNINGS.lines + 1} more`];
 }

@@ -40,7 +40,7 @@ export const UNREACHABLE_ALLOWED: { status: number; operations: '*' | readonly (
   },
   {
     status: 409,
-    operations: ['enrollPaymentMethod', 'createPayment', 'unenrollPaymentMethod'],
+    operations: ['enrollPaymentMethod', 'createPayment', 'unenrollPaymentMethod', 'createConnection'],
     why: 'their only 409 is REQUEST_IN_PROCESS (a concurrent request holding the key); idempotency.test.ts drives it on the mechanism every keyed operation shares',
   },
   {
@@ -62,6 +62,11 @@ export const UNREACHABLE_ALLOWED: { status: number; operations: '*' | readonly (
     status: 422,
     operations: ['updateRouting'],
     why: 'ROUTING_VALIDATION_FAILED needs a route that breaks a rule the schema cannot state (a connection of another provider, steps out of order); routing.test.ts reaches every rule by PATCH and POST',
+  },
+  {
+    status: 409,
+    operations: ['deleteConnection'],
+    why: 'CONNECTION_IN_USE needs a routing step naming the connection (and the replay deletes a connection of its own); connections.test.ts reaches it and checks the body',
   },
   {
     status: 422,

@@ -796,13 +796,15 @@ export interface paths {
          * @description Creates the routing of one (account, payment method) pair: a default route and, optionally,
          *     condition sets each with its own route (docs/guides/routing.md). Steps are the failover order.
          *     The schema's bounds are checked first (400 `INVALID_REQUEST`); then every `connection_id` must be one
-         *     of the organization's connections with the step's `provider_id`, a provider this service runs (the
-         *     sandbox providers exist in sandbox mode only), indexes run 1, 2, 3…, a connection
+         *     of the organization's connections (not a deleted one) with the step's `provider_id`, a provider this
+         *     service runs (the sandbox providers exist in sandbox mode only) that serves the routing's
+         *     `payment_method` (GET /v1/providers; the error's path names the step), indexes run 1, 2, 3…, a connection
          *     appears at most once per route, and conditions are well formed for their kind (422
          *     `ROUTING_VALIDATION_FAILED` naming each field; nothing stored). An account has at most one routing per payment method (409
          *     `ROUTING_ALREADY_EXISTS`: change it with PATCH). In sandbox mode every organization starts with a
          *     CARD routing per account through SANDBOX_A then SANDBOX_B; outside it, with no connection and no
-         *     routing.
+         *     routing. A CURRENCY or COUNTRY condition with a value a step's provider does not serve is allowed
+         *     and said in `warnings`.
          */
         post: operations["createRouting"];
         delete?: never;
@@ -851,11 +853,25 @@ export interface paths {
         };
         /**
          * List connections
-         * @description The organization's connections to providers, without their credentials (sealed at rest, never shown).
+         * @description The organization's connections to providers, without their credentials (sealed at rest, never shown). Deleted connections are not listed.
          */
         get: operations["listConnections"];
         put?: never;
-        post?: never;
+        /**
+         * Create a connection
+         * @description Adds a connection to a provider: the credentials of the merchant's own account there, whose shape
+         *     depends on `provider_id` (GET /v1/providers lists each provider's `credential_fields`). A wrong
+         *     shape is 400 `INVALID_REQUEST` naming the field. A provider this service does not run is 422
+         *     `PROVIDER_NOT_AVAILABLE`; credentials of the other environment (a Stripe `sk_live_` key on a
+         *     `TEST` connection, a `TEST-` Mercado Pago token on a `LIVE` one), an Adyen `LIVE` connection
+         *     without `live_url_prefix` (or a `TEST` one with it), or a sandbox connection other than `TEST`
+         *     are 422 `CONNECTION_VALIDATION_FAILED` naming the field. Nothing is stored then. The credentials
+         *     are sealed at rest and never returned. A new connection is enabled and used by no route until a
+         *     routing step names it (POST or PATCH /v1/routing). In sandbox mode every organization starts
+         *     with a SANDBOX_A and a SANDBOX_B connection; more can be created here (their credentials may be
+         *     left out: they are generated).
+         */
+        post: operations["createConnection"];
         delete?: never;
         options?: never;
         head?: never;
@@ -878,7 +894,15 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete a connection
+         * @description Removes a connection: it leaves GET /v1/connections, no routing step can name it and no payment
+         *     can be routed through it. Refused while a routing step uses it (409 `CONNECTION_IN_USE`, naming the
+         *     routings: change them first). Payments already authorized or captured through it keep their
+         *     follow-ups (capture, void, refund) and reconciliation through it, as a disabled connection's do:
+         *     its credentials stay sealed for them and are never shown again.
+         */
+        delete: operations["deleteConnection"];
         options?: never;
         head?: never;
         /**
@@ -887,9 +911,31 @@ export interface paths {
          *     skipped by every route; a payment whose route has no step left is refused (422 `NO_ROUTE`).
          *     A connection to a provider this service does not run cannot be enabled (422
          *     `PROVIDER_NOT_AVAILABLE`, nothing changed): outside sandbox mode the sandbox providers do not exist,
-         *     and their connections stay disabled.
+         *     and their connections stay disabled. A deleted connection is 404 `CONNECTION_NOT_FOUND`.
          */
         patch: operations["updateConnection"];
+        trace?: never;
+    };
+    "/providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List providers and their capabilities
+         * @description The providers this service runs, each with the payment methods, currencies and countries it
+         *     serves, its features and the credential fields a connection to it needs (the capability matrix,
+         *     docs/providers/README.md). The sandbox providers are listed in sandbox mode only.
+         */
+        get: operations["listProviders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/events": {
@@ -3251,7 +3297,12 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
-            /** @description Notes about the routing that do not stop it from applying; empty today. */
+            /**
+             * @description Notes about the routing that do not stop it from applying: a line for each CURRENCY or COUNTRY
+             *     condition (`IN`) with a value a step's provider does not serve (GET /v1/providers), such as
+             *     `condition_sets[0].conditions[0]: ADYEN (step 1) does not serve currency XAF`. Worked out on every
+             *     read against what the providers serve then; at most 20 lines (the last says how many more).
+             */
             warnings: string[];
         };
         /** @description The account's routings (at most one per payment method), oldest first; empty when it has none. */
@@ -3282,9 +3333,10 @@ export interface components {
         Connection: {
             /** Format: uuid */
             connection_id: string;
-            /** @description `SANDBOX_A` or `SANDBOX_B` today (sandbox mode only: outside it they are not run, and such connections stay disabled). */
+            /** @description `STRIPE`, `ADYEN`, `MERCADO_PAGO`, or `SANDBOX_A` and `SANDBOX_B` (sandbox mode only: outside it they are not run, and such connections stay disabled). GET /v1/providers lists those this service runs. */
             provider_id: string;
             name: string;
+            environment: components["schemas"]["ConnectionEnvironment"];
             /** @description A disabled connection is left out of every route (its steps are skipped). */
             enabled: boolean;
             /** @description How long a call to the provider may take before its outcome counts as unknown (100–60 000). */
@@ -3303,6 +3355,16 @@ export interface components {
             enabled?: boolean;
             timeout_ms?: number;
         };
+        /**
+         * @description A new connection to a provider: which provider (`provider_id`, which also decides the shape of
+         *     `credentials`), a name, the provider environment the credentials belong to, and the call timeout.
+         *     The credentials are sealed at rest and never returned. A provider id outside this list is 400
+         *     `INVALID_REQUEST`; a listed provider this service does not run is 422 `PROVIDER_NOT_AVAILABLE` (the
+         *     sandbox providers exist in sandbox mode only, where their credentials may be left out and are generated).
+         */
+        ConnectionCreateRequest: components["schemas"]["StripeConnectionCreateRequest"] | components["schemas"]["AdyenConnectionCreateRequest"] | components["schemas"]["MercadoPagoConnectionCreateRequest"] | components["schemas"]["SandboxAConnectionCreateRequest"] | components["schemas"]["SandboxBConnectionCreateRequest"];
+        /** @description The providers this service runs, in a stable order (the sandbox ones first, in sandbox mode only). */
+        ProviderList: components["schemas"]["Provider"][];
         /** @description An identity document of a person or company. */
         Document: {
             /** @description Document kind, for example `CPF`, `CNPJ`, `DNI`, `PASSPORT` (the full set is not fixed by the interface spec). */
@@ -4444,6 +4506,160 @@ export interface components {
             conditions: components["schemas"]["RoutingCondition"][];
             route: components["schemas"]["RoutingRoute"];
         };
+        /**
+         * @description Which of the provider's environments the credentials belong to: `TEST` (the provider's test or sandbox
+         *     platform, no money moves) or `LIVE`. The service refuses credentials that say the other environment
+         *     (a Stripe `sk_live_` key on a `TEST` connection: 422 `CONNECTION_VALIDATION_FAILED`). The sandbox
+         *     providers' connections are always `TEST`.
+         * @enum {string}
+         */
+        ConnectionEnvironment: "TEST" | "LIVE";
+        /**
+         * @description A Stripe account's keys. `secret_key`: a secret key (`sk_test_…`, `sk_live_…`) or a restricted key
+         *     (`rk_test_…`, `rk_live_…`) of the connection's environment. `webhook_secret`: the signing secret
+         *     (`whsec_…`) of the webhook endpoint registered at Stripe for this connection.
+         */
+        StripeCredentials: {
+            secret_key: string;
+            webhook_secret: string;
+        };
+        /** @description A connection to Stripe. */
+        StripeConnectionCreateRequest: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            provider_id: "STRIPE";
+            /** @description A name of yours for the connection. */
+            name: string;
+            environment: components["schemas"]["ConnectionEnvironment"];
+            /** @description How long a call to the provider may take before its outcome counts as unknown (100–60 000; 10 000 when left out). */
+            timeout_ms?: number;
+            credentials: components["schemas"]["StripeCredentials"];
+        };
+        /**
+         * @description An Adyen company's API credential for one merchant account. `api_key`: the API key of the web-service
+         *     user; `merchant_account`: the merchant account payments are made on; `hmac_key`: the HMAC key (hex) of
+         *     the standard webhook configured for this connection, which signs each notification item;
+         *     `live_url_prefix`: the prefix of the company's live Checkout endpoints (`1797a841fbb37ca7-AdyenDemo`),
+         *     required on a `LIVE` connection and refused on a `TEST` one (422 `CONNECTION_VALIDATION_FAILED`).
+         */
+        AdyenCredentials: {
+            api_key: string;
+            merchant_account: string;
+            hmac_key: string;
+            live_url_prefix?: string;
+        };
+        /** @description A connection to Adyen. */
+        AdyenConnectionCreateRequest: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            provider_id: "ADYEN";
+            /** @description A name of yours for the connection. */
+            name: string;
+            environment: components["schemas"]["ConnectionEnvironment"];
+            /** @description How long a call to the provider may take before its outcome counts as unknown (100–60 000; 10 000 when left out). */
+            timeout_ms?: number;
+            credentials: components["schemas"]["AdyenCredentials"];
+        };
+        /**
+         * @description A Mercado Pago application's credentials. `access_token`: the application's access token
+         *     (`TEST-…` for test credentials, `APP_USR-…` otherwise; a `TEST-` token on a `LIVE` connection is 422
+         *     `CONNECTION_VALIDATION_FAILED`); `webhook_secret`: the secret signature of the application's webhooks,
+         *     which signs `x-signature`.
+         */
+        MercadoPagoCredentials: {
+            access_token: string;
+            webhook_secret: string;
+        };
+        /** @description A connection to Mercado Pago. */
+        MercadoPagoConnectionCreateRequest: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            provider_id: "MERCADO_PAGO";
+            /** @description A name of yours for the connection. */
+            name: string;
+            environment: components["schemas"]["ConnectionEnvironment"];
+            /** @description How long a call to the provider may take before its outcome counts as unknown (100–60 000; 10 000 when left out). */
+            timeout_ms?: number;
+            credentials: components["schemas"]["MercadoPagoCredentials"];
+        };
+        /** @description SANDBOX_A's API key (`sk_sandbox_` and 8–120 letters, digits or `_`); generated when left out. */
+        SandboxACredentials: {
+            api_key: string;
+        };
+        /** @description A connection to the sandbox acquirer SANDBOX_A (sandbox mode only). */
+        SandboxAConnectionCreateRequest: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            provider_id: "SANDBOX_A";
+            /** @description A name of yours for the connection. */
+            name: string;
+            environment: components["schemas"]["ConnectionEnvironment"];
+            /** @description How long a call to the provider may take before its outcome counts as unknown (100–60 000; 10 000 when left out). */
+            timeout_ms?: number;
+            credentials?: components["schemas"]["SandboxACredentials"];
+        };
+        /** @description SANDBOX_B's merchant account (3–64 letters, digits or `_`) and password (8–128 characters); generated when left out. */
+        SandboxBCredentials: {
+            merchant_account: string;
+            password: string;
+        };
+        /** @description A connection to the sandbox acquirer SANDBOX_B (sandbox mode only). */
+        SandboxBConnectionCreateRequest: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            provider_id: "SANDBOX_B";
+            /** @description A name of yours for the connection. */
+            name: string;
+            environment: components["schemas"]["ConnectionEnvironment"];
+            /** @description How long a call to the provider may take before its outcome counts as unknown (100–60 000; 10 000 when left out). */
+            timeout_ms?: number;
+            credentials?: components["schemas"]["SandboxBCredentials"];
+        };
+        /** @description What the provider does beyond a purchase. */
+        ProviderFeatures: {
+            /** @description Authorize now and capture later (`capture` false on the payment). */
+            authorize_capture: boolean;
+            /** @description A capture of less than the authorized amount (the rest is released). */
+            partial_capture: boolean;
+            /** @description Cancelling an authorization before capture. */
+            void: boolean;
+            /** @description A refund of less than the captured amount. */
+            partial_refund: boolean;
+            /** @description More than one refund of the same payment, up to the captured amount. */
+            multiple_refunds: boolean;
+            /** @description The provider notifies payorch (asynchronous outcomes, chargebacks). */
+            webhooks: boolean;
+            /** @description Dispute evidence submitted to payorch is forwarded to the provider. */
+            dispute_evidence: boolean;
+        };
+        /**
+         * @description A provider this service runs and what it can serve. Routing refuses a step whose provider does not
+         *     serve the routing's payment method, and warns for a CURRENCY or COUNTRY condition it cannot serve.
+         */
+        Provider: {
+            /** @description What connections and routing steps name. */
+            provider_id: string;
+            display_name: string;
+            /** @description The payment method types it serves (a routing's `payment_method`). */
+            payment_methods: string[];
+            /** @description The ISO 4217 currencies it settles, or `ANY`. */
+            currencies: string[] | "ANY";
+            /** @description The ISO 3166-1 alpha-2 countries it serves, or `ANY`. */
+            countries: string[] | "ANY";
+            features: components["schemas"]["ProviderFeatures"];
+            /** @description The members of a connection's `credentials` for this provider (POST /v1/connections). */
+            credential_fields: string[];
+        };
         /** @description The data of an `enrollment.*` event; never a card number. */
         EventEnrollmentData: {
             /** @description The customer the payment method is enrolled for. */
@@ -4551,6 +4767,38 @@ export interface components {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
                 "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The connection breaks a rule the schema cannot state: `PROVIDER_NOT_AVAILABLE` (a provider this
+         *     service does not run), `CONNECTION_VALIDATION_FAILED` (credentials of the other environment, an
+         *     Adyen live URL prefix missing or out of place; `errors` names each field), or
+         *     `IDEMPOTENCY_KEY_REUSED`. Nothing is stored.
+         */
+        ConnectionUnprocessable: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description A routing step uses the connection (`CONNECTION_IN_USE`; the detail names the routings). Remove it from their routes first. */
+        ConnectionInUse: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
                 "RateLimit-Limit": components["headers"]["RateLimitLimit"];
                 "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
                 "RateLimit-Reset": components["headers"]["RateLimitReset"];
@@ -6590,6 +6838,86 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    createConnection: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description A caller-generated key (1–255 printable ASCII characters, a UUID is ideal) that makes a retry safe.
+                 *     Scoped to the organization and kept 24 hours.
+                 * @example 8e0f2b1c-6d4a-4f3e-9b2a-7c5d1e3f9a0b
+                 */
+                "X-Idempotency-Key": components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConnectionCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The connection (without its credentials). */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Connection"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ConnectionUnprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The connection's `connection_id`.
+                 * @example 3f6b2a1c-8d4e-4f7a-9b0c-1d2e3f4a5b6c
+                 */
+                connection_id: components["parameters"]["ConnectionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["ConnectionInUse"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     updateConnection: {
         parameters: {
             query?: never;
@@ -6628,6 +6956,35 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listProviders: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The providers. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProviderList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

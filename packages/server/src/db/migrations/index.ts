@@ -17,6 +17,7 @@ import routing from './0016_routing.js';
 import orchestration from './0017_orchestration.js';
 import paymentMethodKeys from './0018_payment_method_keys.js';
 import reconciliationQueue from './0019_reconciliation_queue.js';
+import connectionLifecycle from './0020_connection_lifecycle.js';
 import connectionNotifications from './0021_connection_notifications.js';
 import sandboxAcquirerLedgers from './0022_sandbox_acquirer_ledgers.js';
 
@@ -29,6 +30,7 @@ export const migrations: readonly Migration[] = [
   orchestration,
   paymentMethodKeys,
   reconciliationQueue,
+  connectionLifecycle,
   connectionNotifications,
   sandboxAcquirerLedgers,
 ];

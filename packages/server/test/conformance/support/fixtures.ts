@@ -18,6 +18,12 @@ export class Blocked extends Error {
   }
 }
 
+/**
+ * An example for a provider this build does not run (a connector not in CONNECTORS): left out of the
+ * replay, not a failure; the operation's other examples still replay.
+ */
+export class ProviderNotRun extends Blocked {}
+
 /** A small but real PDF (header and trailer, as the evidence check wants). */
 export const PDF_BASE64 = Buffer.from('%PDF-1.4\n1 0 obj <</Type /Catalog>> endobj\ntrailer <</Root 1 0 R>>\n%%EOF\n').toString('base64');
 
@@ -280,6 +286,19 @@ export const PREPARE: Record<string, Prepare> = {
   createRouting: async (fx, ex) => ({ body: withConnections(fillIds(ex, { account_id: await fx.bareAccount() }), await fx.connections()) }),
   listRoutings: async (fx) => ({ query: { account_id: fx.accountId } }),
   updateRouting: async (fx, ex) => ({ params: { routing_id: await fx.routing() }, body: withConnections(ex, await fx.connections()) }),
+  // An example to a provider the service does not run cannot be created (422 PROVIDER_NOT_AVAILABLE): the
+  // real connectors' examples replay once their connectors are in CONNECTORS (src/providers/connectors.ts).
+  createConnection: async (fx, ex) => {
+    const providerId = (ex as { provider_id: string }).provider_id;
+    const running = ((await fx.call('listProviders', {})).body as { provider_id: string }[]).map((p) => p.provider_id);
+    if (!running.includes(providerId)) throw new ProviderNotRun(`the example's provider ${providerId} is not run by this service (its connector is not in CONNECTORS)`);
+    return { body: ex };
+  },
+  // A connection of its own (a routing's connection is in use: 409).
+  deleteConnection: async (fx) => {
+    const made = await fx.call('createConnection', { body: { provider_id: 'SANDBOX_A', name: `Conformance ${freshKey()}`, environment: 'TEST' } });
+    return { params: { connection_id: (made.body as { connection_id: string }).connection_id } };
+  },
   updateWebhookEndpoint: async (fx, ex) => ({ params: { webhook_endpoint_id: await fx.webhookEndpoint() }, body: fillIds(ex, { url: `${fx.receiverUrl}/replay-updated` }) }),
   getWebhookDelivery: async (fx) => {
     const d = await fx.delivery();
