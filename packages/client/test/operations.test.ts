@@ -360,6 +360,18 @@ describe('provider notifications', () => {
     );
     if (result) expect(result.error?.code).toBe('INVALID_CREDENTIALS');
   });
+
+  it('receiveConnectionNotification without a valid signature (or for a connection that does not exist): 401, nothing written', async () => {
+    const result = await expectImplementedOr501(
+      'receiveConnectionNotification',
+      client.POST('/provider-notifications/{connection_id}', {
+        params: { path: { connection_id: crypto.randomUUID() } },
+        body: { id: unique('evt'), type: 'charge.refunded', data: { object: { id: 'ch_1' } } },
+      }),
+      401,
+    );
+    if (result) expect(result.error?.code).toBe('INVALID_CREDENTIALS');
+  });
 });
 
 describe('webhook endpoints and verifyWebhook on real deliveries', () => {

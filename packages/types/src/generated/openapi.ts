@@ -2561,7 +2561,9 @@ export interface components {
             duplicate: boolean;
         };
         /** @description A provider's notification, in the provider's own shape (a Stripe event, an Adyen notification batch, a Mercado Pago notification, a sandbox acquirer's notification). Any JSON object is accepted here: it is read only once its signature is verified with the connection's secret, by the connector of the connection's provider. The example is a sandbox acquirer's: `type` is `CHARGEBACK`, `FOLLOW_UP_SETTLED` or `DISPUTE_CLOSED` (anything else is acknowledged and ignored). */
-        ConnectionNotification: Record<string, never>;
+        ConnectionNotification: {
+            [key: string]: unknown;
+        };
         /** @description Creates a merchant organization with its first account and key pair. */
         CreateOrganizationRequest: {
             name: string;
