@@ -255,7 +255,12 @@ for (const backend of backends()) {
         await attempt(async () => void hints.chargebacks.push(await fx.chargeback(), await fx.chargeback()));
         await attempt(async () => void hints.webhookEndpointIds.push(await fx.webhookEndpoint()));
         await attempt(async () => void hints.deliveries.push(await fx.delivery()));
-        await attempt(async () => void hints.notifiedConnectionIds.push(...Object.values(await fx.connections())));
+        // The sandbox providers' connections: the suite signs as the sandbox does (a real provider's connection, e.g. one a
+        // createConnection example made, verifies its own provider's signature: 401 for ours, rightly).
+        await attempt(async () => {
+          const byProvider = await fx.connections();
+          hints.notifiedConnectionIds.push(...['SANDBOX_A', 'SANDBOX_B'].flatMap((id) => (byProvider[id] ? [byProvider[id]] : [])));
+        });
       });
 
       it.each(byOperation)('$id: valid requests never get 400, 401, 413, 415 or a 5xx', async ({ op }) => {
