@@ -6,7 +6,7 @@
  * /v1/provider-notifications/{connection_id}:
  *   - a refund confirmed, another failed (its amount refundable again, payment.operation.failed listed);
  *   - a chargeback → IN_DISPUTE; the merchant's evidence reaches the provider's double through the outbox
- *     (forwarded to the connection that holds the chargeback); the outcome closes the dispute;
+ *     (forwarded to the connection that holds the chargeback, deleted by then); the outcome closes the dispute;
  *   - a re-delivery changes nothing twice; a bad signature is 401 and changes nothing.
  * One server per backend and the three doubles, started once. The adapters' own notification parsing is
  * tested row by row in connector-<name>-units.test.ts.
@@ -298,6 +298,12 @@ for (const backend of backends()) {
           const once = await footprint(t, payment.id);
           await delivered(signed);
           expect(await footprint(t, payment.id)).toEqual(once);
+
+          // The merchant stops using the connection (routing back to the sandbox, connection deleted): the
+          // chargeback's connection still serves its dispute, as it serves follow-ups.
+          const listed = await ok<Schemas['Connection'][]>(await t.fetch('/connections'));
+          await routeCards(t, [{ provider_id: 'SANDBOX_A', connection_id: listed.find((c) => c.provider_id === 'SANDBOX_A')!.connection_id }]);
+          expect((await t.fetch(`/connections/${connectionId}`, { method: 'DELETE' })).status).toBe(204);
 
           // The merchant disputes with evidence; the outbox forwards it to the connection holding the chargeback.
           expect(await ok(await postDispute(t, payment.id, chargeback.id, { evidence: [evidence(), evidence({ file_name: 'delivery.pdf', content_category: 'PROOF_OF_DELIVERY' })] }))).toMatchObject({
