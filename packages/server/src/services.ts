@@ -13,6 +13,7 @@ import { followUpRecoverer, settleFollowUp } from './payments/lifecycle.js';
 import { enrollmentRecoverer } from './vault/service.js';
 import { linkBase } from './platform/config.js';
 import { buildPaymentServices } from './payments/services.js';
+import { openConnection } from './routing/connections.js';
 import { PrometheusMetrics } from './platform/prometheus.js';
 import { providerSecretBox } from './providers/sandbox/notification-secret.js';
 import { buildRetentionServices } from './retention/services.js';
@@ -98,7 +99,10 @@ export async function buildServices(deps: ServiceDeps): Promise<AppServices> {
     },
     ...buildTenancyServices(deps),
     ...vault,
-    ...(await buildPaymentServices(deps, provider)),
+    ...(await buildPaymentServices(deps, provider, {
+      providers,
+      openConnection: (db, organizationId, connectionId) => openConnection(db, routing.connectionBox, organizationId, connectionId),
+    })),
     ...(await buildWebhookServices(deps, resolved.keyring)),
     ...buildRetentionServices(deps),
     ...routing,

@@ -1,7 +1,9 @@
 /**
  * What payments put in the outbox and how each topic is delivered:
- * - `dispute.evidence`: forward a batch of dispute evidence to the provider. The message id is the
- *   provider-side idempotency reference, so a re-delivery after a crash has no second effect.
+ * - `dispute.evidence`: forward a batch of dispute evidence to the provider that holds the chargeback,
+ *   through its connection (evidence-holder.ts; a disabled or deleted connection still serves it, as
+ *   follow-ups do). The message id is the provider-side idempotency reference, so a re-delivery after a
+ *   crash has no second effect.
  * - `sandbox.chargeback`: the sandbox acquirer's chargeback notification for test card
  *   4000000000000259, sent after the payment committed and processed through the same path as one
  *   received over HTTP. Its notification id derives from the message id, so a re-delivery is a duplicate.
@@ -9,7 +11,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Database, Queryable } from '../db/database.js';
 import type { Logger } from '../platform/logger.js';
-import type { PaymentProvider } from '../providers/provider.js';
+import type { ConnectionContext, PaymentProvider } from '../providers/provider.js';
+import type { UsableConnection } from '../routing/plan.js';
+import { evidenceHolder } from './evidence-holder.js';
 import { receiveNotification } from './chargebacks.js';
 import { outboxRepository } from './outbox/repository.js';
 import type { OutboxHandler } from './outbox/worker.js';
@@ -53,17 +57,37 @@ export async function enqueueSandboxChargeback(db: Queryable, p: { paymentId: st
   await outboxRepository.enqueue(db, { id: randomUUID(), topic: TOPIC_SANDBOX_CHARGEBACK, payload });
 }
 
-export function paymentOutboxHandlers(deps: { db: Database; provider: PaymentProvider | undefined; log: Logger }): Record<string, OutboxHandler> {
+/** How the outbox reaches the provider of a chargeback: the registry, and connections opened (credentials). */
+export interface EvidenceReach {
+  providers: { get(providerId: string): PaymentProvider | undefined };
+  openConnection(db: Queryable, organizationId: string, connectionId: string): Promise<UsableConnection | undefined>;
+}
+
+export function paymentOutboxHandlers(deps: { db: Database; provider: PaymentProvider | undefined; log: Logger; reach?: EvidenceReach }): Record<string, OutboxHandler> {
   const { db, log } = deps;
   // Outside sandbox mode there is no provider to forward to (messages left by sandbox mode wait, backing off).
   const reach = (): PaymentProvider => {
     if (!deps.provider) throw new Error('no payment provider runs in this service (the sandbox providers exist in sandbox mode only)');
     return deps.provider;
   };
+  /**
+   * The provider and connection holding the chargeback. A provider this service does not run (a sandbox
+   * one outside sandbox mode) throws: the message waits, backing off, as it did before.
+   */
+  const holderOf = async (p: EvidencePayload): Promise<{ provider: PaymentProvider; connection?: ConnectionContext }> => {
+    const holder = deps.reach ? await evidenceHolder(db, p.payment_id, p.transaction_id) : undefined;
+    if (!holder?.providerId) return { provider: reach() };
+    const provider = deps.reach!.providers.get(holder.providerId);
+    if (!provider) throw new Error(`dispute ${p.dispute_id}: the provider ${holder.providerId} that holds the chargeback does not run in this service`);
+    const opened = holder.connectionId ? await deps.reach!.openConnection(db, holder.organizationId, holder.connectionId) : undefined;
+    if (holder.connectionId && !opened) throw new Error(`dispute ${p.dispute_id}: the connection ${holder.connectionId} that holds the chargeback is gone`);
+    return { provider, ...(opened ? { connection: opened.context } : {}) };
+  };
+
   return {
     async [TOPIC_DISPUTE_EVIDENCE](message) {
-      const provider = reach();
       const p = message.payload as EvidencePayload;
+      const { provider, connection } = await holderOf(p);
       const rows = await repo.listEvidence(db, p.dispute_id, p.evidence_ids);
       if (rows.length !== p.evidence_ids.length) throw new Error(`dispute ${p.dispute_id}: ${p.evidence_ids.length - rows.length} evidence documents are missing`);
       const ack = await provider.forwardDisputeEvidence({
@@ -79,8 +103,9 @@ export function paymentOutboxHandlers(deps: { db: Database; provider: PaymentPro
           sha256: Buffer.from(r.sha256).toString('hex'),
           content: Buffer.from(r.content.buffer, r.content.byteOffset, r.content.byteLength),
         })),
+        ...(connection ? { connection } : {}),
       });
-      log.info({ disputeId: p.dispute_id, providerDisputeId: ack.providerDisputeId, duplicate: ack.duplicate, documents: rows.length }, 'dispute evidence forwarded');
+      log.info({ disputeId: p.dispute_id, providerId: provider.id, providerDisputeId: ack.providerDisputeId, duplicate: ack.duplicate, documents: rows.length }, 'dispute evidence forwarded');
       return (tx) => repo.markEvidenceForwarded(tx, p.evidence_ids);
     },
 
