@@ -7,7 +7,8 @@
  * for GET /payments/{id}, POST /customers, GET payment-methods, enrollment, a dispute with 1 MB of
  * evidence (10 concurrent), and POST /payments through routing with the sandbox acquirers as their own
  * process on loopback (once healthy, once with SANDBOX_A failing half its calls: the failovers are read
- * from the service's GET /metrics), plus cold start on an existing data dir and peak RSS. Each service scenario
+ * from the service's GET /metrics) and once through a STRIPE connection to the Stripe test double (its own
+ * process, compiled from test/doubles/stripe into dist/test-doubles), plus cold start on an existing data dir and peak RSS. Each service scenario
  * runs right after the same scenario against the ceiling, and its ratio is taken to that ceiling (the
  * machine's speed drifts over minutes). Prints a table and writes bench-results.json. Servers run as separate processes, so
  * the load generator does not share their event loop, in production mode: no response validation, access
