@@ -7,7 +7,8 @@
  * for GET /payments/{id}, POST /customers, GET payment-methods, enrollment, a dispute with 1 MB of
  * evidence (10 concurrent), and POST /payments through routing with the sandbox acquirers as their own
  * process on loopback (once healthy, once with SANDBOX_A failing half its calls: the failovers are read
- * from the service's GET /metrics), plus cold start on an existing data dir and peak RSS. Each service scenario
+ * from the service's GET /metrics) and once through a STRIPE connection to the Stripe test double (its own
+ * process, compiled from test/doubles/stripe into dist/test-doubles), plus cold start on an existing data dir and peak RSS. Each service scenario
  * runs right after the same scenario against the ceiling, and its ratio is taken to that ceiling (the
  * machine's speed drifts over minutes). Prints a table and writes bench-results.json. Servers run as separate processes, so
  * the load generator does not share their event loop, in production mode: no response validation, access
@@ -15,7 +16,7 @@
  * store with PostgreSQL, the process's with PGlite). Not part of `npm test`: figures, not pass/fail.
  */
 import autocannon from 'autocannon';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { closeSync, existsSync, openSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -37,6 +38,23 @@ const PROFILE = process.env.BENCH_PROFILE;
 const selected = (list) => (SCENARIOS ? list.filter((s) => SCENARIOS.some((f) => s.name.includes(f))) : list);
 /** The sandbox acquirers' own process (issue 16): without it (an older build) the payment scenarios use whatever the service calls. */
 const ACQUIRERS = join(here, '..', 'dist', 'providers', 'sandbox', 'acquirers-main.js');
+/**
+ * The Stripe test double (test/doubles/stripe) as its own process, for `POST /payments through the Stripe
+ * double`: compiled from TypeScript into dist/test-doubles/ once per run (Node 20 runs no TypeScript and
+ * the repository has no tsx), where `stripe` resolves from node_modules.
+ */
+const STRIPE_DOUBLE = join(here, '..', 'dist', 'test-doubles', 'doubles', 'stripe', 'main.js');
+const STRIPE_SCENARIO = 'POST /payments through the Stripe double';
+let stripeDoubleBuilt;
+function buildStripeDouble() {
+  stripeDoubleBuilt ??= (() => {
+    const tsc = join(here, '..', '..', '..', 'node_modules', '.bin', 'tsc');
+    const r = spawnSync(tsc, ['-p', join(here, 'tsconfig.stripe-double.json')], { encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`compiling the Stripe double failed: ${r.stdout}${r.stderr}`);
+    return STRIPE_DOUBLE;
+  })();
+  return stripeDoubleBuilt;
+}
 /** BENCH_ACQUIRER_LEDGERS=memory: the acquirers' ledgers in their memory even in the PostgreSQL run. */
 const ACQUIRER_LEDGERS = process.env.BENCH_ACQUIRER_LEDGERS ?? 'database';
 // The service's GET /metrics, read after each payment scenario (failovers, provider calls by outcome).
@@ -300,6 +318,13 @@ function scenarios(fx) {
       before: fx.acquirers ? faults({ failRate: 0.5, mode: 'error' }) : undefined,
       after: fx.acquirers ? faults(null) : undefined,
     }),
+    // The same payments sent to a real connector: a STRIPE connection (POST /v1/connections) at the Stripe
+    // double's process, the organization's cards routed to it alone for the scenario.
+    payment(STRIPE_SCENARIO, {
+      requires: fx.creds && !fx.stripeDouble ? 'the Stripe double process (bench/tsconfig.stripe-double.json)' : undefined,
+      before: fx.stripeDouble ? () => routeCardsThroughStripe(fx) : undefined,
+      after: fx.stripeDouble ? () => restoreCardRouting(fx) : undefined,
+    }),
   ];
 }
 
@@ -338,13 +363,38 @@ async function api(base, creds, method, path, body, extra = {}) {
   return text ? JSON.parse(text) : undefined;
 }
 
+/**
+ * The Stripe scenario's setup: a STRIPE connection of the bench organization (made once, with well-formed
+ * test keys: the double takes any) and its CARD routing's default route sent to it alone; the routing
+ * as it was is kept for restoreCardRouting.
+ */
+async function routeCardsThroughStripe(fx) {
+  const base = `${fx.url}/v1`;
+  fx.stripeConnectionId ??= (await api(base, fx.creds, 'POST', '/connections', {
+    provider_id: 'STRIPE', name: 'Bench Stripe double', environment: 'TEST',
+    credentials: { secret_key: `sk_test_${randomUUID().replaceAll('-', '')}`, webhook_secret: `whsec_${randomUUID().replaceAll('-', '')}` },
+  }, { 'x-idempotency-key': randomUUID() })).connection_id;
+  const [routing] = await api(base, fx.creds, 'GET', `/routing?account_id=${fx.accountId}&payment_method=CARD`);
+  fx.cardRouting = routing;
+  await api(base, fx.creds, 'PATCH', `/routing/${routing.id}`, {
+    default_route: { steps: [{ index: 1, provider_id: 'STRIPE', connection_id: fx.stripeConnectionId }] },
+    condition_sets: routing.condition_sets ?? [],
+  });
+}
+
+async function restoreCardRouting(fx) {
+  const r = fx.cardRouting;
+  const steps = r.default_route.steps.map(({ index, provider_id, connection_id }) => ({ index, provider_id, connection_id }));
+  await api(`${fx.url}/v1`, fx.creds, 'PATCH', `/routing/${r.id}`, { default_route: { steps }, condition_sets: r.condition_sets ?? [] });
+}
+
 /** Customer, enrolled card, payment, and one fresh chargeback per dispute request. */
-async function fixtures(url, creds, acquirers) {
+async function fixtures(url, creds, acquirers, stripeDouble) {
   const base = `${url}/v1`;
   const key = () => ({ 'x-idempotency-key': randomUUID() });
   const customer = await api(base, creds, 'POST', '/customers', { merchant_customer_id: `bench-fx-${randomUUID()}` });
   const card = { number: '4507990000000002', holder_name: 'Bench Fixture', expiration_month: 12, expiration_year: 30, security_code: '123' };
-  const fx = { creds, customerId: customer.id, accountId: creds.account_id, paymentId: randomUUID(), chargebacks: [], missing: [], acquirers };
+  const fx = { url, creds, customerId: customer.id, accountId: creds.account_id, paymentId: randomUUID(), chargebacks: [], missing: [], acquirers, stripeDouble };
   try {
     for (let i = 0; i < 20; i++) {
       await api(base, creds, 'POST', `/customers/${customer.id}/payment-methods`, { account_id: creds.account_id, country: 'BR', type: 'CARD', card_data: card }, key());
@@ -388,9 +438,15 @@ async function benchService(label, env, bareUrl) {
     ? startProcess(ACQUIRERS, { DATABASE_URL: ledgersInDb ? env.DATABASE_URL : '' }, (text) => /^\{.*"SANDBOX_A_URL".*\}$/m.exec(text)?.[0])
     : undefined;
   const acquirers = acquirersProc ? JSON.parse((await acquirersProc.url).url) : null;
+  // The Stripe double's process, when its scenario is selected: the service is told its address (STRIPE_API_URL).
+  const stripeProc = selected([{ name: STRIPE_SCENARIO }]).length > 0
+    ? startProcess(buildStripeDouble(), {}, (text) => /^\{.*"STRIPE_API_URL".*\}$/m.exec(text)?.[0])
+    : undefined;
+  const stripeDouble = stripeProc ? JSON.parse((await stripeProc.url).url) : null;
   const serviceEnv = {
     PORT: '0', HOST: '127.0.0.1', SANDBOX: 'true', RATE_LIMIT_PER_MINUTE: '100000000', LOG_LEVEL: 'info', NODE_ENV: 'production', METRICS_TOKEN, ADMIN_API_KEY,
     ...(acquirers ?? {}),
+    ...(stripeDouble ?? {}),
     ...env,
   };
   const first = startProcess(join(here, '..', 'dist', 'main.js'), serviceEnv);
@@ -401,7 +457,7 @@ async function benchService(label, env, bareUrl) {
   void firstUrl;
   const creds = JSON.parse(await readFile(join(dataDir, 'sandbox-credentials.json'), 'utf8'));
   console.error(`[${label}] cold start ${startMs} ms; creating fixtures…`);
-  const fx = await fixtures(url, creds, acquirers);
+  const fx = await fixtures(url, creds, acquirers, stripeDouble);
   const results = {};
   const ceiling = {};
   const bareScenarios = selected(scenarios(bareFixtures()));
@@ -444,6 +500,7 @@ async function benchService(label, env, bareUrl) {
   const mem = await memoryOf(proc.child.pid);
   await proc.stop();
   await acquirersProc?.stop();
+  await stripeProc?.stop();
   await rm(dataDir, { recursive: true, force: true }); // a PGlite data dir is ~100 MB
   return { coldStartMs: startMs, peakRssMb: mem.peakMb, scenarios: results, ceiling, missingFixtures: fx.missing, acquirers: acquirers ? `own process, ledgers in ${ledgersInDb ? 'the database' : 'memory'}` : 'as the service runs them' };
 }

@@ -21,7 +21,7 @@ import { createHash } from 'node:crypto';
 import type { Queryable } from '../db/database.js';
 import { paymentsRepository as payments, type PaymentRow } from '../payments/repository.js';
 import type { Logger } from '../platform/logger.js';
-import { ProviderUnavailableError, type ConnectionContext, type PaymentProvider, type ProviderLookup, type ProviderResult } from '../providers/provider.js';
+import { ProviderUnavailableError, type ConnectionContext, type FollowUpLookup, type PaymentProvider, type ProviderLookup, type ProviderResult } from '../providers/provider.js';
 import type { Orchestration } from './orchestrator.js';
 import { orchestrationRepository as repo, type DueTransaction } from './repository.js';
 import {
@@ -34,6 +34,9 @@ import {
   takeApproval,
   withAuthorization,
 } from './settle.js';
+
+/** A follow-up transaction's type → the operation a provider's lookup is told (FollowUpLookup). */
+const FOLLOW_UP_OPERATIONS: Readonly<Record<string, FollowUpLookup['operation']>> = { CAPTURE: 'CAPTURE', CANCEL: 'VOID', REFUND: 'REFUND' };
 
 /** A provider's word on a lifecycle follow-up, for its settlement (payments/lifecycle.ts settleFollowUp). */
 export type FollowUpAnswer = { kind: 'answered'; result: ProviderResult } | { kind: 'not_processed' };
@@ -232,7 +235,10 @@ export class ReconciliationWorker {
     const connection: ConnectionContext | undefined = opened ? { ...opened.context, timeoutMs: this.lookupTimeoutMs } : undefined;
     const lookupOf = provider.lookup?.bind(provider);
     if (!lookupOf) throw new Error(`provider ${provider.id} cannot be asked for an operation's outcome`);
-    const lookup = await this.ask(provider, t, 'lookup', () => lookupOf({ reference: t.id, ...(connection ? { connection } : {}) }));
+    // A follow-up is looked up with what it was sent for: a provider that cannot search follow-ups by our
+    // reference (Mercado Pago) sends it again under the same idempotency key; the others ignore it.
+    const followUp = isAttempt(t) ? undefined : await this.followUpOf(t);
+    const lookup = await this.ask(provider, t, 'lookup', () => lookupOf({ reference: t.id, ...(connection ? { connection } : {}), ...(followUp ? { followUp } : {}) }));
     if (!lookup) {
       await repo.backOff(o.db, t.id, this.backoff);
       return 'postponed';
@@ -243,6 +249,14 @@ export class ReconciliationWorker {
       return 'settled';
     }
     return this.settleAttempt(t, provider, lookup, connection);
+  }
+
+  /** The operation, target, amount and currency of a follow-up (lookup's `followUp`); undefined when its target is not found. */
+  private async followUpOf(t: DueTransaction): Promise<FollowUpLookup | undefined> {
+    const operation = FOLLOW_UP_OPERATIONS[t.type];
+    const target = operation ? await repo.followUpTarget(this.options.orchestration.db, t.id) : undefined;
+    if (!operation || !target) return undefined;
+    return { operation, providerTransactionId: target.provider_transaction_id, amount: t.amount, currency: target.currency };
   }
 
   private async settleAttempt(t: DueTransaction, provider: PaymentProvider, lookup: ProviderLookup, connection: ConnectionContext | undefined): Promise<Step> {

@@ -186,6 +186,28 @@ export const orchestrationRepository = {
     return { count: rows[0]?.count ?? 0, oldestAgeSeconds: rows[0]?.oldest ?? 0 };
   },
 
+  /**
+   * What a follow-up (capture, cancel, refund) was sent against, for its lookup: the provider's id of its
+   * payment's approved attempt through the same provider and connection (the authorization or purchase
+   * lifecycle.ts reserved it on; a refund of a capture goes against the authorization, as there), and the
+   * payment's currency. undefined when there is none (the lookup then goes by our reference alone).
+   */
+  async followUpTarget(db: Queryable, followUpId: string): Promise<{ provider_transaction_id: string; currency: string } | undefined> {
+    const rows = await db.query<{ provider_transaction_id: string; currency: string }>(
+      `SELECT a.provider_transaction_id, p.currency
+         FROM payment_transactions f
+         JOIN payments p ON p.id = f.payment_id
+         JOIN payment_transactions a ON a.payment_id = f.payment_id
+        WHERE f.id = $1 AND a.type IN ('PURCHASE', 'AUTHORIZE') AND a.status = 'SUCCEEDED' AND a.provider_transaction_id IS NOT NULL
+          AND a.provider_id IS NOT DISTINCT FROM f.provider_id
+          AND COALESCE(a.connection_id, a.connection_data->>'id') IS NOT DISTINCT FROM COALESCE(f.connection_id, f.connection_data->>'id')
+        ORDER BY a.created_at, a.seq
+        LIMIT 1`,
+      [followUpId],
+    );
+    return rows[0];
+  },
+
   async setRoutingRules(db: Queryable, paymentId: string, rules: unknown): Promise<void> {
     await db.query('UPDATE payments SET routing_rules = $2 WHERE id = $1', [paymentId, json(rules)]);
   },
