@@ -395,6 +395,10 @@ export async function startMercadoPagoDouble(): Promise<MercadoPagoDouble> {
     return { status: 200, body: {} };
   }
 
+  // A provider's edge keeps idle connections open far longer than our client does (fetch drops them after
+  // the few seconds the Keep-Alive hint allows): with Node's 5 s default, a loaded run could reuse a socket
+  // the double was closing at that instant, a CONNECTION_CUT no real provider would cause.
+  server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
 
