@@ -212,10 +212,24 @@ for (const backend of backends()) {
         .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(ProviderUnavailableError);
       expect((err as ProviderUnavailableError).kind).toBe('BAD_RESPONSE');
-      double.next({ kind: 'fail' });
-      const p = await pay();
-      expect(attempts(p)).toHaveLength(2);
-      expect(p.status).toBe('SUCCEEDED');
+      // Through the API on a connection of its own: its circuit is closed whatever earlier tests' late answers
+      // did to the shared connection's (a skipped step would leave the queued failure for the next test).
+      const fresh = await connectProvider(t, { providerId: 'ADYEN', credentials: ADYEN_TEST_CREDENTIALS, timeoutMs: TIMEOUT_MS });
+      await routeCards(t, [
+        { provider_id: 'ADYEN', connection_id: fresh },
+        { provider_id: 'SANDBOX_A', connection_id: sandboxConnection },
+      ]);
+      try {
+        double.next({ kind: 'fail' });
+        const p = await pay();
+        expect(attempts(p)).toHaveLength(2);
+        expect(p.status).toBe('SUCCEEDED');
+      } finally {
+        await routeCards(t, [
+          { provider_id: 'ADYEN', connection_id: adyenConnection },
+          { provider_id: 'SANDBOX_A', connection_id: sandboxConnection },
+        ]);
+      }
     });
 
     it('forwardDisputeEvidence supplies every document under the dispute and defends it (Disputes API), through the connection', async () => {
