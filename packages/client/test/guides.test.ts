@@ -1,6 +1,6 @@
 /**
- * The guides in docs/guides cannot rot: every ```ts block of every guide is type-checked against the
- * built client, and a guide marked `<!-- snippet-run -->` is run, its blocks in order as one program,
+ * The guides in docs/guides and the provider pages in docs/providers cannot rot: every ```ts block of
+ * every page is type-checked against the built client, and a guide marked `<!-- snippet-run -->` is run, its blocks in order as one program,
  * against the sandbox server of this test run. Each `// → value` comment is a promise about what the
  * `console.log` on that line prints; the run's output must keep every promise, in order.
  *
@@ -14,6 +14,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { WORKSPACE_ROOT } from './support/server.js';
 
 const GUIDES_DIR = join(WORKSPACE_ROOT, 'docs/guides');
+/** The provider pages (a connection and its routing, with the client): type-checked like the guides, never run. */
+const PROVIDERS_DIR = join(WORKSPACE_ROOT, 'docs/providers');
 const CLIENT_DIR = join(WORKSPACE_ROOT, 'packages/client');
 
 interface Block {
@@ -23,14 +25,15 @@ interface Block {
 }
 
 interface Guide {
+  /** Under docs/: `guides/routing.md`, `providers/stripe.md`. */
   file: string;
   prelude: string;
   run: boolean;
   blocks: Block[];
 }
 
-function readGuide(file: string): Guide {
-  const text = readFileSync(join(GUIDES_DIR, file), 'utf8');
+function readGuide(dir: string, file: string): Guide {
+  const text = readFileSync(join(dir, file), 'utf8');
   const prelude = /<!-- snippet-prelude[^\n]*\n([\s\S]*?)-->/.exec(text)?.[1] ?? '';
   const blocks: Block[] = [];
   const lines = text.split('\n');
@@ -42,13 +45,16 @@ function readGuide(file: string): Guide {
     blocks.push({ code: lines.slice(start, end).join('\n'), line: start + 1 });
     i = end;
   }
-  return { file, prelude, run: text.includes('<!-- snippet-run'), blocks };
+  return { file: `${dir === GUIDES_DIR ? 'guides' : 'providers'}/${file}`, prelude, run: text.includes('<!-- snippet-run'), blocks };
 }
 
-const guides = readdirSync(GUIDES_DIR)
-  .filter((f) => f.endsWith('.md'))
-  .sort()
-  .map(readGuide);
+const pages = (dir: string) =>
+  readdirSync(dir)
+    .filter((f) => f.endsWith('.md'))
+    .sort()
+    .map((f) => readGuide(dir, f));
+const guides = pages(GUIDES_DIR);
+const providerPages = pages(PROVIDERS_DIR).filter((p) => p.file !== 'providers/README.md');
 
 // Inside the client package, so `@payorch/client` resolves to this workspace's build, as for an integrator.
 const work = mkdtempSync(join(CLIENT_DIR, '.guides-'));
@@ -82,8 +88,8 @@ function moduleFor(guide: Guide, blocks: Block[]): { source: string; origin: (li
 
 function writeModules() {
   const origins = new Map<string, (line: number) => string>();
-  for (const guide of guides) {
-    const stem = guide.file.replace(/\.md$/, '');
+  for (const guide of [...guides, ...providerPages]) {
+    const stem = guide.file.replace(/\.md$/, '').replace('/', '-');
     const modules = guide.run ? [{ name: `${stem}.ts`, blocks: guide.blocks }] : guide.blocks.map((b, i) => ({ name: `${stem}-${i + 1}.ts`, blocks: [b] }));
     for (const m of modules) {
       const { source, origin } = moduleFor(guide, m.blocks);
@@ -114,9 +120,18 @@ describe('guides (docs/guides)', () => {
 
   it('has the guides a newcomer needs, each with code', () => {
     expect(guides.map((g) => g.file)).toEqual(
-      expect.arrayContaining(['getting-started.md', 'test-cards.md', 'errors.md', 'idempotency.md', 'webhooks.md', 'client.md']),
+      expect.arrayContaining(['getting-started.md', 'test-cards.md', 'errors.md', 'idempotency.md', 'webhooks.md', 'client.md'].map((f) => `guides/${f}`)),
     );
-    for (const g of guides.filter((g) => g.file !== 'test-cards.md')) expect(g.blocks.length, g.file).toBeGreaterThan(0);
+    for (const g of guides.filter((g) => g.file !== 'guides/test-cards.md')) expect(g.blocks.length, g.file).toBeGreaterThan(0);
+  });
+
+  it('each provider page shows, with the client, its connection created and named in a routing', () => {
+    expect(providerPages.map((p) => p.file)).toEqual(expect.arrayContaining(['providers/stripe.md', 'providers/adyen.md', 'providers/mercado-pago.md']));
+    for (const page of providerPages) {
+      const code = page.blocks.map((b) => b.code).join('\n');
+      expect(code, page.file).toContain('payorch.connections.create(');
+      expect(code, page.file).toContain('payorch.routing.update(');
+    }
   });
 
   it('every TypeScript block type-checks against the client', () => {
@@ -134,7 +149,7 @@ describe('guides (docs/guides)', () => {
       const { baseUrl, sandbox } = inject('payorch');
       const expected = guide.blocks.flatMap((b) => [...b.code.matchAll(/\/\/ → (.*)$/gm)].map((m) => m[1]!.trim()));
       expect(expected.length).toBeGreaterThan(3);
-      const program = join(work, 'out', guide.file.replace(/\.md$/, '.js'));
+      const program = join(work, 'out', `${guide.file.replace(/\.md$/, '').replace('/', '-')}.js`);
       const output = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
         const child = spawn(process.execPath, [program], {
           cwd: work,
