@@ -195,6 +195,18 @@ describe('configuration', () => {
       }),
     );
   });
+
+  it("<PROVIDER>_API_URL, for any connector id: where that provider's API is reached instead of its public host", () => {
+    expect(loadConfig({ STRIPE_API_URL: 'http://127.0.0.1:4010/', MERCADO_PAGO_API_URL: 'https://proxy.example.com/mp', NEXT_PSP_API_URL: 'http://127.0.0.1:4020' }).providerApiUrls).toEqual({
+      STRIPE: 'http://127.0.0.1:4010',
+      MERCADO_PAGO: 'https://proxy.example.com/mp',
+      NEXT_PSP: 'http://127.0.0.1:4020',
+    });
+    expect(loadConfig({}).providerApiUrls).toEqual({});
+    expect(() => loadConfig({ PORT: 'eighty', ADYEN_API_URL: 'ftp://adyen.example.com' })).toThrow(
+      expect.objectContaining({ lines: ['invalid configuration: PORT must be a port number', 'invalid configuration: ADYEN_API_URL must be an absolute http(s) URL'] }),
+    );
+  });
 });
 
 describe('the process', () => {

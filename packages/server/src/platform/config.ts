@@ -63,9 +63,6 @@ const schema = z.object({
   TRUST_PROXY: trustProxy.default(false),
   SANDBOX_A_URL: z.url({ protocol: /^https?$/, message: 'must be an absolute http(s) URL' }).optional(),
   SANDBOX_B_URL: z.url({ protocol: /^https?$/, message: 'must be an absolute http(s) URL' }).optional(),
-  STRIPE_API_URL: z.url({ protocol: /^https?$/, message: 'must be an absolute http(s) URL' }).optional(),
-  ADYEN_API_URL: z.url({ protocol: /^https?$/, message: 'must be an absolute http(s) URL' }).optional(),
-  MERCADO_PAGO_API_URL: z.url({ protocol: /^https?$/, message: 'must be an absolute http(s) URL' }).optional(),
   PROVIDER_TIMEOUT_MS: z.coerce.number({ message: 'must be a whole number of milliseconds from 100 to 120000' }).int().min(100).max(120_000).default(10_000),
   CIRCUIT_COOL_DOWN_MS: z.coerce.number({ message: 'must be a whole number of milliseconds from 100 to 3600000' }).int().min(100).max(3_600_000).default(30_000),
   PROVIDER_LOOKUP_TIMEOUT_MS: z.coerce.number({ message: 'must be a whole number of milliseconds from 100 to 30000' }).int().min(100).max(30_000).default(5_000),
@@ -137,13 +134,35 @@ export class ConfigError extends Error {
 export const PUBLIC_BASE_URL_REQUIRED =
   'invalid configuration: PUBLIC_BASE_URL is required outside sandbox mode (the https:// address clients reach this service at; links are never built from the Host header)';
 
+/**
+ * `<PROVIDER>_API_URL` (STRIPE_API_URL, ADYEN_API_URL, MERCADO_PAGO_API_URL, and the same for any connector
+ * added later): where that provider's API is reached instead of its public host, by connector id. Read by
+ * pattern, so a new connector needs no line here (turbo.json passes `*_API_URL` through).
+ */
+const PROVIDER_API_URL = /^([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*)_API_URL$/;
+const providerApiUrl = z.url({ protocol: /^https?$/, message: 'must be an absolute http(s) URL' });
+
+function providerApiUrls(env: Record<string, string | undefined>): { urls: Record<string, string>; errors: string[] } {
+  const urls: Record<string, string> = {};
+  const errors: string[] = [];
+  for (const [name, value] of Object.entries(env)) {
+    const id = PROVIDER_API_URL.exec(name)?.[1];
+    if (id === undefined || value === undefined) continue;
+    const checked = providerApiUrl.safeParse(value);
+    if (checked.success) urls[id] = checked.data.replace(/\/+$/, '');
+    else errors.push(`invalid configuration: ${name} must be an absolute http(s) URL`);
+  }
+  return { urls, errors };
+}
+
 /** Parses the environment; throws ConfigError with one line per invalid variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
   const parsed = schema.safeParse(cleaned);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `invalid configuration: ${String(i.path[0])} ${i.message}`);
-    throw new ConfigError([...new Set(lines)]);
+  const apiUrls = providerApiUrls(cleaned);
+  if (!parsed.success || apiUrls.errors.length > 0) {
+    const lines = (parsed.error?.issues ?? []).map((i) => `invalid configuration: ${String(i.path[0])} ${i.message}`);
+    throw new ConfigError([...new Set([...lines, ...apiUrls.errors])]);
   }
   const e = parsed.data;
   // Sandbox is the default with the embedded database, off with a real server unless asked for.
@@ -171,11 +190,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: e.TRUST_PROXY,
     sandboxAUrl: e.SANDBOX_A_URL?.replace(/\/+$/, ''),
     sandboxBUrl: e.SANDBOX_B_URL?.replace(/\/+$/, ''),
-    providerApiUrls: {
-      STRIPE: e.STRIPE_API_URL?.replace(/\/+$/, ''),
-      ADYEN: e.ADYEN_API_URL?.replace(/\/+$/, ''),
-      MERCADO_PAGO: e.MERCADO_PAGO_API_URL?.replace(/\/+$/, ''),
-    },
+    providerApiUrls: apiUrls.urls,
     providerTimeoutMs: e.PROVIDER_TIMEOUT_MS,
     circuitCoolDownMs: e.CIRCUIT_COOL_DOWN_MS,
     reconciliationIntervalMs: e.RECONCILIATION_INTERVAL_MS,
