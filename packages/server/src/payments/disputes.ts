@@ -133,12 +133,7 @@ export async function decideChargeback(
       : { status: 'CHARGEBACK', subStatus: 'LOST' };
   const decided = await repo.setTransactionStatus(tx, chargeback.id, outcome);
   if (dispute) await repo.resolveDispute(tx, dispute.id, outcome);
-  const updated = await repo.updatePayment(tx, payment.id, next);
-  await repo.insertHistory(tx, {
-    id: randomUUID(),
-    paymentId: payment.id,
-    status: next.status,
-    subStatus: next.subStatus,
+  const updated = await repo.movePayment(tx, payment.id, next, {
     transactionId: chargeback.id,
     transactionStatus: outcome,
     reason: outcome === 'WON' ? 'DISPUTE_WON' : 'DISPUTE_LOST',

@@ -344,16 +344,7 @@ async function apply(tx: Queryable, payment: PaymentRow, t: TransactionRow): Pro
       : { status: payment.status, subStatus: payment.sub_status, refunded };
     event = 'payment.refunded';
   }
-  const updated = await repo.updatePayment(tx, payment.id, next);
-  await repo.insertHistory(tx, {
-    id: randomUUID(),
-    paymentId: payment.id,
-    status: next.status,
-    subStatus: next.subStatus,
-    transactionId: t.id,
-    transactionStatus: t.status,
-    reason: t.reason,
-  });
+  const updated = await repo.movePayment(tx, payment.id, next, { transactionId: t.id, transactionStatus: t.status, reason: t.reason });
   await recordPaymentOutcome(tx, updated, event);
 }
 

@@ -3,6 +3,7 @@
  * The only module of payments that speaks SQL (the outbox has its own). jsonb columns hold API-shaped
  * snapshots and come back parsed; NUMERIC and timestamps come back as exact strings.
  */
+import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../db/database.js';
 
 export interface PaymentRow {
@@ -120,6 +121,9 @@ const json = (v: unknown) => (v === null || v === undefined ? null : JSON.string
 /** A raw provider document: JSON text is stored verbatim, an object as its JSON. */
 const rawJson = (v: unknown) => (typeof v === 'string' ? v : json(v));
 
+/** What a state change writes on the payment row. */
+export type PaymentChange = { status: string; subStatus: string; paymentMethod?: unknown; captured?: string; refunded?: string };
+
 export const paymentsRepository = {
   async insertPayment(db: Queryable, p: NewPaymentRow): Promise<PaymentRow> {
     const rows = await db.query<PaymentRow>(
@@ -212,7 +216,7 @@ export const paymentsRepository = {
   async updatePayment(
     db: Queryable,
     id: string,
-    change: { status: string; subStatus: string; paymentMethod?: unknown; captured?: string; refunded?: string },
+    change: PaymentChange,
   ): Promise<PaymentRow> {
     const rows = await db.query<PaymentRow>(
       `UPDATE payments SET status = $2, sub_status = $3,
@@ -303,6 +307,21 @@ export const paymentsRepository = {
        VALUES ($1, $2, $3, $4, $5, $6, $7)`,
       [h.id, h.paymentId, h.status, h.subStatus, h.transactionId, h.transactionStatus, h.reason],
     );
+  },
+
+  /**
+   * A payment's state change and its history row, together (every transaction that moves a payment writes
+   * both, in the caller's transaction): the payment as it is now.
+   */
+  async movePayment(
+    db: Queryable,
+    paymentId: string,
+    next: PaymentChange,
+    because: { transactionId: string; transactionStatus: string; reason: string | null },
+  ): Promise<PaymentRow> {
+    const updated = await this.updatePayment(db, paymentId, next);
+    await this.insertHistory(db, { id: randomUUID(), paymentId, status: next.status, subStatus: next.subStatus, ...because });
+    return updated;
   },
 
   /** The payment's status changes, oldest first. */

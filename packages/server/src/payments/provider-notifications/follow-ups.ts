@@ -8,7 +8,6 @@
  *   transaction DECLINED / ERROR                         FAILED    → nothing changes; CONFIRMED → ignored (a conflict, logged)
  * Every failure is announced as payment.operation.failed. The caller holds the payment's lock.
  */
-import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../../db/database.js';
 import { orchestrationRepository as attempts } from '../../orchestration/repository.js';
 import type { ConnectorEvent } from '../../providers/connector.js';
@@ -71,16 +70,7 @@ async function undoFollowUp(tx: Queryable, t: TransactionRow, message: string): 
   const payment = (await repo.lockPaymentById(tx, t.payment_id))!;
   await notifications.markFailed(tx, t.id, message);
   const next = await undone(tx, payment, t);
-  const updated = await repo.updatePayment(tx, payment.id, next);
-  await repo.insertHistory(tx, {
-    id: randomUUID(),
-    paymentId: payment.id,
-    status: next.status,
-    subStatus: next.subStatus,
-    transactionId: t.id,
-    transactionStatus: 'DECLINED',
-    reason: 'FAILED_AT_PROVIDER',
-  });
+  const updated = await repo.movePayment(tx, payment.id, next, { transactionId: t.id, transactionStatus: 'DECLINED', reason: 'FAILED_AT_PROVIDER' });
   await recordOperationFailedEvent(tx, updated, (await repo.findTransaction(tx, payment.id, t.id))!);
 }
 
