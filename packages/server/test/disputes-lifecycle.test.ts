@@ -214,7 +214,7 @@ for (const backend of backends()) {
         expect((await postDispute(t, payment.id, chargeback.id, { evidence: [evidence()] })).status).toBe(200);
         let outages = 2;
         const w = worker(t, {
-          baseBackoffMs: 200,
+          baseBackoffMs: 600,
           faults: {
             beforeDeliver() {
               if (outages > 0) {
@@ -224,22 +224,29 @@ for (const backend of backends()) {
             },
           },
         });
+        // The schedule is read against the moments around the failing pass, not against "now": on a busy
+        // machine the read itself may come a while after the pass.
+        const at = (row: OutboxState) => new Date(row.next_attempt_at).getTime();
+        let before = Date.now();
         expect(await w.runOnce()).toEqual({ delivered: 0, failed: 1 });
+        let after = Date.now();
         const [first] = await evidenceOutbox(t, payment.id);
         expect(first).toMatchObject({ attempts: 1, delivered_at: null, locked_until: null, last_error: 'connect ECONNREFUSED sandbox-acquirer:443' });
-        // First step 200 ms: 100–200 ms (half fixed, half jitter); the second step doubles: 200–400 ms.
-        expect(first!.due_in_ms).toBeGreaterThan(50);
-        expect(first!.due_in_ms).toBeLessThanOrEqual(200);
+        // First step 600 ms: 300–600 ms after the failure (half fixed, half jitter); the second step doubles: 600–1,200 ms.
+        expect(at(first!) - before).toBeGreaterThanOrEqual(300 - 5);
+        expect(at(first!) - after).toBeLessThanOrEqual(600 + 5);
         expect(await w.runOnce()).toEqual({ delivered: 0, failed: 0 }); // not due yet
 
-        await sleep(first!.due_in_ms + 20);
+        await sleep(at(first!) - Date.now() + 20);
+        before = Date.now();
         expect(await w.runOnce()).toEqual({ delivered: 0, failed: 1 });
+        after = Date.now();
         const [second] = await evidenceOutbox(t, payment.id);
         expect(second!.attempts).toBe(2);
-        expect(second!.due_in_ms).toBeGreaterThan(150);
-        expect(second!.due_in_ms).toBeLessThanOrEqual(400);
+        expect(at(second!) - before).toBeGreaterThanOrEqual(600 - 5);
+        expect(at(second!) - after).toBeLessThanOrEqual(1_200 + 5);
 
-        await sleep(second!.due_in_ms + 20);
+        await sleep(at(second!) - Date.now() + 20);
         expect(await w.runOnce()).toEqual({ delivered: 1, failed: 0 });
         const [done] = await evidenceOutbox(t, payment.id);
         expect(done).toMatchObject({ attempts: 3, last_error: null, locked_until: null });
