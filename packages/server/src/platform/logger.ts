@@ -2,8 +2,11 @@
  * Structured JSON logs (pino). Card data, secrets and customer data are removed here, by configuration,
  * so that no call site has to remember: request bodies are never logged, the paths below are censored
  * wherever they appear in a logged object, and an error (`err`, `error`) is logged as a redacted shape.
+ * The personal fields are the spec's (`x-personal-data: true`, platform/personal-data.ts): a field
+ * declared personal there is censored here with no list to update.
  */
 import { pino, type Logger } from 'pino';
+import { PERSONAL_DATA, personalRedactPaths, type PersonalData } from './personal-data.js';
 
 export type { Logger } from 'pino';
 
@@ -84,13 +87,19 @@ export function redactError(err: unknown, depth = 0): RedactedError {
   };
 }
 
-export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
+/** What a logger censors: the fixed paths above and the spec's personal fields (by name, to two levels down). */
+export function redactedPaths(personal: PersonalData = PERSONAL_DATA): string[] {
+  return [...new Set([...REDACTED_PATHS, ...personalRedactPaths(personal)])];
+}
+
+/** `personal`: another declaration than the served spec's (a test's copy of the spec). */
+export function createLogger(level: string, destination?: pino.DestinationStream, personal: PersonalData = PERSONAL_DATA): Logger {
   return pino(
     {
       level,
       base: { service: 'payorch' },
       timestamp: pino.stdTimeFunctions.isoTime,
-      redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+      redact: { paths: redactedPaths(personal), censor: '[redacted]' },
       serializers: { err: (err: unknown) => redactError(err), error: (err: unknown) => redactError(err) },
     },
     destination,
