@@ -118,12 +118,13 @@ describe('logs never hold it', () => {
     log.info({ nickname: NICKNAME }, 'top level');
     log.info({ customer: { id: 'c1', nickname: NICKNAME } }, 'one level down');
     log.info({ payment: { customer_payer: { nickname: NICKNAME } } }, 'two levels down');
+    log.info({ page: { customers: [{ profile: { nickname: NICKNAME } }] } }, 'deeper, in a list');
     return lines;
   }
 
-  it("a logger of the copy's declaration censors it at every depth it logs; the scan finds nothing", async () => {
+  it("a logger of the copy's declaration censors it at any depth; the scan finds nothing", async () => {
     const lines = logWith(copy);
-    expect(lines).toHaveLength(3);
+    expect(lines).toHaveLength(4);
     expect(lines.join('\n')).not.toContain(NICKNAME);
     expect(JSON.parse(lines[1]!).customer).toEqual({ id: 'c1', nickname: '[redacted]' });
     expect(await scanForSensitiveData({ logs: lines, personal: copy })).toEqual([]);
@@ -131,9 +132,9 @@ describe('logs never hold it', () => {
 
   it('a logger that does not know it writes it, and the scan flags each line', async () => {
     const lines = logWith(PERSONAL_DATA);
-    expect(lines.filter((l) => l.includes(NICKNAME))).toHaveLength(3);
+    expect(lines.filter((l) => l.includes(NICKNAME))).toHaveLength(4);
     const findings = await scanForSensitiveData({ logs: lines, personal: copy });
-    expect(findings.map((f) => f.where)).toEqual(['log line 1', 'log line 2', 'log line 3']);
+    expect(findings.map((f) => f.where)).toEqual(['log line 1', 'log line 2', 'log line 3', 'log line 4']);
     expect(JSON.stringify(findings)).not.toContain(NICKNAME);
   });
 });

@@ -2,11 +2,11 @@
  * Structured JSON logs (pino). Card data, secrets and customer data are removed here, by configuration,
  * so that no call site has to remember: request bodies are never logged, the paths below are censored
  * wherever they appear in a logged object, and an error (`err`, `error`) is logged as a redacted shape.
- * The personal fields are the spec's (`x-personal-data: true`, platform/personal-data.ts): a field
- * declared personal there is censored here with no list to update.
+ * The personal fields are the spec's (`x-personal-data: true`, platform/personal-data.ts): a member
+ * named like a field declared personal there is censored at any depth, with no list to update.
  */
 import { pino, type Logger } from 'pino';
-import { PERSONAL_DATA, personalRedactPaths, type PersonalData } from './personal-data.js';
+import { PERSONAL_DATA, personalCensor, type PersonalData } from './personal-data.js';
 
 export type { Logger } from 'pino';
 
@@ -87,11 +87,6 @@ export function redactError(err: unknown, depth = 0): RedactedError {
   };
 }
 
-/** What a logger censors: the fixed paths above and the spec's personal fields (by name, to two levels down). */
-export function redactedPaths(personal: PersonalData = PERSONAL_DATA): string[] {
-  return [...new Set([...REDACTED_PATHS, ...personalRedactPaths(personal)])];
-}
-
 /** `personal`: another declaration than the served spec's (a test's copy of the spec). */
 export function createLogger(level: string, destination?: pino.DestinationStream, personal: PersonalData = PERSONAL_DATA): Logger {
   return pino(
@@ -99,7 +94,9 @@ export function createLogger(level: string, destination?: pino.DestinationStream
       level,
       base: { service: 'payorch' },
       timestamp: pino.stdTimeFunctions.isoTime,
-      redact: { paths: redactedPaths(personal), censor: '[redacted]' },
+      redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+      // The spec's personal fields, by name at any depth (platform/personal-data.ts).
+      formatters: { log: personalCensor(personal) },
       serializers: { err: (err: unknown) => redactError(err), error: (err: unknown) => redactError(err) },
     },
     destination,
