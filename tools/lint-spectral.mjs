@@ -14,7 +14,8 @@ import spectralParsers from '@stoplight/spectral-parsers';
 import { bundleAndLoadRuleset } from '@stoplight/spectral-ruleset-bundler/with-loader';
 
 process.env.SCARF_ANALYTICS ??= 'false';
-const { Document, Spectral, DiagnosticSeverity } = spectralCore;
+const { Document, Spectral } = spectralCore;
+const DiagnosticSeverity = { Error: 0, Warning: 1 }; // @stoplight/types' values
 const { Yaml } = spectralParsers;
 
 /** Rules whose function's answer depends on (value, options, path) only: see the header. */
@@ -25,7 +26,7 @@ export const MEMOIZED_RULES = ['oas3-valid-media-example', 'oas3-valid-schema-ex
  * @returns {{ lint: (specEntry: string) => Promise<{ problems: string[], memo: { hits: number, misses: number } }> }}
  */
 export function createSpectralLinter({ rulesetPath, cwd = process.cwd() }) {
-  let spectral;
+  let ruleset;
   let rulesetStamp;
   const memo = new Map(); // key → { results, run }
   let runNo = 0;
@@ -42,8 +43,8 @@ export function createSpectralLinter({ rulesetPath, cwd = process.cwd() }) {
 
   async function load() {
     const stamp = await stampOf();
-    if (spectral && stamp === rulesetStamp) return;
-    const ruleset = await bundleAndLoadRuleset(rulesetPath, { fs, fetch });
+    if (ruleset && stamp === rulesetStamp) return;
+    ruleset = await bundleAndLoadRuleset(rulesetPath, { fs, fetch });
     for (const name of MEMOIZED_RULES) {
       for (const then of ruleset.rules[name]?.then ?? []) {
         const fn = then.function;
@@ -67,8 +68,6 @@ export function createSpectralLinter({ rulesetPath, cwd = process.cwd() }) {
         };
       }
     }
-    spectral = new Spectral();
-    spectral.setRuleset(ruleset);
     rulesetStamp = stamp;
     memo.clear();
   }
@@ -79,6 +78,10 @@ export function createSpectralLinter({ rulesetPath, cwd = process.cwd() }) {
       runNo++;
       hits = 0;
       misses = 0;
+      // A new Spectral per run: its $ref resolver caches every file it read for good, so a warm one would
+      // lint the component files as they were at the first run. The ruleset object is what stays warm.
+      const spectral = new Spectral();
+      spectral.setRuleset(ruleset);
       const results = await spectral.run(new Document(await readFile(specEntry, 'utf8'), Yaml, specEntry));
       for (const [key, entry] of memo) if (entry.run !== runNo) memo.delete(key);
       // `--fail-severity=warn`: errors and warnings fail, like `npm run lint`.
