@@ -99,10 +99,13 @@ export function defaultSteps(rootDir = root) {
   const specEntry = join(rootDir, 'spec/openapi.yaml');
   const cacheDir = join(rootDir, 'node_modules/.cache/payorch-dev');
   let linter;
-  let pending; // this run's lint answer, shared by the two lint steps
+  let pending; // this run's lint answer, shared by the two lint steps (both ask in the run's first tick)
   const lintOnce = () => {
     linter ??= lintWorker({ rootDir });
-    pending ??= linter.lint(specEntry).finally(() => setImmediate(() => (pending = undefined)));
+    // Forgotten as soon as it settles: the next run may start in the same turn of the event loop.
+    pending ??= linter.lint(specEntry).finally(() => {
+      pending = undefined;
+    });
     return pending;
   };
   const lintStep = (name, key) => ({
