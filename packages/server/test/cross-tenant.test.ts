@@ -408,7 +408,7 @@ for (const backend of backends()) {
       const delivery = log.deliveries.find((d) => d.resource_id === paid.id);
       expect(delivery, JSON.stringify(log)).toBeDefined();
       const authorized = await authorizedPayment(t, {}, customerId);
-      const [routing] = (await (await t.fetch(`/routing?account_id=${t.sandbox.account_id}`)).json()) as Schemas['RoutingList'];
+      const [routing] = (await (await t.fetch(`/routing?account_id=${t.sandbox.account_id}&payment_method=CARD`)).json()) as Schemas['RoutingList'];
       const [connection] = (await (await t.fetch('/connections')).json()) as Schemas['ConnectionList'];
       a = { creds: t.sandbox, merchantCustomerId, customerId, token, paymentKey, paid, chargedBack, disputed, endpoint, delivery: delivery!, authorized, routingId: routing!.id, connectionId: connection!.connection_id };
 

@@ -86,8 +86,11 @@ for (const backend of backends()) {
           ['SANDBOX_A', true, 10_000],
           ['SANDBOX_B', true, 10_000],
         ]);
-        const [routing, ...more] = await routings(t, org.account_id, org);
-        expect(more).toEqual([]);
+        const all = await routings(t, org.account_id, org);
+        const routing = all.find((r) => r.payment_method === 'CARD');
+        // One routing per method: the asynchronous ones take the same route.
+        expect(all.map((r) => [r.payment_method, r.default_route.steps.map((s) => s.provider_id)])).toHaveLength(7);
+        expect(new Set(all.map((r) => JSON.stringify(r.default_route.steps)))).toEqual(new Set([JSON.stringify(routing!.default_route.steps)]));
         expect(routing).toMatchObject({ account_id: org.account_id, payment_method: 'CARD', name: 'Card — SANDBOX_A then SANDBOX_B', condition_sets: [] });
         expect(routing!.id).toMatch(/^r_[0-9a-f-]{36}$/);
         expect(routing!.default_route.steps).toEqual([
@@ -98,7 +101,8 @@ for (const backend of backends()) {
 
       it('the sandbox organization has them too, and an account added by the admin API gets the routing', async () => {
         expect((await connections(t)).map((c) => c.provider_id)).toEqual(['SANDBOX_A', 'SANDBOX_B']);
-        expect(await routings(t, t.sandbox.account_id)).toHaveLength(1);
+        // CARD and each asynchronous method (PIX, BANK_TRANSFER, OXXO, BOLETO, PAYPAL, MERCADO_PAGO_WALLET).
+        expect((await routings(t, t.sandbox.account_id)).map((r) => r.payment_method).sort()).toEqual(['BANK_TRANSFER', 'BOLETO', 'CARD', 'MERCADO_PAGO_WALLET', 'OXXO', 'PAYPAL', 'PIX']);
         const res = await t.fetch(`/admin/organizations/${t.sandbox.organization_id}/accounts`, {
           method: 'POST',
           headers: { ...json, 'admin-api-key': ADMIN_KEY },
@@ -107,7 +111,7 @@ for (const backend of backends()) {
         });
         expect(res.status).toBe(201);
         const account = (await res.json()) as { account_id: string };
-        expect((await routings(t, account.account_id)).map((r) => r.default_route.steps.map((s) => s.provider_id))).toEqual([['SANDBOX_A', 'SANDBOX_B']]);
+        expect((await routings(t, account.account_id)).filter((r) => r.payment_method === 'CARD').map((r) => r.default_route.steps.map((s) => s.provider_id))).toEqual([['SANDBOX_A', 'SANDBOX_B']]);
       });
 
       it('an organization from before routing (no connection at all) gets the defaults at the next start, once', async () => {
@@ -119,7 +123,7 @@ for (const backend of backends()) {
         const box = t.running.deps.services.connectionBox;
         expect(await addMissingOrganizationDefaults(t.db, box)).toBe(1);
         expect((await connections(t, org)).map((c) => c.provider_id)).toEqual(['SANDBOX_A', 'SANDBOX_B']);
-        expect((await routings(t, org.account_id, org)).map((r) => r.default_route.steps.map((s) => s.provider_id))).toEqual([['SANDBOX_A', 'SANDBOX_B']]);
+        expect((await routings(t, org.account_id, org)).filter((r) => r.payment_method === 'CARD').map((r) => r.default_route.steps.map((s) => s.provider_id))).toEqual([['SANDBOX_A', 'SANDBOX_B']]);
         // Organizations with connections (this one now, every other) are left alone.
         expect(await addMissingOrganizationDefaults(t.db, box)).toBe(0);
       });
