@@ -230,6 +230,8 @@ function normalizeAction(providerId: string, a: ShopperAction): ShopperAction {
   if (!Number.isFinite(expiresAt)) throw bad(providerId, 'an action without a usable deadline');
   const at = new Date(expiresAt).toISOString();
   const text = (v: string, max: number) => providerMessage(v, max, '');
+  // References, barcodes and account numbers are long digit runs by nature: checked by shape, not redacted as text is.
+  const number = (v: string) => token(v, /^[A-Za-z0-9 .-]{1,255}$/) ?? '';
   switch (a.kind) {
     case 'QR_CODE':
       if (!/^[\x20-\x7e]{1,1024}$/.test(a.qrCode)) throw bad(providerId, 'a QR code payload that is not printable ASCII of at most 1,024 characters');
@@ -239,9 +241,9 @@ function normalizeAction(providerId: string, a: ShopperAction): ShopperAction {
         kind: 'BANK_TRANSFER',
         bankName: text(a.bankName, 255),
         beneficiaryName: text(a.beneficiaryName, 255),
-        bankAccount: text(a.bankAccount, 64),
+        bankAccount: number(a.bankAccount).slice(0, 64),
         accountType: text(a.accountType, 64),
-        reference: text(a.reference, 255),
+        reference: number(a.reference),
         expiresAt: at,
       };
     case 'VOUCHER':
@@ -249,8 +251,8 @@ function normalizeAction(providerId: string, a: ShopperAction): ShopperAction {
       return {
         kind: 'VOUCHER',
         voucherType: text(a.voucherType, 64),
-        reference: text(a.reference, 255),
-        barcode: text(a.barcode, 255),
+        reference: number(a.reference),
+        barcode: number(a.barcode),
         barcodeFormat: text(a.barcodeFormat, 64),
         dueDate: a.dueDate,
         instruction: text(a.instruction, 4096),

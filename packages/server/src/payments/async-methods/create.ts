@@ -122,7 +122,8 @@ async function start(
   type: AsyncMethodType,
   binding: IdempotencyBinding,
 ): Promise<Exclude<CreatePaymentOutcome, { ok: true }> | { ok: true; walk: Walk }> {
-  const given = CARD_ONLY.find((member) => input.payment_method[member] !== undefined);
+  // vault_on_success defaults to false (the validator fills it in): only `true` asks for a card's behaviour.
+  const given = CARD_ONLY.find((member) => (member === 'vault_on_success' ? input.payment_method[member] === true : input.payment_method[member] !== undefined));
   if (given) {
     return {
       ok: false,

@@ -213,6 +213,16 @@ async function paymentRequest(req: AcquirerRequest, ledger: Ledger): Promise<Rep
   if (typeof value !== 'string' || !DECIMAL.test(value) || typeof currency !== 'string' || !/^[A-Z]{3}$/.test(currency)) return refuse(b.reference, 'amount {value, currency} is required', ledger);
   if (!isPendingMethod(b.method)) return refuse(b.reference, 'method must be PIX, BANK_TRANSFER, OXXO, BOLETO, PAYPAL or MERCADO_PAGO_WALLET', ledger);
   const method = b.method;
+  // The test payment methods' amounts (docs/guides/test-cards.md): cents .77 a provider error (the route
+  // fails over: nothing was shown), .51 a refusal (the route stops), as cards …0077 and …0010 do.
+  const refusal = PENDING_REFUSALS[value.split('.')[1] ?? ''];
+  if (refusal) {
+    const id = `sbx_pay_${randomBytes(8).toString('hex')}`;
+    const body = { id, type: 'PAYMENT_REQUEST', reference: b.reference, method, amount: { value, currency }, status: refusal.status, response: refusal.response, reason: refusal.reason };
+    const entry = { reference: b.reference, payment_id: typeof b.payment_id === 'string' ? b.payment_id : null, kind: 'PURCHASE' as const, status: refusal.status, amount: { value, currency }, id, target_id: null, created_at: new Date().toISOString() };
+    const earlier = await ledger.record({ entry, httpStatus: 200, body, held: false });
+    return earlier ? replay(earlier) : { status: 200, body, recorded: b.reference };
+  }
   const issued = await issuePaymentRequest(
     ledger,
     { reference: b.reference, paymentId: typeof b.payment_id === 'string' ? b.payment_id : null, method, ledgerAmount: value, majorAmount: value, currency },
@@ -241,3 +251,9 @@ async function requestOutcome(id: string, req: AcquirerRequest, ledger: Ledger):
   if (!settled) return { status: 404, body: { error: 'PAYMENT_REQUEST_NOT_FOUND', message: `no payment request ${id}` } };
   return { status: 200, body: { id, status: settled.status, payment_id: settled.paymentId } };
 }
+
+/** A's refusals of payment requests, by the amount's cents. */
+const PENDING_REFUSALS: Readonly<Record<string, { status: LedgerStatus; response: { code: string; message: string }; reason: { code: string; message: string } }>> = {
+  '77': { status: 'ERROR', response: { code: '96', message: 'System malfunction' }, reason: { code: 'PROVIDER_ERROR', message: 'The acquirer could not issue the payment request' } },
+  '51': { status: 'DECLINED', response: { code: '57', message: 'Transaction not permitted' }, reason: { code: 'DECLINED', message: 'The acquirer refused to issue the payment request' } },
+};

@@ -31,7 +31,12 @@ export type IssuedAction =
   | { kind: 'VOUCHER'; voucher_type: string; reference: string; barcode: string; barcode_format: string; due_date: string; instruction: string }
   | { kind: 'REDIRECT' };
 
-const digits = (n: number) => Array.from({ length: n }, () => randomInt(0, 10)).join('');
+/**
+ * `n` random digits after a fixed prefix. References start with 0, which no card brand does, so a
+ * reference of a card number's length is never taken for one (the redaction of provider text, the tests'
+ * PAN scan).
+ */
+const digits = (n: number, prefix = '0') => prefix + Array.from({ length: n - prefix.length }, () => randomInt(0, 10)).join('');
 
 /** CRC-16/CCITT-FALSE, the checksum that closes a PIX BR Code (EMV merchant-presented QR). */
 function crc16(text: string): string {
@@ -46,7 +51,10 @@ function crc16(text: string): string {
 const emv = (id: string, value: string) => `${id}${String(value.length).padStart(2, '0')}${value}`;
 
 /** A PIX "copia e cola" payload in the BR Code layout (dynamic key, amount, transaction id, CRC). */
-export function pixPayload(amount: string, txid: string): string {
+export function pixPayload(major: string, txid: string): string {
+  // Two decimals, as the BR Code writes amounts (exact decimal text, never a float).
+  const [whole, fraction = ''] = major.split('.');
+  const amount = `${whole}.${fraction.padEnd(2, '0').slice(0, 2)}`;
   const account = emv('00', 'br.gov.bcb.pix') + emv('01', `sandbox-${txid.slice(0, 12)}@payorch.test`);
   const body =
     emv('00', '01') +
@@ -83,7 +91,7 @@ function actionOf(method: PendingMethod, amount: string, id: string, expiresAt: 
         kind: 'VOUCHER',
         voucher_type: 'BOLETO',
         reference: digits(47),
-        barcode: digits(44),
+        barcode: digits(44, '0019'),
         barcode_format: 'ITF',
         due_date: expiresAt.toISOString().slice(0, 10),
         instruction: 'Pay at any bank, lottery house or in your bank app with the barcode or the typeable line.',
