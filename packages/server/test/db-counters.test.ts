@@ -1,0 +1,79 @@
+/**
+ * What a payment costs the database, read from the adapter's own counters (src/db/counters.ts): counts,
+ * not timings, so they are exact. Issue 26: on the happy path a payment is two commits (phase A: the
+ * idempotency claim, the payment, its first attempt and the routing decision; phase C: the answer, the
+ * approval, the events and the stored reply), and so are a capture, a void and a refund. The statements
+ * per operation are bounded too, so a change that adds round trips shows here.
+ */
+import { randomUUID } from 'node:crypto';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { countsSince, type StatementCounts } from '../src/db/counters.js';
+import { backends, useServer } from './support/harness.js';
+import { authorizedPayment, cardTransactionId, createCustomer, paymentBody, postLifecycle, postPayment } from './support/payments.js';
+
+for (const backend of backends()) {
+  describe(`database work per operation on ${backend}`, () => {
+    const t = useServer(backend);
+    let customerId: string;
+    beforeAll(async () => {
+      customerId = await createCustomer(t);
+    });
+
+    /** What `fn`'s requests cost (the workers' polling is counted apart, as background). */
+    async function cost<T>(fn: () => Promise<T>): Promise<{ value: T; counts: StatementCounts }> {
+      const before = { ...t.db.counters!.request };
+      const value = await fn();
+      const counts = countsSince(before, t.db.counters!.request);
+      return { value, counts };
+    }
+
+    it('POST /payments, approved: two commits, no rollback, and a replay commits nothing', async () => {
+      const body = paymentBody(t, customerId);
+      const key = randomUUID();
+      const created = await cost(async () => {
+        const res = await postPayment(t, body, { key });
+        return { status: res.status, body: (await res.json()) as { status: string } };
+      });
+      expect(created.value.status).toBe(201);
+      expect(created.value.body.status).toBe('SUCCEEDED');
+      expect(created.counts.commits).toBe(2);
+      expect(created.counts.rollbacks).toBe(0);
+      // The statements it takes today (issue 26), as a ceiling: more means a round trip crept back in.
+      expect(created.counts.statements).toBeLessThanOrEqual(STATEMENT_CEILING.createPayment);
+
+      const replay = await cost(() => postPayment(t, body, { key }));
+      expect(replay.value.headers.get('idempotent-replayed')).toBe('true');
+      expect(replay.counts.commits).toBe(0);
+    });
+
+    it('a business refusal stores its reply in one commit and writes nothing else', async () => {
+      const refused = await cost(() => postPayment(t, { ...paymentBody(t, customerId), account_id: randomUUID() }));
+      expect(refused.value.status).toBe(403);
+      expect(refused.counts.commits).toBe(1);
+    });
+
+    it.each([
+      ['capture', 'capture'],
+      ['cancel', 'cancel'],
+      ['refund', 'refund'],
+    ] as const)('%s: two commits', async (_name, operation) => {
+      let paymentId: string;
+      let transactionId: string;
+      if (operation === 'refund') {
+        const res = await postPayment(t, paymentBody(t, customerId));
+        paymentId = ((await res.json()) as { id: string }).id;
+      } else {
+        paymentId = (await authorizedPayment(t, {}, customerId)).id;
+      }
+      transactionId = await cardTransactionId(t, paymentId);
+      const done = await cost(() => postLifecycle(t, paymentId, operation, operation === 'cancel' ? {} : { amount: { currency: 'BRL', value: 10 } }, { transactionId }));
+      expect(done.value.status, await done.value.clone().text()).toBe(200);
+      expect(done.counts.commits).toBe(2);
+      expect(done.counts.rollbacks).toBe(0);
+      expect(done.counts.statements).toBeLessThanOrEqual(STATEMENT_CEILING.followUp);
+    });
+  });
+}
+
+/** Statements per operation measured when issue 26 landed (counted by the adapter, API requests only). */
+const STATEMENT_CEILING = { createPayment: 40, followUp: 30 };
