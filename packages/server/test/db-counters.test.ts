@@ -8,6 +8,8 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { countsSince, type StatementCounts } from '../src/db/counters.js';
+import type { Queryable } from '../src/db/database.js';
+import { CredentialCache } from '../src/tenancy/credential-cache.js';
 import { backends, useServer } from './support/harness.js';
 import { authorizedPayment, cardTransactionId, createCustomer, paymentBody, postLifecycle, postPayment } from './support/payments.js';
 
@@ -51,6 +53,27 @@ for (const backend of backends()) {
       const refused = await cost(() => postPayment(t, { ...paymentBody(t, customerId), account_id: randomUUID() }));
       expect(refused.value.status).toBe(403);
       expect(refused.counts.commits).toBe(1);
+    });
+
+    it('a key many requests look up at once (a cold or expired cache entry) costs one lookup, shared', async () => {
+      const creds = await t.createOrganization();
+      let lookups = 0;
+      const counting: Queryable = {
+        query: (text, params) => {
+          if (/FROM api_keys/.test(text)) lookups++;
+          return t.db.query(text, params);
+        },
+        exec: (sql) => t.db.exec(sql),
+        transaction: (fn) => t.db.transaction(fn),
+      };
+      const cache = new CredentialCache(5_000);
+      const found = await Promise.all(Array.from({ length: 20 }, () => cache.findActiveApiKey(counting, creds.public_api_key)));
+      expect(lookups).toBe(1);
+      expect(new Set(found.map((k) => k?.organization_id))).toEqual(new Set([creds.organization_id]));
+      // Unknown keys share their lookup too.
+      const unknown = `pk_unknown_${randomUUID()}`;
+      expect(await Promise.all(Array.from({ length: 5 }, () => cache.findActiveApiKey(counting, unknown)))).toEqual(Array(5).fill(undefined));
+      expect(lookups).toBe(2);
     });
 
     it.each([
