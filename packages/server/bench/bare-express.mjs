@@ -16,6 +16,8 @@ const app = express();
 app.disable('x-powered-by');
 app.use(express.json({ limit: '15mb' }));
 app.get('/v1/payments/:id', (_req, res) => res.json(payment));
+app.get('/v1/payments', (_req, res) => res.json({ data: [payment], has_more: false }));
+app.get('/v1/customers/:id', (_req, res) => res.json(customer));
 app.get('/v1/customers/:id/payment-methods', (_req, res) => res.json(methods));
 app.post('/v1/customers/:id/payment-methods', (_req, res) => res.status(201).json(enrolled));
 app.post('/v1/customers', (req, res) => res.status(201).json({ ...customer, merchant_customer_id: req.body.merchant_customer_id }));

@@ -1,9 +1,12 @@
 #!/usr/bin/env node
 /**
  * `npm run bench`: autocannon against, in one run on this machine,
- *   1. a bare Express 5 app answering comparable JSON (the ceiling),
- *   2. the service on PGlite (embedded) and
- *   3. the service on PostgreSQL (DATABASE_URL, default the local server on 127.0.0.1:5432),
+ *   1. a bare Express 5 app answering comparable JSON (the bare ceiling),
+ *   2. the stack's own ceiling (stack-ceiling.mjs: Express + this project's validator + one PostgreSQL
+ *      primary-key read of a ~4 KB row, issue 26),
+ *   3. the service on PGlite (embedded) and
+ *   4. the service on PostgreSQL (DATABASE_URL, default the local server on 127.0.0.1:5432), and
+ *   5. with BENCH_BASELINE=<an older build's packages/server>, that build on PostgreSQL (docs/benchmarks.md),
  * for GET /payments/{id}, POST /customers, GET payment-methods, enrollment, a dispute with 1 MB of
  * evidence (10 concurrent), and POST /payments through routing with the sandbox acquirers as their own
  * process on loopback (once healthy, once with SANDBOX_A failing half its calls: the failovers are read
@@ -26,6 +29,13 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 
 const here = dirname(fileURLToPath(import.meta.url));
+/** This build's server package; BENCH_BASELINE names an older build's (its dist/ built) to run the same scenarios against in the same run. */
+const SERVER_DIR = join(here, '..');
+const BASELINE = process.env.BENCH_BASELINE;
+/** The stack's own ceiling (stack-ceiling.mjs): Express + the validator + one primary-key read; needs PostgreSQL. */
+const STACK_CEILING = join(here, 'stack-ceiling.mjs');
+/** How the service's connections are named in pg_stat_activity, so PostgreSQL's CPU for them can be read. */
+const SERVICE_APP_NAME = 'payorch-bench-service';
 const DURATION = Number(process.env.BENCH_SECONDS ?? 8);
 const PG_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const DISPUTES = Number(process.env.BENCH_DISPUTES ?? 400);
@@ -37,7 +47,7 @@ const SCENARIOS = process.env.BENCH_SCENARIOS?.split(',');
 const PROFILE = process.env.BENCH_PROFILE;
 const selected = (list) => (SCENARIOS ? list.filter((s) => SCENARIOS.some((f) => s.name.includes(f))) : list);
 /** The sandbox acquirers' own process (issue 16): without it (an older build) the payment scenarios use whatever the service calls. */
-const ACQUIRERS = join(here, '..', 'dist', 'providers', 'sandbox', 'acquirers-main.js');
+const acquirersOf = (serverDir) => join(serverDir, 'dist', 'providers', 'sandbox', 'acquirers-main.js');
 /**
  * The Stripe test double (test/doubles/stripe) as its own process, for `POST /payments through the Stripe
  * double`: compiled from TypeScript into dist/test-doubles/ once per run (Node 20 runs no TypeScript and
@@ -105,6 +115,16 @@ async function memoryOf(pid) {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
   const kb = (k) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024;
   return { rssMb: kb('VmRSS'), peakMb: kb('VmHWM') };
+}
+
+/**
+ * A short unmeasured run first: the validator compiles an operation's schemas on its first request
+ * (seconds on a loaded machine), prepared statements are made per connection, V8 optimizes the hot path.
+ */
+const WARM_UP = Number(process.env.BENCH_WARMUP ?? 100);
+async function warmUp(base, scenario) {
+  if (WARM_UP <= 0 || scenario.memory) return;
+  await autocannon({ url: base, connections: Math.min(10, scenario.connections), amount: WARM_UP, pipelining: 1, requests: [scenario.request] });
 }
 
 async function load(base, scenario) {
@@ -273,6 +293,8 @@ function scenarios(fx) {
   };
   return [
     { name: 'GET /payments/{id}', connections: 50, request: { method: 'GET', path: `/v1/payments/${fx.paymentId}`, headers: auth } },
+    { name: 'GET /customers/{id}', connections: 50, request: { method: 'GET', path: `/v1/customers/${fx.customerId}`, headers: auth } },
+    { name: 'GET /payments (list)', connections: 50, request: { method: 'GET', path: `/v1/payments?customer_id=${fx.customerId}&limit=10`, headers: auth } },
     {
       name: 'POST /customers',
       connections: 50,
@@ -422,20 +444,82 @@ async function fixtures(url, creds, acquirers, stripeDouble) {
   return fx;
 }
 
+/** CPU time of a process so far, in ms (utime + stime from /proc: what process.cpuUsage reports inside it). */
+async function cpuMsOf(pid) {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return undefined; // gone, or another machine's
+  }
+}
+const CLOCK_TICKS = 100;
+
+/**
+ * What PostgreSQL spends for the service: the CPU of the server processes (backends) of its connections
+ * (application_name SERVICE_APP_NAME, on this machine: /proc), by pid. pg_stat_statements would give
+ * statement times, but it needs shared_preload_libraries (a server restart); the backends' CPU is the
+ * server's actual cost, parsing, planning and commit included.
+ */
+async function pgBackendCpu(admin) {
+  const { rows } = await admin.query('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1', [SERVICE_APP_NAME]);
+  const cpu = new Map();
+  for (const { pid } of rows) {
+    const ms = await cpuMsOf(pid);
+    if (ms !== undefined) cpu.set(pid, ms);
+  }
+  return cpu;
+}
+function pgCpuDelta(before, after) {
+  let ms = 0;
+  for (const [pid, v] of after) ms += v - (before.get(pid) ?? 0); // a backend born meanwhile: all of it
+  return ms;
+}
+
+/** PostgreSQL's own counts for the service's database (pg_stat_database: commits include read-only transactions). */
+async function pgDatabaseStats(admin) {
+  // Backends report their counts at most once a second (PostgreSQL 15): a fresh snapshot after they did.
+  await admin.query('SELECT pg_stat_clear_snapshot()');
+  const { rows } = await admin.query('SELECT xact_commit::float8 AS commits, xact_rollback::float8 AS rollbacks, tup_inserted::float8 AS inserted, tup_updated::float8 AS updated FROM pg_stat_database WHERE datname = current_database()');
+  return rows[0];
+}
+
+/** The adapter's counts as the service's /metrics exposes them (db/counters.ts), both scopes summed; undefined for an older build. */
+async function dbCounters(url) {
+  const res = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } }).catch(() => undefined);
+  if (!res?.ok) return undefined;
+  const out = {};
+  const field = { statements: 'statements', round_trips: 'roundTrips', commits: 'commits', transactions: 'transactions', rollbacks: 'rollbacks' };
+  for (const line of (await res.text()).split('\n')) {
+    const m = /^payorch_db_(statements|round_trips|commits|transactions|rollbacks)_total\{scope="(request|background)"\} (\S+)$/.exec(line);
+    if (!m) continue;
+    // The requests' own work, and everything (the workers' polling and the rate limiter's flushes too).
+    const name = field[m[1]];
+    if (m[2] === 'request') out[name] = Number(m[3]);
+    out[`${name}All`] = (out[`${name}All`] ?? 0) + Number(m[3]);
+  }
+  return Object.keys(out).length ? out : undefined;
+}
+
 /**
  * The service in one backend, each scenario right after the same scenario against the bare-Express
- * ceiling (still running from main): this machine's speed drifts by ±15 % over minutes, so each ratio is
- * taken against a ceiling measured seconds before it, not at the start of the run.
+ * ceiling and the stack ceiling (both still running from main): this machine's speed drifts by ±15 % over
+ * minutes, so each ratio is taken against ceilings measured seconds before it, not at the start of the run.
+ * `serverDir` is the build to run (this one, or BENCH_BASELINE's). Per scenario it reads, before and after:
+ * the service's CPU (/proc), its database counters (/metrics), and with PostgreSQL the CPU of the service's
+ * backends and pg_stat_database, and reports them per answered request (per payment in the payment scenarios).
  */
-async function benchService(label, env, bareUrl) {
+async function benchService(label, env, ceilings, serverDir = SERVER_DIR) {
   const dataDir = env.DATA_DIR;
   // The acquirers run as their own process (a provider elsewhere, as in production; its faults settable).
-  // Their ledgers go where the service's data goes when they can (the PostgreSQL run's database, as the
-  // service's own acquirers keep theirs), in their memory otherwise (PGlite is one process's) or with
+  // Their ledgers go in a database of their own in the PostgreSQL run (so the service's database counts
+  // only the service's work), in their memory otherwise (PGlite is one process's) or with
   // BENCH_ACQUIRER_LEDGERS=memory (to compare).
-  const ledgersInDb = env.DATABASE_URL !== undefined && ACQUIRER_LEDGERS !== 'memory';
-  const acquirersProc = existsSync(ACQUIRERS)
-    ? startProcess(ACQUIRERS, { DATABASE_URL: ledgersInDb ? env.DATABASE_URL : '' }, (text) => /^\{.*"SANDBOX_A_URL".*\}$/m.exec(text)?.[0])
+  const ledgersInDb = env.ACQUIRERS_DATABASE_URL !== undefined && ACQUIRER_LEDGERS !== 'memory';
+  const acquirersMain = acquirersOf(serverDir);
+  const acquirersProc = existsSync(acquirersMain)
+    ? startProcess(acquirersMain, { DATABASE_URL: ledgersInDb ? env.ACQUIRERS_DATABASE_URL : '' }, (text) => /^\{.*"SANDBOX_A_URL".*\}$/m.exec(text)?.[0])
     : undefined;
   const acquirers = acquirersProc ? JSON.parse((await acquirersProc.url).url) : null;
   // The Stripe double's process, when its scenario is selected: the service is told its address (STRIPE_API_URL).
@@ -443,23 +527,33 @@ async function benchService(label, env, bareUrl) {
     ? startProcess(buildStripeDouble(), {}, (text) => /^\{.*"STRIPE_API_URL".*\}$/m.exec(text)?.[0])
     : undefined;
   const stripeDouble = stripeProc ? JSON.parse((await stripeProc.url).url) : null;
+  const { ACQUIRERS_DATABASE_URL: _ledgers, ...serviceOwnEnv } = env;
   const serviceEnv = {
     PORT: '0', HOST: '127.0.0.1', SANDBOX: 'true', RATE_LIMIT_PER_MINUTE: '100000000', LOG_LEVEL: 'info', NODE_ENV: 'production', METRICS_TOKEN, ADMIN_API_KEY,
     ...(acquirers ?? {}),
     ...(stripeDouble ?? {}),
-    ...env,
+    ...serviceOwnEnv,
   };
-  const first = startProcess(join(here, '..', 'dist', 'main.js'), serviceEnv);
-  const { url: firstUrl } = await first.url;
+  if (serviceEnv.DATABASE_URL) {
+    const u = new URL(serviceEnv.DATABASE_URL);
+    u.searchParams.set('application_name', SERVICE_APP_NAME);
+    serviceEnv.DATABASE_URL = u.toString();
+  }
+  const main = join(serverDir, 'dist', 'main.js');
+  const first = startProcess(main, serviceEnv);
+  await first.url;
   await first.stop(); // the first start creates the data dir / schema; cold start is measured on the next
-  const proc = startProcess(join(here, '..', 'dist', 'main.js'), serviceEnv);
+  const proc = startProcess(main, serviceEnv);
   const { url, startMs } = await proc.url;
-  void firstUrl;
   const creds = JSON.parse(await readFile(join(dataDir, 'sandbox-credentials.json'), 'utf8'));
   console.error(`[${label}] cold start ${startMs} ms; creating fixtures…`);
   const fx = await fixtures(url, creds, acquirers, stripeDouble);
+  // With PostgreSQL: a connection of the bench's own to the service's database, for its statistics.
+  const admin = env.DATABASE_URL ? new pg.Client({ connectionString: env.DATABASE_URL }) : undefined;
+  await admin?.connect();
   const results = {};
   const ceiling = {};
+  const stack = {};
   const bareScenarios = selected(scenarios(bareFixtures()));
   for (const s of selected(scenarios(fx))) {
     if (s.requires) {
@@ -473,89 +567,160 @@ async function benchService(label, env, bareUrl) {
       console.error(`[${label}] ${s.name}: ${r.summary}`);
       continue;
     }
-    const c = (ceiling[s.name] = await load(bareUrl, bareScenarios.find((b) => b.name === s.name)));
+    const bareScenario = bareScenarios.find((b) => b.name === s.name);
+    await warmUp(ceilings.bare, bareScenario);
+    const c = (ceiling[s.name] = await load(ceilings.bare, bareScenario));
     console.error(`[${label}] ceiling, bare express ${s.name}: ${c.rps.toFixed(0)} req/s p50 ${c.p50} ms p99 ${c.p99} ms`);
+    if (ceilings.stack) {
+      await warmUp(ceilings.stack, bareScenario);
+      const k = (stack[s.name] = await load(ceilings.stack, bareScenario));
+      console.error(`[${label}] ceiling, the stack (express + validator + one PK read) ${s.name}: ${k.rps.toFixed(0)} req/s p50 ${k.p50} ms p99 ${k.p99} ms${k.errors ? ` (${k.errors} not ok)` : ''}`);
+    }
     let peakDuring = 0;
     const before = await memoryOf(proc.child.pid);
     const timer = setInterval(async () => {
       const m = await memoryOf(proc.child.pid).catch(() => ({ rssMb: 0 }));
       peakDuring = Math.max(peakDuring, m.rssMb);
     }, 50);
+    await warmUp(url, s);
     const countersBefore = s.payments ? await orchestrationCounters(url) : undefined;
     await s.before?.();
+    const cost0 = { cpu: await cpuMsOf(proc.child.pid), db: await dbCounters(url), pgCpu: admin && (await pgBackendCpu(admin)), pg: admin && (await pgDatabaseStats(admin)) };
     let r;
     try {
       r = await load(url, s);
     } finally {
       clearInterval(timer);
-      await s.after?.();
     }
-    results[s.name] = { ...r, rssBeforeMb: before.rssMb, rssPeakDuringMb: Math.max(peakDuring, before.rssMb) };
+    const cpuAfter = await cpuMsOf(proc.child.pid);
+    const dbAfter = await dbCounters(url);
+    const pgCpuAfter = admin && (await pgBackendCpu(admin));
+    if (admin) await new Promise((res) => setTimeout(res, 1100)); // the backends' statistics reach pg_stat_database within a second
+    const pgAfter = admin && (await pgDatabaseStats(admin));
+    await s.after?.();
+    const per = Math.max(1, r.ok);
+    const perRequest = {
+      serviceCpuMs: cost0.cpu !== undefined && cpuAfter !== undefined ? (cpuAfter - cost0.cpu) / per : null,
+      pgCpuMs: admin ? pgCpuDelta(cost0.pgCpu, pgCpuAfter) / per : null,
+      ...(cost0.db && dbAfter ? Object.fromEntries(Object.keys(dbAfter).map((k) => [k, (dbAfter[k] - (cost0.db[k] ?? 0)) / per])) : {}),
+      ...(admin ? { pgCommits: (pgAfter.commits - cost0.pg.commits) / per, pgInserted: (pgAfter.inserted - cost0.pg.inserted) / per, pgUpdated: (pgAfter.updated - cost0.pg.updated) / per } : {}),
+    };
+    results[s.name] = { ...r, rssBeforeMb: before.rssMb, rssPeakDuringMb: Math.max(peakDuring, before.rssMb), perRequest };
     if (s.payments) {
       results[s.name].payments = s.payments;
       results[s.name].orchestration = counterDelta(countersBefore, await orchestrationCounters(url)) ?? null;
     }
-    console.error(`[${label}] ${s.name}: ${r.rps.toFixed(0)} req/s (${(r.rps / c.rps).toFixed(2)}x) p50 ${r.p50} ms p99 ${r.p99} ms (${r.ok} ok, ${r.errors} not ok)`);
+    const k = stack[s.name];
+    console.error(
+      `[${label}] ${s.name}: ${r.rps.toFixed(0)} req/s (${(r.rps / c.rps).toFixed(2)}x bare${k ? `, ${(r.rps / k.rps).toFixed(2)}x stack` : ''}) p50 ${r.p50} ms p99 ${r.p99} ms (${r.ok} ok, ${r.errors} not ok); ${describeCost(perRequest)}`,
+    );
   }
+  await admin?.end();
   const mem = await memoryOf(proc.child.pid);
   await proc.stop();
   await acquirersProc?.stop();
   await stripeProc?.stop();
   await rm(dataDir, { recursive: true, force: true }); // a PGlite data dir is ~100 MB
-  return { coldStartMs: startMs, peakRssMb: mem.peakMb, scenarios: results, ceiling, missingFixtures: fx.missing, acquirers: acquirers ? `own process, ledgers in ${ledgersInDb ? 'the database' : 'memory'}` : 'as the service runs them' };
+  return { build: serverDir, coldStartMs: startMs, peakRssMb: mem.peakMb, scenarios: results, ceiling, stackCeiling: stack, missingFixtures: fx.missing, acquirers: acquirers ? `own process, ledgers in ${ledgersInDb ? 'a database of their own' : 'memory'}` : 'as the service runs them' };
 }
 
-async function freshPgDatabase() {
+const fmt = (v, digits = 1) => (v === null || v === undefined ? 'n/a' : v.toFixed(digits));
+/** One line of what an answered request cost: the service's and PostgreSQL's CPU, and what went to the database. */
+function describeCost(p) {
+  const driver =
+    p.statements !== undefined
+      ? `driver: statements ${fmt(p.statements)}, round trips ${fmt(p.roundTrips)}, commits ${fmt(p.commits, 2)}, rollbacks ${fmt(p.rollbacks, 2)} (requests' own; with background work: statements ${fmt(p.statementsAll)}, commits ${fmt(p.commitsAll, 2)})`
+      : 'driver counts n/a (an older build)';
+  const pgStats = p.pgCommits !== undefined ? `; PostgreSQL: commits ${fmt(p.pgCommits, 2)} (read-only included), rows inserted ${fmt(p.pgInserted)}, updated ${fmt(p.pgUpdated)}` : '';
+  return `per request: service CPU ${fmt(p.serviceCpuMs, 2)} ms, PostgreSQL CPU ${fmt(p.pgCpuMs, 2)} ms; ${driver}${pgStats}`;
+}
+
+async function freshPgDatabase(name = 'payorch_bench') {
   const admin = new pg.Client({ connectionString: PG_URL });
   await admin.connect();
-  await admin.query('DROP DATABASE IF EXISTS payorch_bench WITH (FORCE)');
-  await admin.query('CREATE DATABASE payorch_bench');
+  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  await admin.query(`CREATE DATABASE ${name}`);
   await admin.end();
   const u = new URL(PG_URL);
-  u.pathname = '/payorch_bench';
+  u.pathname = `/${name}`;
   return u.toString();
 }
 
 async function main() {
-  const out = { machine: { cpus: (await import('node:os')).cpus().length, node: process.version }, durationSeconds: DURATION, runs: {} };
+  const out = { machine: { cpus: (await import('node:os')).cpus().length, node: process.version, loadAverage: (await import('node:os')).loadavg() }, durationSeconds: DURATION, runs: {} };
 
   const bare = startProcess(join(here, 'bare-express.mjs'), {});
-  const { url: bareUrl } = await bare.url;
+  const ceilings = { bare: (await bare.url).url };
+  // The stack ceiling reads PostgreSQL: without one, only the bare ceiling runs.
+  let stackProc;
   try {
-    if (RUNS.includes('pglite')) out.runs.pglite = await benchService('pglite', { DATA_DIR: await mkdtemp(join(tmpdir(), 'payorch-bench-')) }, bareUrl);
-    if (RUNS.includes('postgres')) {
-      try {
-        const url = await freshPgDatabase();
-        out.runs.postgres = await benchService('postgres', { DATA_DIR: await mkdtemp(join(tmpdir(), 'payorch-bench-pg-')), DATABASE_URL: url }, bareUrl);
-      } catch (err) {
-        console.error(`[postgres] skipped: ${err.message}`);
-      }
+    stackProc = startProcess(STACK_CEILING, { DATABASE_URL: await freshPgDatabase('payorch_bench_ceiling') });
+    ceilings.stack = (await stackProc.url).url;
+  } catch (err) {
+    console.error(`[stack ceiling] skipped: ${err.message}`);
+  }
+  const pgRun = async (label, serverDir) => {
+    try {
+      const url = await freshPgDatabase();
+      const acquirersUrl = await freshPgDatabase('payorch_bench_acquirers');
+      return await benchService(label, { DATA_DIR: await mkdtemp(join(tmpdir(), 'payorch-bench-pg-')), DATABASE_URL: url, ACQUIRERS_DATABASE_URL: acquirersUrl }, ceilings, serverDir);
+    } catch (err) {
+      console.error(`[${label}] skipped: ${err.message}`);
+      return undefined;
     }
+  };
+  try {
+    if (RUNS.includes('pglite')) out.runs.pglite = await benchService('pglite', { DATA_DIR: await mkdtemp(join(tmpdir(), 'payorch-bench-')) }, ceilings);
+    if (RUNS.includes('postgres')) out.runs.postgres = await pgRun('postgres', SERVER_DIR);
+    // The same scenarios against an older build, in the same run (issue 26: "≥ 2× the starting figure").
+    if (BASELINE) out.runs.baseline = await pgRun('baseline', BASELINE);
   } finally {
     await bare.stop();
+    await stackProc?.stop();
   }
+  out.machine.loadAverageAfter = (await import('node:os')).loadavg();
 
-  // The table: each figure with its ratio to the ceiling measured just before it.
-  const backends = ['pglite', 'postgres'].filter((run) => out.runs[run]);
+  // The table: each figure with its ratio to the ceilings measured just before it.
+  const RUN_NAMES = ['pglite', 'postgres', 'baseline'];
+  const backends = RUN_NAMES.filter((run) => out.runs[run]);
   const names = [...new Set(backends.flatMap((run) => Object.keys(out.runs[run].scenarios).filter((n) => !out.runs[run].scenarios[n].isolation)))];
   const rows = [];
   for (const name of names) {
-    const ceilings = backends.map((run) => out.runs[run].ceiling[name]).filter(Boolean);
+    const ceilingCells = backends.map((run) => {
+      const c = out.runs[run].ceiling[name];
+      const k = out.runs[run].stackCeiling?.[name];
+      return c ? `${c.rps.toFixed(0)}${k ? ` / ${k.rps.toFixed(0)}` : ''}` : 'n/a';
+    });
     const cell = (run) => {
       const r = out.runs[run]?.scenarios?.[name];
       const c = out.runs[run]?.ceiling?.[name];
+      const k = out.runs[run]?.stackCeiling?.[name];
       if (!r || !c) return 'n/a';
-      return `${r.rps.toFixed(0)} (${(r.rps / c.rps).toFixed(2)}x) p50 ${r.p50} p99 ${r.p99}${r.errors ? ` [${r.errors} non-2xx]` : ''}`;
+      return `${r.rps.toFixed(0)} (${(r.rps / c.rps).toFixed(2)}x${k ? ` / ${(r.rps / k.rps).toFixed(2)}x` : ''}) p50 ${r.p50} p99 ${r.p99}${r.errors ? ` [${r.errors} non-2xx]` : ''}`;
     };
-    rows.push([name, ceilings.map((c) => `${c.rps.toFixed(0)} p50 ${c.p50} p99 ${c.p99}`).join(' / '), cell('pglite'), cell('postgres')]);
+    // Throughput over the baseline's, raw and with each taken relative to the stack ceiling measured just before it (drift-corrected).
+    const vsBaseline = () => {
+      const r = out.runs.postgres?.scenarios?.[name];
+      const b = out.runs.baseline?.scenarios?.[name];
+      if (!r || !b) return 'n/a';
+      const rk = out.runs.postgres.stackCeiling?.[name];
+      const bk = out.runs.baseline.stackCeiling?.[name];
+      return `${(r.rps / b.rps).toFixed(2)}x${rk && bk ? ` (${(r.rps / rk.rps / (b.rps / bk.rps)).toFixed(2)}x against the stack)` : ''}`;
+    };
+    rows.push([name, ceilingCells.join('; '), ...backends.map(cell), ...(out.runs.baseline ? [vsBaseline()] : [])]);
   }
-  const header = ['scenario', 'bare express req/s ms (before PGlite / PostgreSQL)', 'PGlite req/s (ratio) ms', 'PostgreSQL req/s (ratio) ms'];
+  const header = [
+    'scenario',
+    `ceilings req/s: bare / stack (before ${backends.join(', ')})`,
+    ...backends.map((b) => `${b} req/s (x bare / x stack) ms`),
+    ...(out.runs.baseline ? ['PostgreSQL vs baseline'] : []),
+  ];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const line = (cols) => `| ${cols.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
   console.log(line(header));
   console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
   for (const r of rows) console.log(line(r));
-  for (const run of ['pglite', 'postgres']) {
+  for (const run of RUN_NAMES) {
     const r = out.runs[run];
     if (!r) continue;
     const d = r.scenarios['POST dispute (1 MB PDF)'];
@@ -564,8 +729,12 @@ async function main() {
         (r.missingFixtures.length ? `; fixtures missing: ${r.missingFixtures.join('; ')}` : ''),
     );
   }
+  // What each answered request cost (per payment in the payment scenarios).
+  for (const run of RUN_NAMES) {
+    for (const [name, r] of Object.entries(out.runs[run]?.scenarios ?? {})) if (r.perRequest) console.log(`${run}: ${name}: ${describeCost(r.perRequest)}`);
+  }
   // The payment scenarios: what the payments ended as, and what the service's /metrics counted meanwhile.
-  for (const run of ['pglite', 'postgres']) {
+  for (const run of RUN_NAMES) {
     for (const [name, r] of Object.entries(out.runs[run]?.scenarios ?? {})) {
       if (!r.payments) continue;
       const statuses = Object.entries(r.payments).map(([k, v]) => `${k} ${v}`).join(', ') || 'none';
@@ -575,9 +744,10 @@ async function main() {
     }
   }
   // Tenant isolation: Y's GET latency alone, then during X's refund burst, and the ratio.
-  for (const run of ['pglite', 'postgres']) {
+  for (const run of RUN_NAMES) {
     for (const [name, r] of Object.entries(out.runs[run]?.scenarios ?? {})) if (r.isolation) console.log(`${run}: ${name}: ${r.summary}`);
   }
+  console.log(`load average before ${out.machine.loadAverage.map((v) => v.toFixed(1)).join(' ')}, after ${out.machine.loadAverageAfter.map((v) => v.toFixed(1)).join(' ')} (${out.machine.cpus} CPUs)`);
   const file = join(here, '..', 'bench-results.json');
   await writeFile(file, `${JSON.stringify(out, null, 2)}\n`);
   console.log(`written ${file}`);

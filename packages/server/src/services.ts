@@ -71,6 +71,7 @@ export async function buildServices(deps: ServiceDeps): Promise<AppServices> {
     webhookQueue: () => webhooksRepository.queueStats(deps.db),
     onCollectError: (err) => deps.log.warn({ err }, 'metrics: the webhook queue could not be read'),
     failoverReasons: FAILOVER_REASONS,
+    ...(deps.db.counters ? { database: deps.db.counters } : {}),
   });
   // In sandbox mode both sandbox acquirers run as HTTP services (in this process unless
   // SANDBOX_A_URL/SANDBOX_B_URL say where): every provider call crosses a real socket. Registered before

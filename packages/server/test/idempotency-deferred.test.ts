@@ -186,6 +186,39 @@ for (const backend of backends()) {
       expect((await t.db.query('SELECT 1 FROM customers WHERE merchant_customer_id = $1', [`${mcid}-stalled`])).length).toBe(0);
       expect((await runDeferred(t.db, request('d-lease'), recoverers, async () => ({ status: 500 }))).reply.body).toEqual({ who: 'second' });
     });
+
+    it('claim on bind (payments and their follow-ups): nothing holds the key before the first write; the request that binds first owns it, the other answers from its record', async () => {
+      const hold = gate();
+      const mcid = `d-onbind-${randomUUID()}`;
+      const onBind = { claimOnBind: true };
+      const first = runDeferred(t.db, request('d-onbind', 'fp-a'), recoverers, async (binding) => {
+        await hold.opened;
+        await createBound(binding, `${mcid}-first`);
+        return { status: 201, body: { who: 'first' } };
+      }, onBind);
+      await new Promise((r) => setTimeout(r, 20));
+      // While the first has written nothing, another request with the key runs, binds and answers.
+      const second = await runDeferred(t.db, request('d-onbind', 'fp-b'), recoverers, async (binding) => {
+        await createBound(binding, `${mcid}-second`);
+        return { status: 201, body: { who: 'second' } };
+      }, onBind);
+      hold.open();
+      const late = await first;
+      expect(second).toEqual({ reply: { status: 201, body: { who: 'second' } }, replayed: false });
+      // The first's bind failed and its transaction rolled back: it created nothing, and the key is another request's.
+      expect(late.reply.status).toBe(422);
+      expect((late.reply.body as { code: string }).code).toBe('IDEMPOTENCY_KEY_REUSED');
+      expect((await t.db.query('SELECT 1 FROM customers WHERE merchant_customer_id = $1', [`${mcid}-first`])).length).toBe(0);
+      expect(await record('d-onbind')).toMatchObject({ state: 'COMPLETE', status_code: 201 });
+      // The same request again is replayed from one read; a refusal that wrote nothing is stored too.
+      expect(await runDeferred(t.db, request('d-onbind', 'fp-b'), recoverers, async () => ({ status: 500 }), onBind)).toEqual({
+        reply: { status: 201, body: { who: 'second' }, headers: {} },
+        replayed: true,
+      });
+      const refused = await runDeferred(t.db, request('d-onbind-4xx'), recoverers, async () => ({ status: 422, body: { code: 'INVALID_AMOUNT' } }), onBind);
+      expect(refused.replayed).toBe(false);
+      expect(await record('d-onbind-4xx')).toMatchObject({ state: 'COMPLETE', status_code: 422, resource: null });
+    });
   });
 
   describe(`POST /payments in deferred mode on ${backend}`, () => {

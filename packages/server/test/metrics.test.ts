@@ -67,6 +67,10 @@ for (const backend of backends()) {
       expect(s.get('payorch_http_request_duration_seconds_bucket{le="+Inf",operation="getPayment"}')).toBe(1);
       expect(text).toContain('# TYPE payorch_http_requests_total counter\n');
       expect(text).toContain('# TYPE payorch_http_request_duration_seconds histogram\n');
+      // The database adapter's own counts (db/counters.ts), as the benchmark reads them: the requests above read.
+      expect(text).toContain('# TYPE payorch_db_commits_total counter\n');
+      expect(s.get('payorch_db_statements_total{scope="request"}')).toBeGreaterThan(0);
+      expect(s.get('payorch_db_statements_total{scope="background"}')).toBeGreaterThan(0);
       expect(text).not.toContain('00000000-0000-4000-8000-000000000000');
       // Process metrics come along (collectDefaultMetrics).
       expect(s.has('process_cpu_user_seconds_total')).toBe(true);

@@ -4,9 +4,10 @@
  */
 import { createHash } from 'node:crypto';
 import type { Schemas } from '@payorch/types';
+import { jsonOf } from '../http/serialized-json.js';
 
 export function customerEtag(customer: Schemas['Customer']): string {
-  return `"${createHash('sha256').update(JSON.stringify(customer)).digest('base64url')}"`;
+  return `"${createHash('sha256').update(jsonOf(customer)).digest('base64url')}"`;
 }
 
 /** If-Match (RFC 9110 §13.1.1): `*` or any listed tag, compared strongly (a weak tag never matches). */

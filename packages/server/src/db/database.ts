@@ -2,6 +2,8 @@
  * The one database abstraction: PostgreSQL SQL over either PGlite (embedded, default) or a pg pool
  * (DATABASE_URL). Repositories are the only callers of `query`; services open transactions.
  */
+import type { DatabaseCounters } from './counters.js';
+
 export interface Queryable {
   /** Runs one statement with $1… parameters and returns its rows. */
   query<R = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<R[]>;
@@ -13,6 +15,8 @@ export interface Queryable {
 
 export interface Database extends Queryable {
   readonly kind: 'pglite' | 'postgres';
+  /** What was sent, counted by the adapter (counters.ts); wrappers pass their database's on. */
+  readonly counters?: DatabaseCounters;
   /** True when the database answers a trivial query. */
   ping(): Promise<boolean>;
   close(): Promise<void>;

@@ -78,6 +78,7 @@ export function gateByOrganization(db: Database, options: OrganizationGateOption
   };
   return {
     kind: db.kind,
+    ...(db.counters ? { counters: db.counters } : {}),
     query: <R>(text: string, params?: readonly unknown[]) => gated(() => db.query<R>(text, params)),
     exec: (sql: string) => gated(() => db.exec(sql)),
     transaction: <T>(fn: (tx: Queryable) => Promise<T>) => gated(() => db.transaction(fn)),

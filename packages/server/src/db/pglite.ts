@@ -1,5 +1,6 @@
 import { PGlite, types } from '@electric-sql/pglite';
 import { ensurePrivateDir, restrictTree } from '../platform/private-files.js';
+import { DatabaseCounters, type TransactionMark } from './counters.js';
 import { inSavepoint, type Database, type Queryable } from './database.js';
 
 // Timestamps and numerics stay strings (exact, microseconds kept); int8 becomes a number like with pg.
@@ -22,17 +23,23 @@ const serializers = {
 
 type PgliteTx = Pick<PGlite, 'query' | 'exec'>;
 
-function wrap(tx: PgliteTx, depth: number): Queryable {
+function wrap(tx: PgliteTx, counters: DatabaseCounters, mark: TransactionMark | null, depth = 0): Queryable {
   return {
     async query<R>(text: string, params: readonly unknown[] = []) {
+      counters.statement(text, mark);
       const res = await tx.query<R>(text, params as unknown[]);
       return res.rows;
     },
     async exec(sql: string) {
+      counters.statement(sql, mark);
       await tx.exec(sql);
     },
     async transaction<T>(fn: (inner: Queryable) => Promise<T>) {
-      return inSavepoint((sql) => tx.query(sql), depth, () => fn(wrap(tx, depth + 1)));
+      const control = (sql: string) => {
+        counters.control();
+        return tx.query(sql);
+      };
+      return inSavepoint(control, depth, () => fn(wrap(tx, counters, mark, depth + 1)));
     },
   };
 }
@@ -60,13 +67,24 @@ export async function openPglite(dataDir: string, options: { loadDataDir?: Blob 
   await pg.exec("SET TIME ZONE 'UTC'");
   // After the start: initdb's files and the relcache files written at start are world-readable otherwise.
   if (onDisk) await restrictTree(dataDir);
-  const top = wrap(pg, 0);
+  const counters = new DatabaseCounters();
+  const top = wrap(pg, counters, null);
   return {
     kind: 'pglite',
+    counters,
     query: top.query,
     exec: top.exec,
     async transaction<T>(fn: (tx: Queryable) => Promise<T>) {
-      return pg.transaction((tx) => fn(wrap(tx, 1)));
+      // PGlite sends BEGIN and COMMIT (or ROLLBACK) itself.
+      const mark = counters.begin();
+      try {
+        const out = await pg.transaction((tx) => fn(wrap(tx, counters, mark, 1)));
+        counters.end(mark, true);
+        return out;
+      } catch (err) {
+        counters.end(mark, false);
+        throw err;
+      }
     },
     async ping() {
       try {

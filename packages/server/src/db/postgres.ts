@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { DatabaseCounters, type TransactionMark } from './counters.js';
 import { inSavepoint, type Database, type Queryable } from './database.js';
 
 // Same conventions as PGlite: timestamps and numerics as exact strings, int8 as a number.
@@ -28,17 +29,23 @@ class StatementNames {
   }
 }
 
-function wrapClient(client: pg.PoolClient, depth: number, statements: StatementNames): Queryable {
+function wrapClient(client: pg.PoolClient, depth: number, statements: StatementNames, counters: DatabaseCounters, mark: TransactionMark): Queryable {
   return {
     async query<R>(text: string, params: readonly unknown[] = []) {
+      counters.statement(text, mark);
       const res = await client.query(statements.config(text, params));
       return res.rows as R[];
     },
     async exec(sql: string) {
+      counters.statement(sql, mark);
       await client.query(sql);
     },
     async transaction<T>(fn: (tx: Queryable) => Promise<T>) {
-      return inSavepoint((sql) => client.query(sql), depth, () => fn(wrapClient(client, depth + 1, statements)));
+      const control = (sql: string) => {
+        counters.control();
+        return client.query(sql);
+      };
+      return inSavepoint(control, depth, () => fn(wrapClient(client, depth + 1, statements, counters, mark)));
     },
   };
 }
@@ -62,27 +69,34 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
     types: typeParsers,
   });
   const statements = new StatementNames();
+  const counters = new DatabaseCounters();
   // An idle client losing its connection must not crash the process; the next query reconnects.
   pool.on('error', () => {});
   return {
     kind: 'postgres',
+    counters,
     async query<R>(text: string, params: readonly unknown[] = []) {
+      counters.statement(text, null);
       const res = await pool.query(statements.config(text, params));
       return res.rows as R[];
     },
     async exec(sql: string) {
+      counters.statement(sql, null);
       await pool.query(sql);
     },
     async transaction<T>(fn: (tx: Queryable) => Promise<T>) {
       const client = await pool.connect();
       let broken = false;
+      const mark = counters.begin();
       try {
         await client.query('BEGIN');
-        const out = await fn(wrapClient(client, 1, statements));
+        const out = await fn(wrapClient(client, 1, statements, counters, mark));
         await client.query('COMMIT');
+        counters.end(mark, true);
         return out;
       } catch (err) {
         try {
+          counters.end(mark, false);
           await client.query('ROLLBACK');
         } catch {
           broken = true;

@@ -4,7 +4,7 @@
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { AppDeps, Handlers, MerchantAuth, RequestContext } from '../context.js';
-import { fingerprintOf, idempotencyModeOf, NO_BINDING, runDeferred, runIdempotent, type Reply } from '../idempotency/idempotency.js';
+import { CLAIMED_ON_BIND, fingerprintOf, idempotencyModeOf, NO_BINDING, runDeferred, runIdempotent, type Reply } from '../idempotency/idempotency.js';
 import { linkBase } from '../platform/config.js';
 import { inRequestScope } from '../platform/request-scope.js';
 import { ProblemError } from './problems.js';
@@ -72,7 +72,9 @@ export function dispatch(handlers: Handlers, deps: AppDeps): RequestHandler {
         };
         const outcome =
           idempotencyModeOf(op.operationId) === 'deferred'
-            ? await runDeferred(deps.db, idempotent, deps.services.idempotencyRecoverers, (binding) => handler(request, { ...ctx, idempotency: binding }))
+            ? await runDeferred(deps.db, idempotent, deps.services.idempotencyRecoverers, (binding) => handler(request, { ...ctx, idempotency: binding }), {
+                claimOnBind: CLAIMED_ON_BIND.has(op.operationId),
+              })
             : await runIdempotent(deps.db, idempotent, (tx) => handler(request, { ...ctx, db: tx }));
         if ('notStored' in outcome && outcome.notStored !== undefined) {
           ctx.log.warn({ err: outcome.notStored, operationId: op.operationId }, 'idempotency: the reply was answered but not stored; a retry recovers it');
@@ -86,7 +88,7 @@ export function dispatch(handlers: Handlers, deps: AppDeps): RequestHandler {
       }
       // The operation's transaction (if any) has committed by now.
       for (const task of afterCommit) await task();
-      sendReply(req, res, reply);
+      sendReply(req, res, reply, { reuseJson: !deps.config.validateResponses });
     } catch (err) {
       next(err);
     }

@@ -3,6 +3,7 @@ import type { Problem } from '@payorch/types';
 import type { Reply } from '../idempotency/idempotency.js';
 import { bodyLeftUnread, closeAfterLingering } from './lingering-close.js';
 import { fitProblem } from './problems.js';
+import { serializedJson } from './serialized-json.js';
 
 /** The request id (set by the request-id middleware) of this exchange. */
 export function requestIdOf(res: Response): string {
@@ -15,9 +16,10 @@ function completeProblem(req: Request, res: Response, body: Problem): Problem {
 
 /**
  * Sends a handler's reply. JSON goes through res.json, so the validator checks it against the spec when
- * response validation is on; problems get this request's id and path; a string is sent as text.
+ * response validation is on; problems get this request's id and path; a string is sent as text. Without
+ * response validation (`reuseJson`), a body already serialized for its ETag is sent as that text.
  */
-export function sendReply(req: Request, res: Response, reply: Reply): void {
+export function sendReply(req: Request, res: Response, reply: Reply, options: { reuseJson?: boolean } = {}): void {
   if (reply.headers) res.set(reply.headers);
   res.status(reply.status);
   if (reply.body === undefined) {
@@ -29,7 +31,9 @@ export function sendReply(req: Request, res: Response, reply: Reply): void {
   } else if (reply.status >= 400) {
     res.type('application/problem+json').json(completeProblem(req, res, reply.body as Problem));
   } else {
-    res.json(reply.body);
+    const text = options.reuseJson ? serializedJson(reply.body) : undefined;
+    if (text !== undefined) res.type('application/json').send(text);
+    else res.json(reply.body);
   }
 }
 

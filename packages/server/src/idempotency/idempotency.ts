@@ -15,6 +15,9 @@
  * transactions and binds the record to what it created in the first of them, and the reply is stored when
  * it returns. A crash in between leaves a bound PENDING record that the resource's recoverer completes
  * from the database once the resource is settled (reconciliation settles what a crash left in flight).
+ * The operations that write before any provider call (CLAIMED_ON_BIND: payments and their follow-ups)
+ * claim in their own first transaction and store the reply in the one that settles them: two commits
+ * per operation (runClaimingOnBind; docs/design.md §4 "Claim on bind").
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { Database, Queryable } from '../db/database.js';
@@ -45,6 +48,14 @@ export const DEFERRED_OPERATIONS: ReadonlySet<string> = new Set([
   'cancelOrRefundPayment',
   'enrollPaymentMethod',
 ]);
+
+/**
+ * The deferred operations that write (bind) before any provider call: their key is claimed in the
+ * operation's own first transaction, bound at once (issue 26: two commits per payment, the claim riding in
+ * phase A), instead of in a transaction of its own first. Enrollment calls its provider (verify) before it
+ * writes anything, so it claims first: a concurrent retry must not verify the card a second time.
+ */
+export const CLAIMED_ON_BIND: ReadonlySet<string> = new Set(['createPayment', 'capturePayment', 'cancelPayment', 'refundPayment', 'cancelOrRefundPayment']);
 
 export type IdempotencyMode = 'atomic' | 'deferred';
 
@@ -199,6 +210,12 @@ export interface IdempotencyBinding {
    * transaction then rolls back, so the resource is not created twice.
    */
   bind(tx: Queryable, resource: string): Promise<void>;
+  /**
+   * Stores the operation's final reply in the caller's transaction (the one that settles the resource), so
+   * the reply costs no commit of its own; the reply the operation returns must be this one. Absent where
+   * nothing is bound (NO_BINDING).
+   */
+  complete?(tx: Queryable, reply: Reply): Promise<void>;
 }
 
 /** For operations that run without a claim (atomic mode, or no key): binding has nothing to do. */
@@ -256,10 +273,19 @@ export async function runDeferred(
   request: IdempotentRequest,
   recoverers: Recoverers,
   operation: (binding: IdempotencyBinding) => Promise<Reply>,
-  options: { leaseSeconds?: number } = {},
+  options: { leaseSeconds?: number; claimOnBind?: boolean } = {},
 ): Promise<{ reply: Reply; replayed: boolean; notStored?: unknown }> {
   const { organizationId, key } = request;
   const leaseSeconds = options.leaseSeconds ?? DEFERRED_CLAIM_LEASE_SECONDS;
+  // Claim on bind: one read decides. A key nobody has used runs the operation at once; a stored reply is
+  // final (replayed, or 422 for another request) without a transaction; a PENDING record goes the claiming
+  // way below (recovery, 409, or the takeover of a stale claim).
+  if (options.claimOnBind) {
+    const found = await repo.findLive(db, organizationId, key);
+    if (!found) return runClaimingOnBind(db, request, operation);
+    if (found.fingerprint !== request.fingerprint) return { reply: keyReused(), replayed: false };
+    if (found.state === 'COMPLETE') return { reply: storedReply(found), replayed: true };
+  }
   const claim = await db.transaction(async (tx): Promise<Claim> => {
     if (!(await repo.tryLock(tx, organizationId, key))) return { kind: 'answered', reply: inProcess(), replayed: false };
     const stored = await repo.findLive(tx, organizationId, key);
@@ -283,9 +309,13 @@ export async function runDeferred(
   });
   if (claim.kind === 'answered') return { reply: claim.reply, replayed: claim.replayed };
 
+  let completed = false;
   const binding: IdempotencyBinding = {
     async bind(tx, resource) {
       if (!(await repo.bind(tx, organizationId, key, claim.claimId, resource))) throw new ClaimLostError();
+    },
+    async complete(tx, reply) {
+      completed = await repo.complete(tx, organizationId, key, claim.claimId, toStore(reply));
     },
   };
   // Watched: once the operation has called a provider (money may have moved), no failure is "nothing happened".
@@ -312,6 +342,7 @@ export async function runDeferred(
     throw err;
   }
   const reply = ran.value;
+  if (completed) return { reply, replayed: false };
   try {
     await repo.complete(db, organizationId, key, claim.claimId, toStore(reply));
   } catch (err) {
@@ -321,6 +352,66 @@ export async function runDeferred(
     return { reply, replayed: false, notStored: err };
   }
   return { reply, replayed: false };
+}
+
+/**
+ * Deferred mode with the claim on bind (CLAIMED_ON_BIND), for a key found unused: the operation runs with a
+ * binding whose `bind` claims the key already bound to the resource in the operation's first transaction
+ * (claimBound), and whose `complete` stores the reply in the transaction that settles it. Until that first
+ * transaction commits nothing holds the key: two requests with one key both run their checks, one binds,
+ * the other's transaction rolls back (ClaimLostError) before any provider call and it answers what the
+ * record then says (the replay, 422 for a different request, or 409 while the first runs). A reply of an
+ * operation that wrote nothing (a business 4xx) is stored unless the key got a record meanwhile.
+ */
+async function runClaimingOnBind(
+  db: Database,
+  request: IdempotentRequest,
+  operation: (binding: IdempotencyBinding) => Promise<Reply>,
+): Promise<{ reply: Reply; replayed: boolean; notStored?: unknown }> {
+  const { organizationId, key } = request;
+  const claimId = randomUUID();
+  let bound = false;
+  let completed = false;
+  const binding: IdempotencyBinding = {
+    async bind(tx, resource) {
+      const claimed = await repo.claimBound(tx, { ...request, claimId, resource, ttlSeconds: IDEMPOTENCY_TTL_SECONDS });
+      if (!claimed) throw new ClaimLostError();
+      bound = true; // (if the transaction rolls back after this, `complete` below finds no record: harmless)
+    },
+    async complete(tx, reply) {
+      completed = await repo.complete(tx, organizationId, key, claimId, toStore(reply));
+    },
+  };
+  const ran = await watchingProviderCalls(() =>
+    operation(binding).catch((err: unknown) => {
+      if (err instanceof ProblemError) return err.reply as ProblemReply as Reply;
+      throw err;
+    }),
+  );
+  if (!ran.ok) {
+    const err = ran.error;
+    if (err instanceof ClaimLostError) return answerFromRecord(db, request);
+    if (err instanceof UnsettledReply) return { reply: err.reply, replayed: false };
+    if (ran.providerCalled) throw new UnrecordedOutcomeError(err);
+    throw err;
+  }
+  const reply = ran.value;
+  if (completed) return { reply, replayed: false };
+  try {
+    if (bound) await repo.complete(db, organizationId, key, claimId, toStore(reply));
+    else await repo.saveIfFree(db, { ...request, reply: toStore(reply), ttlSeconds: IDEMPOTENCY_TTL_SECONDS });
+  } catch (err) {
+    return { reply, replayed: false, notStored: err };
+  }
+  return { reply, replayed: false };
+}
+
+/** What a request that lost the key to another one answers: that one's reply, 422 for another request, or 409 while it runs. */
+async function answerFromRecord(db: Database, request: IdempotentRequest): Promise<{ reply: Reply; replayed: boolean }> {
+  const stored = await repo.findLive(db, request.organizationId, request.key);
+  if (stored && stored.fingerprint !== request.fingerprint) return { reply: keyReused(), replayed: false };
+  if (stored?.state === 'COMPLETE') return { reply: storedReply(stored), replayed: true };
+  return { reply: inProcess(), replayed: false };
 }
 
 /**

@@ -26,12 +26,13 @@ export interface ReplyToStore {
 
 const bodyParam = (body: unknown) => (body === undefined ? null : JSON.stringify(body));
 
+/** The name of a key's transaction lock (pg_try_advisory_xact_lock), the same in every statement that takes it. */
+const lockName = (organizationId: string, key: string) => `idempotency:${organizationId}:${key}`;
+
 export const idempotencyRepository = {
   /** Takes the per-(organization, key) transaction lock; false when another transaction holds it. */
   async tryLock(tx: Queryable, organizationId: string, key: string): Promise<boolean> {
-    const rows = await tx.query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS locked', [
-      `idempotency:${organizationId}:${key}`,
-    ]);
+    const rows = await tx.query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS locked', [lockName(organizationId, key)]);
     return rows[0]?.locked === true;
   },
 
@@ -77,6 +78,59 @@ export const idempotencyRepository = {
          created_at = clock_timestamp(), expires_at = EXCLUDED.expires_at`,
       [row.organizationId, row.key, row.fingerprint, row.operationId, row.claimId, row.ttlSeconds],
     );
+  },
+
+  /**
+   * Claims the key already bound to its resource, in the operation's own first transaction (deferred
+   * mode's claim on bind): one statement that takes the key's transaction lock (as tryLock) and inserts the
+   * PENDING record, replacing only an expired row. False when the lock is held or a live record exists
+   * (another request with the key got there first): the caller's transaction then rolls back.
+   */
+  async claimBound(
+    tx: Queryable,
+    row: { organizationId: string; key: string; fingerprint: string; operationId: string; claimId: string; resource: string; ttlSeconds: number },
+  ): Promise<boolean> {
+    const rows = await tx.query(
+      `INSERT INTO idempotency_keys (organization_id, idempotency_key, fingerprint, operation_id, state, status_code, resource, claim_id, claimed_at, expires_at)
+       SELECT $1::text, $2::text, $3::text, $4::text, 'PENDING', NULL, $6::text, $5::text, clock_timestamp(), clock_timestamp() + make_interval(secs => $7)
+        WHERE pg_try_advisory_xact_lock(hashtextextended($8::text, 0))
+       ON CONFLICT (organization_id, idempotency_key) DO UPDATE SET
+         fingerprint = EXCLUDED.fingerprint, operation_id = EXCLUDED.operation_id, state = 'PENDING', status_code = NULL,
+         response_headers = '{}', response_body = NULL, resource = EXCLUDED.resource, claim_id = EXCLUDED.claim_id, claimed_at = EXCLUDED.claimed_at,
+         created_at = clock_timestamp(), expires_at = EXCLUDED.expires_at
+         WHERE idempotency_keys.expires_at <= clock_timestamp()
+       RETURNING 1`,
+      [row.organizationId, row.key, row.fingerprint, row.operationId, row.claimId, row.resource, row.ttlSeconds, lockName(row.organizationId, row.key)],
+    );
+    return rows.length === 1;
+  },
+
+  /**
+   * Stores a reply for a key nobody holds (deferred mode's claim on bind, when the operation answered
+   * without writing anything: a business 4xx). False when the key's lock is held or a live record exists:
+   * the other request's record stands.
+   */
+  async saveIfFree(
+    db: Queryable,
+    row: { organizationId: string; key: string; fingerprint: string; operationId: string; reply: ReplyToStore; ttlSeconds: number },
+  ): Promise<boolean> {
+    const rows = await db.query(
+      `INSERT INTO idempotency_keys (organization_id, idempotency_key, fingerprint, operation_id, state, status_code, response_headers, response_body, expires_at)
+       SELECT $1::text, $2::text, $3::text, $4::text, 'COMPLETE', $5::int, $6::jsonb, $7::jsonb, clock_timestamp() + make_interval(secs => $8)
+        WHERE pg_try_advisory_xact_lock(hashtextextended($9::text, 0))
+       ON CONFLICT (organization_id, idempotency_key) DO UPDATE SET
+         fingerprint = EXCLUDED.fingerprint, operation_id = EXCLUDED.operation_id, state = 'COMPLETE', status_code = EXCLUDED.status_code,
+         response_headers = EXCLUDED.response_headers, response_body = EXCLUDED.response_body,
+         resource = NULL, claim_id = NULL, claimed_at = NULL,
+         created_at = clock_timestamp(), expires_at = EXCLUDED.expires_at
+         WHERE idempotency_keys.expires_at <= clock_timestamp()
+       RETURNING 1`,
+      [
+        row.organizationId, row.key, row.fingerprint, row.operationId, row.reply.status, JSON.stringify(row.reply.headers), bodyParam(row.reply.body), row.ttlSeconds,
+        lockName(row.organizationId, row.key),
+      ],
+    );
+    return rows.length === 1;
   },
 
   /** Takes over an unbound claim whose lease ran out (the caller checked, under the key's lock). */

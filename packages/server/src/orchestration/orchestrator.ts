@@ -92,6 +92,11 @@ export interface ChargeRoute {
   approve(tx: Queryable, payment: PaymentRow, attempt: AttemptRow, result: ProviderResult): Promise<void>;
   /** The vaulted card the payment uses, if any (a decline is recorded on it). */
   vaultedToken: string | null;
+  /**
+   * The route is over: in the same phase C transaction, what the request answers is built and stored (its
+   * idempotency reply), so the outcome and the reply are one commit.
+   */
+  conclude?(tx: Queryable): Promise<void>;
 }
 
 /** Phases B and C until the route is decided (or waits for reconciliation). */
@@ -100,7 +105,11 @@ export async function runRoute(o: Orchestration, route: ChargeRoute): Promise<vo
   for (;;) {
     const answer = await call(o, route, current, attempt);
     // Queued per payment (payments/payment-lock.ts): phase C waits in memory, not on a pooled connection.
-    const next = await inPaymentTransaction(o.db, route.paymentId, null, async (tx) => settleAnswer(o, tx, route, current, attempt, answer));
+    const next = await inPaymentTransaction(o.db, route.paymentId, null, async (tx, locked) => {
+      const chosen = await settleAnswer(o, tx, route, current, attempt, answer, locked?.payment);
+      if (!chosen) await route.conclude?.(tx);
+      return chosen;
+    });
     if (!next) return;
     o.metrics.failover({ fromProviderId: current.step.providerId, toProviderId: next.chosen.step.providerId, reason: failoverReason(answer) });
     current = next.chosen;
@@ -142,9 +151,13 @@ async function settleAnswer(
   current: ChosenStep,
   attempt: AttemptRow,
   answer: AttemptAnswer & { result?: ProviderResult },
+  /** The payment as the lock read it, when it did. */
+  locked?: PaymentRow,
 ): Promise<{ chosen: ChosenStep; attempt: AttemptRow } | null> {
-  const payment = (await payments.lockPaymentById(tx, route.paymentId))!;
-  const recorded = await repo.find(tx, attempt.id);
+  const payment = locked ?? (await payments.lockPaymentById(tx, route.paymentId))!;
+  // The payment's attempts in one read: this one's state, and (for an approval) whether another was taken.
+  const others = await repo.transactionsOf(tx, route.paymentId);
+  const recorded = others.find((t) => t.id === attempt.id);
   // Reconciliation got here first (the call outlived its deadline): its word stands, and it concludes the payment.
   if (!recorded || recorded.status !== 'PENDING') return null;
   const result = answer.answered ? answer.result : null;
@@ -153,7 +166,6 @@ async function settleAnswer(
   if (answer.answered) {
     const decision = failoverDecision(answer);
     if (decision === 'APPROVED') {
-      const others = await repo.transactionsOf(tx, route.paymentId);
       if (!isUndecided(payment) || others.some((t) => t.id !== attempt.id && t.status === 'SUCCEEDED' && (t.type === 'PURCHASE' || t.type === 'AUTHORIZE'))) {
         // Approved after the payment was decided without it (reconciliation took another approval):
         // left PENDING and due now, so reconciliation finds the approval and voids it at the provider.

@@ -147,20 +147,12 @@ export async function takeApproval(
 ): Promise<PaymentRow> {
   const capture = attempt.type === 'PURCHASE';
   const states = capture ? { status: 'SUCCEEDED', subStatus: 'APPROVED' } : { status: 'PENDING', subStatus: 'AUTHORIZED' };
-  const updated = await payments.updatePayment(tx, payment.id, {
-    ...states,
-    paymentMethod,
-    captured: capture ? payment.amount_value : '0',
-  });
-  await payments.insertHistory(tx, {
-    id: randomUUID(),
-    paymentId: payment.id,
-    status: states.status,
-    subStatus: states.subStatus,
-    transactionId: attempt.id,
-    transactionStatus: 'SUCCEEDED',
-    reason: null,
-  });
+  const updated = await payments.movePayment(
+    tx,
+    payment.id,
+    { ...states, paymentMethod, captured: capture ? payment.amount_value : '0' },
+    { transactionId: attempt.id, transactionStatus: 'SUCCEEDED', reason: null },
+  );
   await recordPaymentOutcome(tx, updated, capture ? 'payment.succeeded' : 'payment.authorized');
   if (vaultedToken) await markVaultedCardUsed(tx, vaultedToken, true);
   return updated;

@@ -64,8 +64,16 @@ export async function createPayment(
   const o = deps.services.orchestration;
   const started = await db.transaction((tx) => startPayment(tx, deps, merchant, input, request, binding));
   if (!started.ok) return started;
-  await runRoute(o, started.route);
-  const payment = await createdPaymentOf(db, merchant.organizationId, started.route.paymentId, { settledOnly: false });
+  // The reply is built in phase C's transaction and stored there as the key's reply (one commit for both).
+  let answer: Schemas['CreatedPayment'] | null = null;
+  await runRoute(o, {
+    ...started.route,
+    async conclude(tx) {
+      answer = await createdPaymentOf(tx, merchant.organizationId, started.route.paymentId, { settledOnly: false });
+      if (answer) await binding.complete?.(tx, { status: 201, body: answer });
+    },
+  });
+  const payment = answer ?? (await createdPaymentOf(db, merchant.organizationId, started.route.paymentId, { settledOnly: false }));
   return { ok: true, payment: payment! };
 }
 
@@ -162,9 +170,9 @@ async function startPayment(
       fraud_screening: input.fraud_screening ?? null,
       split_marketplace: input.split_marketplace ?? null,
     },
+    // The routing decision and the CREATED history row are written with it (one statement).
+    routing_rules: o.routing.routingRulesOf(plan),
   });
-  await orchestrationRepository.setRoutingRules(db, paymentId, o.routing.routingRulesOf(plan));
-  await repo.insertHistory(db, { id: randomUUID(), paymentId, status: 'CREATED', subStatus: 'CREATED', transactionId: null, transactionStatus: null, reason: null });
   await binding.bind(db, `payment:${paymentId}`);
 
   // `detail.card.capture: false` authorizes only; capture or cancel come later (lifecycle.ts).

@@ -27,7 +27,7 @@ const header = (headers: object, name: string): string | undefined => (headers a
  * What a lifecycle operation needs of its request: the caller's organization, and the provider and
  * connection that hold the authorization (a follow-up never goes anywhere else).
  */
-const lifecycleContext = (ctx: RequestContext): LifecycleContext => {
+const lifecycleContext = (ctx: RequestContext, status: 200 | 201 = 200): LifecycleContext => {
   const { orchestration } = ctx.deps.services;
   const organizationId = ctx.merchant.organizationId;
   return {
@@ -41,6 +41,8 @@ const lifecycleContext = (ctx: RequestContext): LifecycleContext => {
       return { provider, ...(usable ? { connection: usable.context } : {}) };
     },
     bind: (tx, resource) => ctx.idempotency.bind(tx, resource),
+    // Phase C's outcome is settled (an answer): its reply is the one lifecycleReply gives.
+    complete: async (tx, outcome) => ctx.idempotency.complete?.(tx, lifecycleReply(outcome, status)),
     metrics: orchestration.metrics,
   };
 };
@@ -127,7 +129,7 @@ export const paymentHandlers = {
   },
 
   async cancelOrRefundPayment({ params, body }, ctx) {
-    return lifecycleReply(await cancelOrRefundPayment(lifecycleContext(ctx), params.payment_id, body), 201);
+    return lifecycleReply(await cancelOrRefundPayment(lifecycleContext(ctx, 201), params.payment_id, body), 201);
   },
 
   async receiveProviderNotification(request, ctx) {

@@ -74,6 +74,8 @@ export interface LifecycleContext {
   reach: ProviderReach;
   /** Binds the operation's idempotency record to the reserved transaction, inside phase A's transaction. */
   bind?: (tx: Queryable, resource: string) => Promise<void>;
+  /** Stores the settled outcome as the operation's idempotency reply, inside phase C's transaction. */
+  complete?: (tx: Queryable, outcome: LifecycleOutcome) => Promise<void>;
   metrics?: OrchestrationMetrics;
 }
 
@@ -190,8 +192,8 @@ async function reserveOn(
   plan: (tx: Queryable, payment: PaymentRow, transactions: TransactionRow[], named: TransactionRow | undefined) => Promise<Checked<Reservation>>,
 ): Promise<Checked<Reservation>> {
   // Queued per payment (payment-lock.ts): a waiter holds no pooled connection.
-  return inPaymentTransaction(ctx.db, paymentId, ctx.organizationId, async (tx) => {
-    const payment = await repo.findPayment(tx, ctx.organizationId, paymentId, { forUpdate: true });
+  return inPaymentTransaction(ctx.db, paymentId, ctx.organizationId, async (tx, locked) => {
+    const payment = locked ? locked.payment : await repo.findPayment(tx, ctx.organizationId, paymentId, { forUpdate: true });
     if (!payment) return refuse(problem('PAYMENT_NOT_FOUND', `No payment ${paymentId}.`));
     const transactions = await repo.listTransactions(tx, payment.id);
     const named = transactionId === null ? undefined : transactions.find((t) => t.id === transactionId);
@@ -288,9 +290,11 @@ async function send(ctx: LifecycleContext, r: Reservation): Promise<LifecycleOut
       ),
     };
   }
-  return inPaymentTransaction(ctx.db, t.payment_id, null, async (tx) => {
-    await settleFollowUp(tx, t.id, { kind: 'answered', result });
-    return (await followUpOutcome(tx, t.id))!;
+  return inPaymentTransaction(ctx.db, t.payment_id, null, async (tx, locked) => {
+    await settleFollowUp(tx, t.id, { kind: 'answered', result }, locked?.payment);
+    const outcome = (await followUpOutcome(tx, t.id))!;
+    await ctx.complete?.(tx, outcome);
+    return outcome;
   });
 }
 
@@ -300,10 +304,14 @@ async function send(ctx: LifecycleContext, r: Reservation): Promise<LifecycleOut
  * keeps the transaction as a DECLINED/ERROR record and releases its reservation. A transaction already
  * settled (the reconciliation and the request's own phase C can meet) is left as it is.
  */
-export async function settleFollowUp(tx: Queryable, transactionId: string, answer: FollowUpAnswer): Promise<void> {
-  const found = await attempts.find(tx, transactionId);
-  if (!found) return;
-  const payment = await repo.lockPaymentById(tx, found.payment_id);
+export async function settleFollowUp(tx: Queryable, transactionId: string, answer: FollowUpAnswer, locked?: PaymentRow): Promise<void> {
+  let payment = locked;
+  if (!payment) {
+    const found = await attempts.find(tx, transactionId);
+    if (!found) return;
+    payment = await repo.lockPaymentById(tx, found.payment_id);
+  }
+  // Read (again) under the payment's lock: the reconciliation may have settled it meanwhile.
   const t = await attempts.find(tx, transactionId);
   if (!payment || !t || t.status !== 'PENDING') return;
   const r = answer.kind === 'answered' ? answer.result : null;

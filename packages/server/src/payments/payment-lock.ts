@@ -10,6 +10,7 @@ import type { Queryable } from '../db/database.js';
 import { ConcurrencyLimitedError, servedFirst } from '../db/organization-gate.js';
 import { Admission } from '../platform/admission.js';
 import { currentRequestScope } from '../platform/request-scope.js';
+import { paymentsRepository, type PaymentRow } from './repository.js';
 
 const queues = new Map<string, Admission>();
 /** The payments whose queue this async work holds: re-entering runs at once (waiting would deadlock). */
@@ -25,10 +26,17 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /**
  * Runs `fn` in a transaction of `db` that holds the payment's row lock (FOR UPDATE, so the code inside
  * may lock it again at no cost). `organizationId`, when given, must own the payment: otherwise nothing
- * is locked and `fn` finds no payment itself.
+ * is locked and `fn` finds no payment itself. `locked` is the payment as the lock read it (undefined: no
+ * such payment), so `fn` need not read it again; null when this work already held the payment (re-entry:
+ * nothing was read here).
  */
-export async function inPaymentTransaction<T>(db: Queryable, paymentId: string, organizationId: string | null, fn: (tx: Queryable) => Promise<T>): Promise<T> {
-  if (holding.getStore()?.has(paymentId)) return db.transaction(fn);
+export async function inPaymentTransaction<T>(
+  db: Queryable,
+  paymentId: string,
+  organizationId: string | null,
+  fn: (tx: Queryable, locked: { payment: PaymentRow | undefined } | null) => Promise<T>,
+): Promise<T> {
+  if (holding.getStore()?.has(paymentId)) return db.transaction((tx) => fn(tx, null));
   let queue = queues.get(paymentId);
   if (!queue) queues.set(paymentId, (queue = new Admission(1)));
   await queue.acquire(currentRequestScope()?.providerCalled ?? false);
@@ -41,14 +49,16 @@ export async function inPaymentTransaction<T>(db: Queryable, paymentId: string, 
   }
 }
 
-async function lockedTransaction<T>(db: Queryable, paymentId: string, organizationId: string | null, fn: (tx: Queryable) => Promise<T>): Promise<T> {
+async function lockedTransaction<T>(
+  db: Queryable,
+  paymentId: string,
+  organizationId: string | null,
+  fn: (tx: Queryable, locked: { payment: PaymentRow | undefined }) => Promise<T>,
+): Promise<T> {
   const deadline = Date.now() + CROSS_PROCESS_WAIT_MS;
   for (let attempt = 0; ; attempt++) {
     try {
-      return await db.transaction(async (tx) => {
-        await tx.query('SELECT 1 FROM payments WHERE id = $1 AND ($2::text IS NULL OR organization_id = $2) FOR UPDATE NOWAIT', [paymentId, organizationId]);
-        return fn(tx);
-      });
+      return await db.transaction(async (tx) => fn(tx, { payment: await paymentsRepository.lockPaymentNowait(tx, paymentId, organizationId) }));
     } catch (err) {
       if ((err as { code?: string }).code !== LOCK_NOT_AVAILABLE) throw err;
       if (Date.now() >= deadline) throw new ConcurrencyLimitedError('payment busy');

@@ -125,19 +125,41 @@ const rawJson = (v: unknown) => (typeof v === 'string' ? v : json(v));
 export type PaymentChange = { status: string; subStatus: string; paymentMethod?: unknown; captured?: string; refunded?: string };
 
 export const paymentsRepository = {
-  async insertPayment(db: Queryable, p: NewPaymentRow): Promise<PaymentRow> {
+  /**
+   * A new payment with its routing decision and its first history row (its status as created), in one
+   * statement (issue 26: phase A's round trips).
+   */
+  async insertPayment(db: Queryable, p: NewPaymentRow & { routing_rules?: unknown }): Promise<PaymentRow> {
     const rows = await db.query<PaymentRow>(
-      `INSERT INTO payments (id, organization_id, account_id, customer_id, description, country, merchant_order_id, status, sub_status,
-         currency, amount_value, workflow, callback_url, metadata, additional_data, customer_payer, payment_method, request_details)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
-       RETURNING ${PAYMENT_COLUMNS}`,
+      `WITH inserted AS (
+         INSERT INTO payments (id, organization_id, account_id, customer_id, description, country, merchant_order_id, status, sub_status,
+           currency, amount_value, workflow, callback_url, metadata, additional_data, customer_payer, payment_method, request_details, routing_rules)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
+         RETURNING ${PAYMENT_COLUMNS}
+       ), history AS (
+         INSERT INTO payment_history (id, payment_id, status, sub_status, transaction_id, transaction_status, reason)
+         SELECT $20, id, status, sub_status, NULL, NULL, NULL FROM inserted
+       )
+       SELECT * FROM inserted`,
       [
         p.id, p.organization_id, p.account_id, p.customer_id, p.description, p.country, p.merchant_order_id, p.status, p.sub_status,
         p.currency, p.amount_value, p.workflow, p.callback_url, json(p.metadata ?? []), json(p.additional_data), json(p.customer_payer),
-        json(p.payment_method), json(p.request_details),
+        json(p.payment_method), json(p.request_details), json(p.routing_rules), randomUUID(),
       ],
     );
     return rows[0]!;
+  },
+
+  /**
+   * Locks the payment without waiting (payments/payment-lock.ts) and reads it: undefined when it does not
+   * exist (or is not `organizationId`'s, when given); lock_not_available (55P03) when another transaction holds it.
+   */
+  async lockPaymentNowait(db: Queryable, id: string, organizationId: string | null): Promise<PaymentRow | undefined> {
+    const rows = await db.query<PaymentRow>(
+      `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE id = $1 AND ($2::text IS NULL OR organization_id = $2) FOR UPDATE NOWAIT`,
+      [id, organizationId],
+    );
+    return rows[0];
   },
 
   /** The organization's payment (another organization's is "not found" too); locked when asked. */
@@ -319,9 +341,25 @@ export const paymentsRepository = {
     next: PaymentChange,
     because: { transactionId: string; transactionStatus: string; reason: string | null },
   ): Promise<PaymentRow> {
-    const updated = await this.updatePayment(db, paymentId, next);
-    await this.insertHistory(db, { id: randomUUID(), paymentId, status: next.status, subStatus: next.subStatus, ...because });
-    return updated;
+    const rows = await db.query<PaymentRow>(
+      `WITH moved AS (
+         UPDATE payments SET status = $2, sub_status = $3,
+           payment_method = COALESCE($4::json, payment_method),
+           amount_captured = COALESCE($5::numeric, amount_captured),
+           amount_refunded = COALESCE($6::numeric, amount_refunded),
+           updated_at = clock_timestamp()
+         WHERE id = $1 RETURNING ${PAYMENT_COLUMNS}
+       ), history AS (
+         INSERT INTO payment_history (id, payment_id, status, sub_status, transaction_id, transaction_status, reason)
+         SELECT $7, id, status, sub_status, $8, $9, $10 FROM moved
+       )
+       SELECT * FROM moved`,
+      [
+        paymentId, next.status, next.subStatus, json(next.paymentMethod), next.captured ?? null, next.refunded ?? null,
+        randomUUID(), because.transactionId, because.transactionStatus, because.reason,
+      ],
+    );
+    return rows[0]!;
   },
 
   /** The payment's status changes, oldest first. */

@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { Schemas } from '@payorch/types';
 import type { Queryable } from '../db/database.js';
+import { jsonOf } from '../http/serialized-json.js';
 import { toApiPayment } from './mapper.js';
 import { paymentsRepository as repo } from './repository.js';
 
@@ -28,7 +29,7 @@ export async function retrievePayment(db: Queryable, organizationId: string, pay
 export function etagOf(body: unknown, flags: RetrievalFlags): string {
   const hash = createHash('sha256')
     .update(`raw_response=${flags.rawResponse}&transactions_history=${flags.transactionsHistory}\n`)
-    .update(JSON.stringify(body))
+    .update(jsonOf(body as object))
     .digest('base64url');
   return `"${hash}"`;
 }

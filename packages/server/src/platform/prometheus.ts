@@ -16,6 +16,7 @@
  * is open.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { DatabaseCounters, StatementCounts } from '../db/counters.js';
 import { labelFrom, PROVIDER_CALL_OUTCOMES, PROVIDER_OPERATIONS, type CircuitState, type OrchestrationMetrics, type ProviderCallOutcome } from './metrics.js';
 
 /** The webhook delivery queue as read at scrape time (webhooks/repository.ts queueStats). */
@@ -35,6 +36,8 @@ export interface PrometheusMetricsOptions {
   onCollectError?: (err: unknown) => void;
   /** The failover reasons counted by name (FAILOVER_REASONS); any other is OTHER. Unset: only OTHER. */
   failoverReasons?: readonly string[];
+  /** The database adapter's own counts (db/counters.ts), exposed as they are at scrape time. */
+  database?: DatabaseCounters;
 }
 
 const OUTCOMES: ReadonlySet<string> = new Set(PROVIDER_CALL_OUTCOMES);
@@ -53,6 +56,34 @@ function processMetrics(): Registry {
     collectDefaultMetrics({ register: processRegistry });
   }
   return processRegistry;
+}
+
+/**
+ * What the service sent its database (statements, round trips, commits, rollbacks), for API requests and
+ * for background work apart; copied from the adapter's counts at each scrape (the benchmark divides them by
+ * the payments made).
+ */
+function databaseCounters(registry: Registry, counts: DatabaseCounters): void {
+  const fields: [keyof StatementCounts, string, string][] = [
+    ['statements', 'payorch_db_statements_total', 'Statements sent to the database'],
+    ['roundTrips', 'payorch_db_round_trips_total', 'Round trips to the database: statements plus BEGIN, COMMIT or ROLLBACK and savepoints'],
+    ['commits', 'payorch_db_commits_total', 'Commits that made something durable: transactions that wrote, plus writes sent on their own'],
+    ['transactions', 'payorch_db_transactions_total', 'Transactions begun (read-only ones included)'],
+    ['rollbacks', 'payorch_db_rollbacks_total', 'Transactions rolled back'],
+  ];
+  for (const [field, name, help] of fields) {
+    new Counter({
+      name,
+      help: `${help}, by scope (request: for an API request; background: workers, start-up).`,
+      labelNames: ['scope'] as const,
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc({ scope: 'request' }, counts.request[field]);
+        this.inc({ scope: 'background' }, counts.background[field]);
+      },
+    });
+  }
 }
 
 export class PrometheusMetrics implements OrchestrationMetrics {
@@ -112,6 +143,7 @@ export class PrometheusMetrics implements OrchestrationMetrics {
   constructor(options: PrometheusMetricsOptions = {}) {
     const { webhookQueue, onCollectError } = options;
     this.failoverReasons = new Set(options.failoverReasons ?? []);
+    if (options.database) databaseCounters(this.registry, options.database);
     if (!webhookQueue) return;
     // One query per scrape feeds both gauges: prom-client runs every collect() of a scrape together, so
     // the first starts the query and the second shares it; it is forgotten once the scrape has it.

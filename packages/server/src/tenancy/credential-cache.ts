@@ -18,6 +18,11 @@ export class CredentialCache {
   private readonly entries = new Map<string, { key: ApiKeyRow; expiresAt: number }>();
   /** Public keys the database did not know, until when. */
   private readonly unknown = new Map<string, number>();
+  /**
+   * Lookups under way, by public key: when an entry expires under load, the requests that find it expired
+   * share one lookup instead of each making its own (issue 26: paid once per key per TTL, not per request).
+   */
+  private readonly pending = new Map<string, Promise<ApiKeyRow | undefined>>();
 
   constructor(
     private readonly ttlMs: number,
@@ -29,6 +34,16 @@ export class CredentialCache {
     const hit = this.entries.get(publicKey);
     if (hit && hit.expiresAt > now) return hit.key;
     if ((this.unknown.get(publicKey) ?? 0) > now) return undefined;
+    const shared = this.pending.get(publicKey);
+    if (shared) return shared;
+    const lookup: Promise<ApiKeyRow | undefined> = this.lookUp(db, publicKey, now).finally(() => {
+      if (this.pending.get(publicKey) === lookup) this.pending.delete(publicKey);
+    });
+    this.pending.set(publicKey, lookup);
+    return lookup;
+  }
+
+  private async lookUp(db: Queryable, publicKey: string, now: number): Promise<ApiKeyRow | undefined> {
     const key = await tenancyRepository.findActiveApiKey(db, publicKey);
     this.entries.delete(publicKey);
     this.unknown.delete(publicKey);
@@ -43,6 +58,8 @@ export class CredentialCache {
   forget(publicKey: string): void {
     this.entries.delete(publicKey);
     this.unknown.delete(publicKey);
+    // A lookup under way may have read the key before the change: it must not be shared any more.
+    this.pending.delete(publicKey);
   }
 }
 

@@ -62,6 +62,7 @@ function lease(pg: PgliteDatabase): Database {
   });
   return {
     kind: 'pglite',
+    ...(pg.counters ? { counters: pg.counters } : {}),
     ...guarded(pg),
     ping: async () => !closed && pg.ping(),
     async close() {
