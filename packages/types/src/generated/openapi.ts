@@ -200,7 +200,9 @@ export interface paths {
          *     what the vault sealed for it — the card number or the bank details — is destroyed, not only hidden.
          *     A payment with its `vaulted_token` afterwards is refused with `404 PAYMENT_METHOD_NOT_FOUND`.
          *     Announced by the `enrollment.unenrolled` webhook event. Unenrolling a method that is already
-         *     `UNENROLLED` answers it unchanged, with no new event.
+         *     `UNENROLLED` answers it unchanged, with no new event. Idempotent by nature, so
+         *     `X-Idempotency-Key` is optional here (Yuno's client sends none): with a key, a retry replays the
+         *     first answer as everywhere else; without one, a repeat answers the method as it is then.
          */
         post: operations["unenrollPaymentMethod"];
         delete?: never;
@@ -5022,6 +5024,13 @@ export interface components {
          */
         IdempotencyKey: string;
         /**
+         * @description Optional on an operation that is idempotent by nature (repeating it changes nothing more). When
+         *     given, it works as everywhere else: 1–255 printable ASCII characters, scoped to the organization,
+         *     kept 24 hours, a retry replays the first answer.
+         * @example 8e0f2b1c-6d4a-4f3e-9b2a-7c5d1e3f9a0b
+         */
+        OptionalIdempotencyKey: string;
+        /**
          * @description The customer's `id` (from createCustomer).
          * @example 7c2f4a8e-5b1d-4f7a-9c3e-2d6b8a1f0e94
          */
@@ -5549,13 +5558,14 @@ export interface operations {
     unenrollPaymentMethod: {
         parameters: {
             query?: never;
-            header: {
+            header?: {
                 /**
-                 * @description A caller-generated key (1–255 printable ASCII characters, a UUID is ideal) that makes a retry safe.
-                 *     Scoped to the organization and kept 24 hours.
+                 * @description Optional on an operation that is idempotent by nature (repeating it changes nothing more). When
+                 *     given, it works as everywhere else: 1–255 printable ASCII characters, scoped to the organization,
+                 *     kept 24 hours, a retry replays the first answer.
                  * @example 8e0f2b1c-6d4a-4f3e-9b2a-7c5d1e3f9a0b
                  */
-                "X-Idempotency-Key": components["parameters"]["IdempotencyKey"];
+                "X-Idempotency-Key"?: components["parameters"]["OptionalIdempotencyKey"];
             };
             path: {
                 /**

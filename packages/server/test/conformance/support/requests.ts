@@ -264,7 +264,7 @@ export function requestMistakes(op: SpecOperation): RequestMistake[] {
   if (op.body) kinds.push('wrong-content-type', 'malformed-json');
   if (op.security !== 'none') kinds.push('no-credentials', 'garbage-credentials');
   if (op.signed) kinds.push('bad-signature');
-  if (op.idempotent) kinds.push('missing-idempotency-key', 'bad-idempotency-key');
+  if (op.idempotent) kinds.push(...(op.idempotencyKeyRequired ? (['missing-idempotency-key'] as const) : []), 'bad-idempotency-key');
   return kinds;
 }
 
