@@ -12,6 +12,7 @@ import { lenientInput } from './http/lenient-input.js';
 import { boundBodyShape } from './http/body-bounds.js';
 import { dispatch } from './http/dispatch.js';
 import { errorHandler } from './http/errors.js';
+import { createFieldMessages } from './http/field-messages.js';
 import { metricsEndpoint } from './http/metrics-endpoint.js';
 import { problemBody } from './http/problems.js';
 import { requestId } from './http/request-id.js';
@@ -94,6 +95,6 @@ export function createApp(options: CreateAppOptions): express.Express {
   app.use(base, bodyBounds.afterValidation, lenientInput(spec, ops), dispatchOperation);
 
   app.use((req, res) => sendProblem(req, res, 404, problemBody('NOT_FOUND', `No route ${req.method} ${req.path}.`)));
-  app.use(errorHandler(deps.log));
+  app.use(errorHandler(deps.log, createFieldMessages(loadSpec())));
   return app;
 }
