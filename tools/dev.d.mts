@@ -5,12 +5,15 @@ export interface StepResult {
 }
 export interface Step {
   name: string;
+  /** Started with the run, beside the other steps; its outcome is still taken in list order. */
+  concurrent?: boolean;
   run: () => Promise<StepResult>;
 }
 export interface Steps {
   lint: Step[];
   generate: Step[];
   build: Step[];
+  close?: () => Promise<unknown> | void;
 }
 export interface RunOutcome {
   ok: boolean;
@@ -21,7 +24,8 @@ export declare const DEBOUNCE_MS: number;
 export declare function firstError(output: string): string;
 export declare function run(command: string, args: string[], options?: { cwd?: string; env?: NodeJS.ProcessEnv }): Promise<StepResult>;
 export declare function defaultSteps(rootDir?: string): Steps;
-export declare function serverProcess(options?: { cwd?: string; script?: string; log?: (line: string) => void }): Step & { stop: () => Promise<void> };
+export declare function serverProcess(options?: { cwd?: string; script?: string; log?: (line: string) => void; readyLine?: RegExp; readyUrl?: string }): Step & { stop: () => Promise<void> };
+export declare function lintWorker(options?: { rootDir?: string }): { lint: (specEntry: string) => Promise<{ spectral?: string[]; redocly?: string[]; error?: string }>; close: () => Promise<number> };
 export declare function createDevLoop(options: {
   steps: Steps;
   server?: Step & { stop: () => Promise<void> };

@@ -1,15 +1,25 @@
 #!/usr/bin/env node
 // `npm run dev`: the designer's loop. Watches spec/ and the server's and types' sources; on a spec edit
-// it runs lint → generate → build → restart, on a code edit build → restart. A failing step stops that
-// run and prints its first error (file, line, message) clearly; the server of the last good build keeps
-// answering, and the loop waits for the next edit. It never exits on an error (Ctrl-C stops it).
+// it runs lint → generate → type-check/build → restart, on a code edit type-check/build → restart. A
+// failing step stops that run and prints its first error (file, line, message); the server of the last
+// good build keeps answering, and the loop waits for the next edit. It never exits on an error (Ctrl-C).
 //   npm run dev                 the whole loop, server on PORT (default 3000) like `npm start`
 //   npm run dev -- --no-server  lint, generate and build only
 // Edits within DEBOUNCE_MS are one run; an edit during a run queues one more run after it.
+// Everything stays warm in this process (docs/contributing.md, "The designer's loop", has the figures):
+// Spectral and Redocly in a worker thread (tools/lint-worker.mjs), started with the run and overlapping
+// generate and type-check on the main thread; codegen in-process; TypeScript as two incremental builder
+// programs (tools/typescript-incremental.mjs) that check only what a change can affect. The policy: the
+// server restarts only when every step passed (lint included), and errors are reported in pipeline order
+// (a lint error first, even when the type-check finished before it). dist/ may be ahead of the running
+// server after a lint error: the next good run restarts it anyway.
 import { spawn } from 'node:child_process';
 import { watch } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { createIncrementalProject } from './typescript-incremental.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const DEBOUNCE_MS = 200;
@@ -47,35 +57,105 @@ export function run(command, args, { cwd = root, env = process.env } = {}) {
   });
 }
 
-const node = (script, args = [], cwd = root) => () => run(process.execPath, [script, ...args], { cwd });
-const tsc = (project) => node(join(root, 'node_modules/typescript/bin/tsc'), ['-p', project]);
-
-/** The steps of a run, in order. */
-export function defaultSteps(rootDir = root) {
-  const tools = join(rootDir, 'tools');
-  const env = { ...process.env, SCARF_ANALYTICS: 'false', REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' };
+/** The linters in their worker thread: `lint(specEntry)` → { spectral, redocly } problems. */
+export function lintWorker({ rootDir = root } = {}) {
+  const worker = new Worker(join(dirname(fileURLToPath(import.meta.url)), 'lint-worker.mjs'), {
+    workerData: { rulesetPath: join(rootDir, 'spec/.spectral.yaml'), cwd: process.cwd() },
+  });
+  worker.unref();
+  const waiting = new Map();
+  let next = 0;
+  worker.on('message', (m) => {
+    waiting.get(m.id)?.(m);
+    waiting.delete(m.id);
+  });
+  worker.on('error', (err) => {
+    for (const resolve of waiting.values()) resolve({ error: String(err?.stack ?? err) });
+    waiting.clear();
+  });
   return {
-    lint: [
-      {
-        name: 'lint (Spectral)',
-        run: () =>
-          run(join(rootDir, 'node_modules/.bin/spectral'), ['lint', '--fail-severity=warn', '--ruleset', '../spec/.spectral.yaml', '../spec/openapi.yaml'], {
-            cwd: tools,
-            env,
-          }),
-      },
-      { name: 'lint (Redocly)', run: () => run(process.execPath, ['lint-redocly.mjs', '../spec/openapi.yaml'], { cwd: tools, env }) },
-    ],
-    generate: [{ name: 'generate', run: node(join(tools, 'codegen.mjs')) }],
-    build: [
-      { name: 'build @payorch/types', run: tsc(join(rootDir, 'packages/types/tsconfig.json')) },
-      { name: 'build @payorch/server', run: tsc(join(rootDir, 'packages/server/tsconfig.build.json')) },
-    ],
+    lint(specEntry) {
+      const id = next++;
+      return new Promise((resolve) => {
+        waiting.set(id, resolve);
+        worker.postMessage({ id, specEntry });
+      });
+    },
+    close: () => worker.terminate(),
   };
 }
 
-/** The server of the last good build, restarted after each good build. */
-export function serverProcess({ cwd = join(root, 'packages/server'), script = 'dist/main.js', log = console.log } = {}) {
+/** A step's answer from a list of problems (each `file:line:col severity rule: message`). */
+const fromProblems = (problems, tool) => ({ ok: problems.length === 0, output: problems.length ? `${problems.join('\n')}\n${tool}: ${problems.length} problem(s)` : '' });
+
+/**
+ * The steps of a run, in order. The two lint steps are `concurrent`: they start with the run and the
+ * others do not wait for them; their outcome is still reported first.
+ */
+export function defaultSteps(rootDir = root) {
+  process.env.SCARF_ANALYTICS ??= 'false';
+  process.env.REDOCLY_TELEMETRY ??= 'off';
+  process.env.REDOCLY_SUPPRESS_UPDATE_NOTICE ??= 'true';
+  const specEntry = join(rootDir, 'spec/openapi.yaml');
+  const cacheDir = join(rootDir, 'node_modules/.cache/payorch-dev');
+  let linter;
+  let pending; // this run's lint answer, shared by the two lint steps (both ask in the run's first tick)
+  const lintOnce = () => {
+    linter ??= lintWorker({ rootDir });
+    // Forgotten as soon as it settles: the next run may start in the same turn of the event loop.
+    pending ??= linter.lint(specEntry).finally(() => {
+      pending = undefined;
+    });
+    return pending;
+  };
+  const lintStep = (name, key) => ({
+    name,
+    concurrent: true,
+    run: async () => {
+      const answer = await lintOnce();
+      return answer.error ? { ok: false, output: `Error: ${answer.error}` } : fromProblems(answer[key], name);
+    },
+  });
+  const project = (configPath) => createIncrementalProject({ configPath: join(rootDir, configPath), cacheDir, cwd: process.cwd() });
+  const types = project('packages/types/tsconfig.json');
+  const server = project('packages/server/tsconfig.build.json');
+  // Synchronous TypeScript work is put after a turn of the event loop, so the worker's messages and the
+  // server's output are handled between steps.
+  const tick = () => new Promise((r) => setImmediate(r));
+  return {
+    lint: [lintStep('lint (Spectral)', 'spectral'), lintStep('lint (Redocly)', 'redocly')],
+    generate: [
+      {
+        name: 'generate',
+        run: async () => {
+          try {
+            const { generate, staleFiles } = await import('./codegen.mjs');
+            const changed = await staleFiles(await generate({ specEntry }));
+            for (const file of changed) {
+              await mkdir(dirname(file.path), { recursive: true });
+              await writeFile(file.path, file.content);
+            }
+            return { ok: true, output: `${changed.length} file(s) written` };
+          } catch (err) {
+            return { ok: false, output: `Error: ${err?.message ?? err}` };
+          }
+        },
+      },
+    ],
+    build: [
+      { name: 'type-check/build @payorch/types', run: async () => (await tick(), types.build()) },
+      { name: 'type-check/build @payorch/server', run: async () => (await tick(), server.build()) },
+    ],
+    close: () => linter?.close(),
+  };
+}
+
+/**
+ * The server of the last good build, restarted after each good build. The restart step ends when the new
+ * server says it listens (`readyLine`) or `readyUrl` answers 200 (the line is an info log, which LOG_LEVEL
+ * can hide), or fails with its output when it exits before that.
+ */
+export function serverProcess({ cwd = join(root, 'packages/server'), script = 'dist/main.js', log = console.log, readyLine = /payorch listening on/, readyUrl } = {}) {
   let child;
   const stopping = new WeakSet();
   const stop = () =>
@@ -94,12 +174,36 @@ export function serverProcess({ cwd = join(root, 'packages/server'), script = 'd
     name: 'restart',
     async run() {
       await stop();
-      const started = spawn(process.execPath, [script], { cwd, stdio: 'inherit' });
+      const started = spawn(process.execPath, [script], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
       child = started;
-      started.once('exit', (code, signal) => {
-        if (!stopping.has(started)) log(`dev: the server exited (${signal ?? `code ${code}`}); it starts again after the next good build`);
+      let output = '';
+      return new Promise((resolve) => {
+        let ready = false;
+        const seen = (d) => {
+          if (!ready) output += d;
+          if (!ready && readyLine.test(output)) {
+            ready = true;
+            resolve({ ok: true, output: '' });
+          }
+        };
+        started.stdout.on('data', (d) => (process.stdout.write(d), seen(d)));
+        started.stderr.on('data', (d) => (process.stderr.write(d), seen(d)));
+        const poll = async () => {
+          while (!ready && started.exitCode === null && started.signalCode === null) {
+            const ok = await fetch(readyUrl).then((r) => r.ok, () => false);
+            if (ok && !ready) {
+              ready = true;
+              resolve({ ok: true, output: '' });
+            }
+            await new Promise((r) => setTimeout(r, 100));
+          }
+        };
+        if (readyUrl) void poll();
+        started.once('exit', (code, signal) => {
+          if (!ready) resolve({ ok: false, output: `the server exited (${signal ?? `code ${code}`}) before it listened; its last lines:\n${output}` });
+          else if (!stopping.has(started)) log(`dev: the server exited (${signal ?? `code ${code}`}); it starts again after the next good build`);
+        });
       });
-      return { ok: true, output: '' };
     },
     stop,
   };
@@ -117,21 +221,42 @@ export function createDevLoop({ steps, server, log = console.log, onRun = () => 
   let queued;
 
   async function once(kind) {
-    const list = [...(kind === 'spec' ? [...steps.lint, ...steps.generate] : []), ...steps.build, ...(server ? [server] : [])];
+    const work = [...(kind === 'spec' ? [...steps.lint, ...steps.generate] : []), ...steps.build];
+    const list = [...work, ...(server ? [server] : [])];
     const started = Date.now();
+    const cpu = process.cpuUsage(); // this process and its lint worker: a figure the machine's load moves less than the wall time
     log(`\ndev: ${kind === 'spec' ? 'spec changed' : 'code changed'}: ${list.map((s) => s.name).join(' → ')}`);
-    for (const step of list) {
+    const timed = async (step) => {
       const t = Date.now();
       const result = await step.run();
+      return { ...result, ms: Date.now() - t, at: Date.now() - started };
+    };
+    // Concurrent steps (the linters) start now; the others run one after the other beside them, each
+    // only once the one before it passed. Outcomes are taken in list order: the first failure is the
+    // one reported, and the server restarts only when every step passed.
+    const outcome = new Map();
+    let previous = Promise.resolve({ ok: true });
+    for (const step of work) {
+      if (step.concurrent) outcome.set(step, timed(step));
+      else {
+        previous = previous.then((r) => (r.ok ? timed(step) : { ok: false, skipped: true, output: '' }));
+        outcome.set(step, previous);
+      }
+    }
+    const finished = [...outcome.values()];
+    for (const step of list) {
+      const result = await (outcome.get(step) ?? timed(step));
       if (!result.ok) {
         const error = firstError(result.output);
-        log(`dev: ✗ ${step.name} failed (${Date.now() - t} ms). First error:\n\n${error.replace(/^/gm, '    ')}\n`);
+        log(`dev: ✗ ${step.name} failed (${result.ms} ms; ${result.at} ms after the edit). First error:\n\n${error.replace(/^/gm, '    ')}\n`);
         log(`dev: ${server ? 'the server keeps running the last good build; ' : ''}waiting for the next edit`);
+        await Promise.allSettled(finished); // nothing of this run may still be working when the next starts
         return { ok: false, failed: step.name, error };
       }
-      log(`dev: ✓ ${step.name} (${Date.now() - t} ms)`);
+      log(`dev: ✓ ${step.name} (${result.ms} ms)`);
     }
-    log(`dev: ready in ${Date.now() - started} ms${server ? ' (server restarted)' : ''}`);
+    const used = process.cpuUsage(cpu);
+    log(`dev: ready in ${Date.now() - started} ms${server ? ' (server restarted)' : ''}; CPU of the loop ${Math.round((used.user + used.system) / 1000)} ms`);
     return { ok: true };
   }
 
@@ -169,6 +294,7 @@ export function createDevLoop({ steps, server, log = console.log, onRun = () => 
     async close() {
       clearTimeout(timer);
       await server?.stop();
+      await steps.close?.();
     },
   };
 }
@@ -192,7 +318,9 @@ export function watchTree(loop, { rootDir = root } = {}) {
 
 async function main() {
   const noServer = process.argv.includes('--no-server');
-  const server = noServer ? undefined : serverProcess();
+  const host = process.env.HOST ?? '127.0.0.1';
+  const readyUrl = `http://${host.includes(':') ? `[${host}]` : host}:${process.env.PORT ?? 3000}/v1/healthz`;
+  const server = noServer ? undefined : serverProcess({ readyUrl });
   const loop = createDevLoop({ steps: defaultSteps(), server });
   const unwatch = watchTree(loop);
   console.log(`dev: watching ${['spec/', 'packages/server/src/', 'packages/types/src/'].join(', ')} (Ctrl-C to stop)`);

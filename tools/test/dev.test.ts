@@ -109,6 +109,44 @@ describe('the loop', () => {
   });
 });
 
+describe('concurrent steps (the linters beside generate and build)', () => {
+  it('start with the run; a lint failure is reported first even when the later steps finished before it, and nothing restarts', async () => {
+    const calls: string[] = [];
+    const outcomes: RunOutcome[] = [];
+    let release!: () => void;
+    const lintGate = new Promise<void>((r) => (release = r));
+    const lint: Step = {
+      name: 'lint',
+      concurrent: true,
+      run: async () => {
+        calls.push('lint');
+        await lintGate; // answers only after the build ran
+        return { ok: false, output: 'spec/x.yaml:3:1 error rule: broken' };
+      },
+    };
+    const track = (name: string): Step => ({
+      name,
+      run: async () => {
+        calls.push(name);
+        if (name === 'build') release();
+        return { ok: true, output: '' };
+      },
+    });
+    let done!: () => void;
+    const finished = new Promise<void>((r) => (done = r));
+    const loop = createDevLoop({
+      steps: { lint: [lint], generate: [track('generate')], build: [track('build')] },
+      server: { ...track('restart'), stop: async () => {} },
+      log: () => {},
+      onRun: (o) => (outcomes.push(o), done()),
+    });
+    loop.trigger('spec');
+    await finished;
+    expect(calls).toEqual(['lint', 'generate', 'build']);
+    expect(outcomes).toEqual([{ ok: false, failed: 'lint', error: 'spec/x.yaml:3:1 error rule: broken' }]);
+  });
+});
+
 describe('watching and restarting for real', () => {
   let dir: string | undefined;
   afterAll(async () => {
@@ -138,15 +176,21 @@ describe('watching and restarting for real', () => {
     }
   });
 
-  it('the server is restarted as a new process; a restart is not reported as a crash', async () => {
+  it('the server is restarted as a new process once it says it listens; a restart is not reported as a crash; one that exits first fails with its output', async () => {
     dir ??= await mkdtemp(join(tmpdir(), 'payorch-dev-'));
     const script = join(dir, 'server.mjs');
-    await writeFile(script, "process.on('SIGTERM', () => process.exit(0)); setInterval(() => {}, 1000);\n");
+    await writeFile(script, "process.on('SIGTERM', () => process.exit(0)); setInterval(() => {}, 1000); console.log('payorch listening on http://x');\n");
     const lines: string[] = [];
     const server = serverProcess({ cwd: dir, script, log: (l) => lines.push(l) });
     expect((await server.run()).ok).toBe(true);
     expect((await server.run()).ok).toBe(true);
     await server.stop();
     expect(lines).toEqual([]);
+
+    const broken = join(dir, 'broken.mjs');
+    await writeFile(broken, "console.error('payorch failed to start: the spec does not compile'); process.exit(1);\n");
+    const failed = await serverProcess({ cwd: dir, script: broken, log: (l) => lines.push(l) }).run();
+    expect(failed.ok).toBe(false);
+    expect(firstError(failed.output)).toContain('payorch failed to start: the spec does not compile');
   });
 });

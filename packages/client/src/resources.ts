@@ -139,6 +139,8 @@ export interface PayorchResources {
   sandbox: {
     createChargeback(paymentId: string, body?: Schemas['SandboxChargebackRequest'], options?: CallOptions): Promise<Schemas['Transaction']>;
     resolveDispute(paymentId: string, body: Schemas['SandboxDisputeResolveRequest'], options?: CallOptions): Promise<Schemas['Payment']>;
+    /** Pays, declines, expires or cancels a pending asynchronous payment (PIX, transfer, voucher, wallet) as the shopper or provider would. */
+    settlePendingPayment(paymentId: string, body: Schemas['SandboxPendingOutcomeRequest'], options?: CallOptions): Promise<Schemas['Payment']>;
   };
   disputes: {
     /** Disputes a chargeback with 1–10 PDF evidence files (see `evidenceFromBytes`). Idempotent. */
@@ -287,6 +289,8 @@ export function createResources(client: Client<PayorchPaths>): PayorchResources 
         unwrap(client.POST('/sandbox/payments/{payment_id}/chargebacks', { params: { path: { payment_id } }, body: (body ?? {}) as never, signal: options?.signal })),
       resolveDispute: (payment_id, body, options) =>
         unwrap(client.POST('/sandbox/payments/{payment_id}/disputes/resolve', { params: { path: { payment_id } }, body, signal: options?.signal })),
+      settlePendingPayment: (payment_id, body, options) =>
+        unwrap(client.POST('/sandbox/payments/{payment_id}/outcome', { params: { path: { payment_id } }, body, signal: options?.signal })),
     },
     disputes: {
       submit: (paymentId, transactionId, body, options) =>

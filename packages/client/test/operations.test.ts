@@ -287,6 +287,30 @@ describe('vault, payments and disputes (one flow, in order)', () => {
   });
 });
 
+describe('asynchronous payment methods', () => {
+  it('settleSandboxPendingPayment: a PIX payment PENDING with its QR code, then paid → SUCCEEDED', async () => {
+    const created = await client.POST('/payments', {
+      body: {
+        account_id: server().sandbox.account_id,
+        description: 'Client PIX order',
+        country: 'BR',
+        merchant_order_id: unique('pix-order'),
+        amount: { currency: 'BRL', value: 42 },
+        customer_payer: { first_name: 'Ana' },
+        payment_method: { type: 'PIX' },
+      },
+    });
+    expect(created.response.status).toBe(201);
+    expect(created.data).toMatchObject({ status: 'PENDING', sub_status: 'PENDING' });
+    expect(created.data!.payment_method.payment_method_detail.bank_transfer!.qr_code).toMatch(/^000201/);
+    const paid = await client.POST('/sandbox/payments/{payment_id}/outcome', { params: { path: { payment_id: created.data!.id } }, body: { outcome: 'PAY' } });
+    expect(paid.response.status).toBe(200);
+    expect(paid.data).toMatchObject({ id: created.data!.id, status: 'SUCCEEDED', sub_status: 'APPROVED' });
+    const again = await client.POST('/sandbox/payments/{payment_id}/outcome', { params: { path: { payment_id: created.data!.id } }, body: { outcome: 'PAY' } });
+    expect(again.error).toMatchObject({ status: 409, code: 'INVALID_STATUS' });
+  });
+});
+
 describe('payment lifecycle: capture, cancel, refund, cancel-or-refund', () => {
   /** An authorization only (capture: false) and its AUTHORIZE transaction, through the raw client. */
   async function authorized(value = 60): Promise<{ paymentId: string; transactionId: string }> {

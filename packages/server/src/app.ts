@@ -29,6 +29,7 @@ import { authenticate } from './tenancy/authenticate.js';
 import { brandIconsRouter } from './vault/brand-icons.js';
 import { faviconRouter } from './http/favicon.js';
 import { sandboxPagesRouter } from './vault/sandbox-pages.js';
+import { walletPageRouter } from './payments/async-methods/wallet-page.js';
 
 /** packages/server/dist/docs, from src/ (tests) and from dist/ alike. */
 const DOCS_SITE = fileURLToPath(new URL('../dist/docs', import.meta.url));
@@ -88,7 +89,7 @@ export function createApp(options: CreateAppOptions): express.Express {
   // The sandbox page exists in sandbox mode only: elsewhere it would approve enrollments with no bank check.
   app.use(faviconRouter(DOCS_SITE));
   app.use(brandIconsRouter());
-  if (deps.config.sandbox) app.use(sandboxPagesRouter(deps));
+  if (deps.config.sandbox) app.use(sandboxPagesRouter(deps), walletPageRouter(deps));
   const bodyBounds = boundBodyShape(spec, ops);
   app.use(base, resolveOperation(ops), authenticate(deps, authFailures), limiter, parseJsonBody(bodyBounds.checkRaw), rejectUnstorableStrings, bodyBounds.beforeValidation);
   app.use(openApiValidator(deps.config.validateResponses));

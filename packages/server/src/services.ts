@@ -17,6 +17,7 @@ import { openConnection } from './routing/connections.js';
 import { PrometheusMetrics } from './platform/prometheus.js';
 import { providerSecretBox } from './providers/sandbox/notification-secret.js';
 import { buildRetentionServices } from './retention/services.js';
+import { buildAsyncMethodServices } from './payments/async-methods/services.js';
 import { buildSandboxAdapters } from './providers/sandbox/build.js';
 import { SANDBOX_PROVIDERS } from './providers/sandbox/capabilities.js';
 import { providerCatalogue, type ProviderCatalogue } from './providers/catalogue.js';
@@ -105,6 +106,7 @@ export async function buildServices(deps: ServiceDeps): Promise<AppServices> {
     })),
     ...(await buildWebhookServices(deps, resolved.keyring)),
     ...buildRetentionServices(deps),
+    ...buildAsyncMethodServices(deps),
     ...routing,
     ...buildOrchestrationServices(deps, { providers, routing: routingPort(routing.connectionBox, providers), metrics, settleFollowUp }),
   };

@@ -49,6 +49,8 @@ interface A {
   delivery: Schemas['WebhookDelivery'];
   /** PENDING / AUTHORIZED: a leaked capture or cancel would answer 200. */
   authorized: Schemas['CreatedPayment'];
+  /** A PIX payment PENDING / PENDING (its QR code issued): a leaked sandbox outcome would answer 200. */
+  pending: Schemas['CreatedPayment'];
   /** A's CARD routing and A's connection to SANDBOX_A (every organization starts with both). */
   routingId: string;
   connectionId: string;
@@ -124,6 +126,9 @@ const table: Record<string, (a: A, b: B) => Probe[]> = {
   ],
   createSandboxChargeback: (a) => [
     { what: "A's succeeded payment", params: { payment_id: a.paid.id }, body: { reason: 'REQUESTED_BY_CUSTOMER' }, expect: { status: 404, code: 'PAYMENT_NOT_FOUND' } },
+  ],
+  settleSandboxPendingPayment: (a) => [
+    { what: "A's pending PIX payment", params: { payment_id: a.pending.id }, body: { outcome: 'PAY' }, expect: { status: 404, code: 'PAYMENT_NOT_FOUND' } },
   ],
   resolveSandboxDispute: (a) => [
     { what: "A's disputed payment", params: { payment_id: a.disputed.payment.id }, body: { outcome: 'LOST' }, expect: { status: 404, code: 'PAYMENT_NOT_FOUND' } },
@@ -408,9 +413,13 @@ for (const backend of backends()) {
       const delivery = log.deliveries.find((d) => d.resource_id === paid.id);
       expect(delivery, JSON.stringify(log)).toBeDefined();
       const authorized = await authorizedPayment(t, {}, customerId);
-      const [routing] = (await (await t.fetch(`/routing?account_id=${t.sandbox.account_id}`)).json()) as Schemas['RoutingList'];
+      const [routing] = (await (await t.fetch(`/routing?account_id=${t.sandbox.account_id}&payment_method=CARD`)).json()) as Schemas['RoutingList'];
       const [connection] = (await (await t.fetch('/connections')).json()) as Schemas['ConnectionList'];
-      a = { creds: t.sandbox, merchantCustomerId, customerId, token, paymentKey, paid, chargedBack, disputed, endpoint, delivery: delivery!, authorized, routingId: routing!.id, connectionId: connection!.connection_id };
+      const pixRes = await postPayment(t, { ...paymentBody(t, customerId), payment_method: { type: 'PIX' } });
+      expect(pixRes.status, await pixRes.clone().text()).toBe(201);
+      const pending = (await pixRes.json()) as Schemas['CreatedPayment'];
+      expect(pending.status).toBe('PENDING');
+      a = { creds: t.sandbox, merchantCustomerId, customerId, token, paymentKey, paid, chargedBack, disputed, endpoint, delivery: delivery!, authorized, pending, routingId: routing!.id, connectionId: connection!.connection_id };
 
       // B: PCI certified, with a customer, a payment and an endpoint of its own.
       const creds = await t.createOrganization({ pciCertified: true });
@@ -434,7 +443,7 @@ for (const backend of backends()) {
 
     for (const [operationId, row] of Object.entries(table)) {
       it(`${operationId}: B cannot reach A's resources`, async () => {
-        const foreign = [a.customerId, a.token, a.creds.account_id, a.paid.id, a.chargedBack.payment.id, a.chargedBack.chargeback.id, a.disputed.payment.id, a.disputed.chargeback.id, a.endpoint.id, a.delivery.id, a.delivery.event_id, a.merchantCustomerId, a.authorized.id, a.authorized.transactions.id, a.paid.transactions.id, a.routingId, a.connectionId];
+        const foreign = [a.customerId, a.token, a.creds.account_id, a.paid.id, a.chargedBack.payment.id, a.chargedBack.chargeback.id, a.disputed.payment.id, a.disputed.chargeback.id, a.endpoint.id, a.delivery.id, a.delivery.event_id, a.merchantCustomerId, a.authorized.id, a.authorized.transactions.id, a.paid.transactions.id, a.pending.id, a.routingId, a.connectionId];
         for (const probe of row(a, b)) {
           const res = await call(operationId, probe);
           if (typeof probe.expect === 'function') {

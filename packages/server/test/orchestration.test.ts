@@ -153,7 +153,7 @@ for (const backend of backends()) {
 
     it('routing by condition: a CURRENCY condition sends USD payments to SANDBOX_B first; routing_rules names the condition set', async () => {
       const m = await merchant();
-      const list = await t.fetch(`/routing?account_id=${m.creds.account_id}`, { headers: m.headers });
+      const list = await t.fetch(`/routing?account_id=${m.creds.account_id}&payment_method=CARD`, { headers: m.headers });
       const [routing] = (await list.json()) as { id: string }[];
       const patched = await t.fetch(`/routing/${routing!.id}`, {
         method: 'PATCH',

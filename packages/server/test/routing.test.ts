@@ -86,8 +86,11 @@ for (const backend of backends()) {
           ['SANDBOX_A', true, 10_000],
           ['SANDBOX_B', true, 10_000],
         ]);
-        const [routing, ...more] = await routings(t, org.account_id, org);
-        expect(more).toEqual([]);
+        const all = await routings(t, org.account_id, org);
+        const routing = all.find((r) => r.payment_method === 'CARD');
+        // One routing per method: the asynchronous ones take the same route.
+        expect(all.map((r) => [r.payment_method, r.default_route.steps.map((s) => s.provider_id)])).toHaveLength(7);
+        expect(new Set(all.map((r) => JSON.stringify(r.default_route.steps)))).toEqual(new Set([JSON.stringify(routing!.default_route.steps)]));
         expect(routing).toMatchObject({ account_id: org.account_id, payment_method: 'CARD', name: 'Card — SANDBOX_A then SANDBOX_B', condition_sets: [] });
         expect(routing!.id).toMatch(/^r_[0-9a-f-]{36}$/);
         expect(routing!.default_route.steps).toEqual([
@@ -98,7 +101,8 @@ for (const backend of backends()) {
 
       it('the sandbox organization has them too, and an account added by the admin API gets the routing', async () => {
         expect((await connections(t)).map((c) => c.provider_id)).toEqual(['SANDBOX_A', 'SANDBOX_B']);
-        expect(await routings(t, t.sandbox.account_id)).toHaveLength(1);
+        // CARD and each asynchronous method (PIX, BANK_TRANSFER, OXXO, BOLETO, PAYPAL, MERCADO_PAGO_WALLET).
+        expect((await routings(t, t.sandbox.account_id)).map((r) => r.payment_method).sort()).toEqual(['BANK_TRANSFER', 'BOLETO', 'CARD', 'MERCADO_PAGO_WALLET', 'OXXO', 'PAYPAL', 'PIX']);
         const res = await t.fetch(`/admin/organizations/${t.sandbox.organization_id}/accounts`, {
           method: 'POST',
           headers: { ...json, 'admin-api-key': ADMIN_KEY },
@@ -107,7 +111,7 @@ for (const backend of backends()) {
         });
         expect(res.status).toBe(201);
         const account = (await res.json()) as { account_id: string };
-        expect((await routings(t, account.account_id)).map((r) => r.default_route.steps.map((s) => s.provider_id))).toEqual([['SANDBOX_A', 'SANDBOX_B']]);
+        expect((await routings(t, account.account_id)).filter((r) => r.payment_method === 'CARD').map((r) => r.default_route.steps.map((s) => s.provider_id))).toEqual([['SANDBOX_A', 'SANDBOX_B']]);
       });
 
       it('an organization from before routing (no connection at all) gets the defaults at the next start, once', async () => {
@@ -119,7 +123,7 @@ for (const backend of backends()) {
         const box = t.running.deps.services.connectionBox;
         expect(await addMissingOrganizationDefaults(t.db, box)).toBe(1);
         expect((await connections(t, org)).map((c) => c.provider_id)).toEqual(['SANDBOX_A', 'SANDBOX_B']);
-        expect((await routings(t, org.account_id, org)).map((r) => r.default_route.steps.map((s) => s.provider_id))).toEqual([['SANDBOX_A', 'SANDBOX_B']]);
+        expect((await routings(t, org.account_id, org)).filter((r) => r.payment_method === 'CARD').map((r) => r.default_route.steps.map((s) => s.provider_id))).toEqual([['SANDBOX_A', 'SANDBOX_B']]);
         // Organizations with connections (this one now, every other) are left alone.
         expect(await addMissingOrganizationDefaults(t.db, box)).toBe(0);
       });
@@ -209,7 +213,7 @@ for (const backend of backends()) {
         { name: 'provider not the connection’s', make: (A) => ({ default_route: { steps: [{ ...A, provider_id: 'SANDBOX_B' }] } }), status: 422, code: 'ROUTING_VALIDATION_FAILED', path: /default_route\.steps\[0\]\.provider_id/ },
         { name: 'no steps', make: () => ({ default_route: { steps: [] } }), status: 400, code: 'INVALID_REQUEST', path: /default_route\/steps/ },
         { name: 'eleven steps', make: (A) => ({ default_route: { steps: Array.from({ length: 11 }, (_, i) => ({ ...A, index: i + 1 })) } }), status: 400, code: 'INVALID_REQUEST', path: /default_route\/steps/ },
-        { name: 'payment method not CARD', make: () => ({ payment_method: 'PIX' }), status: 400, code: 'INVALID_REQUEST', path: /payment_method/ },
+        { name: 'a payment method no routing covers', make: () => ({ payment_method: 'CASH' }), status: 400, code: 'INVALID_REQUEST', path: /payment_method/ },
         { name: 'an account of no organization of ours', make: () => ({ account_id: randomUUID() }), status: 403, code: 'INVALID_ACCOUNT_ID' },
         { name: 'name too long', make: () => ({ name: 'x'.repeat(256) }), status: 400, code: 'INVALID_REQUEST', path: /name/ },
         ...(
@@ -257,7 +261,7 @@ for (const backend of backends()) {
           expect(await routings(t, accountId)).toEqual([]);
           // The same change by PATCH on the account's default routing is refused the same way and changes nothing.
           if (c.status !== 403 && !('payment_method' in (c.make(A, B, accountId) as object)) && !('name' in (c.make(A, B, accountId) as object))) {
-            const [routing] = await routings(t, t.sandbox.account_id);
+            const routing = (await routings(t, t.sandbox.account_id)).find((r) => r.payment_method === 'CARD');
             const { account_id: _a, payment_method: _p, ...patchable } = body;
             await expectProblem(await patchRouting(t, routing!.id, patchable), c.status, c.code);
             expect((await routings(t, t.sandbox.account_id))[0]).toEqual(routing);
@@ -269,13 +273,13 @@ for (const backend of backends()) {
     describe('another organization’s ids are unknown', () => {
       it('routing 404, its connections refused in steps, its accounts 403, its connections 404', async () => {
         const other = await t.createOrganization();
-        const [theirRouting] = await routings(t, other.account_id, other);
+        const theirRouting = (await routings(t, other.account_id, other)).find((r) => r.payment_method === 'CARD');
         const [theirA] = await connections(t, other);
         await expectProblem(await t.fetch(`/routing/${theirRouting!.id}`), 404, 'ROUTING_NOT_FOUND');
         await expectProblem(await patchRouting(t, theirRouting!.id, { name: 'mine' }), 404, 'ROUTING_NOT_FOUND');
         await expectProblem(await t.fetch(`/routing?account_id=${other.account_id}`), 403, 'INVALID_ACCOUNT_ID');
         await expectProblem(await postRouting(t, { account_id: other.account_id, payment_method: 'CARD', name: 'x', default_route: { steps: [{ index: 1, provider_id: 'SANDBOX_A', connection_id: theirA!.connection_id }] } }), 403, 'INVALID_ACCOUNT_ID');
-        const [mine] = await routings(t, t.sandbox.account_id);
+        const mine = (await routings(t, t.sandbox.account_id)).find((r) => r.payment_method === 'CARD');
         const refused = await expectProblem(
           await patchRouting(t, mine!.id, { default_route: { steps: [{ index: 1, provider_id: 'SANDBOX_A', connection_id: theirA!.connection_id }] } }),
           422,
@@ -323,7 +327,7 @@ for (const backend of backends()) {
       for (const row of table) {
         it(`${row.name}: the set's route when it matches, the default route when not`, async () => {
           const org = await t.createOrganization();
-          const [routing] = await routings(t, org.account_id, org);
+          const routing = (await routings(t, org.account_id, org)).find((r) => r.payment_method === 'CARD');
           const [a, b] = await connections(t, org);
           const BA = { steps: [{ index: 1, provider_id: 'SANDBOX_B', connection_id: b!.connection_id }, { index: 2, provider_id: 'SANDBOX_A', connection_id: a!.connection_id }] };
           const r = await updateRouting(t.db, org.organization_id, routing!.id, { condition_sets: [{ sort_number: 7, name: row.name, conditions: row.conditions, route: BA }] }, providersOf(t), catalogueOf(t));
@@ -345,7 +349,7 @@ for (const backend of backends()) {
 
       it('the lowest sort_number that matches wins; disabled connections are skipped; none left → null', async () => {
         const org = await t.createOrganization();
-        const [routing] = await routings(t, org.account_id, org);
+        const routing = (await routings(t, org.account_id, org)).find((r) => r.payment_method === 'CARD');
         const [a, b] = await connections(t, org);
         const only = (c: ConnectionView) => ({ steps: [{ index: 1, provider_id: c.provider_id, connection_id: c.connection_id }] });
         const br: RoutingCondition = { type: 'COUNTRY', operator: 'IN', values: ['BR'] };
@@ -377,7 +381,7 @@ for (const backend of backends()) {
 
       it('null for a payment method or account without a routing, and for another organization’s account', async () => {
         const org = await t.createOrganization();
-        expect(await planRoute(t.db, org.organization_id, facts({ accountId: org.account_id, paymentMethod: 'PIX' }), providersOf(t))).toBeNull();
+        expect(await planRoute(t.db, org.organization_id, facts({ accountId: org.account_id, paymentMethod: 'CASH' }), providersOf(t))).toBeNull();
         expect(await planRoute(t.db, org.organization_id, facts({ accountId: t.sandbox.account_id }), providersOf(t))).toBeNull();
         expect(await planRoute(t.db, t.sandbox.organization_id, facts({ accountId: await bareAccount(t) }), providersOf(t))).toBeNull();
       });

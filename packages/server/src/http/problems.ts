@@ -27,6 +27,7 @@ export const PROBLEMS = {
   REQUEST_IN_PROCESS: { status: 409, title: 'Request in process' },
   INVALID_STATUS: { status: 409, title: 'Invalid status' },
   CHARGEBACK_IN_PROCESS: { status: 409, title: 'Chargeback in process' },
+  REFUND_NOT_SUPPORTED: { status: 409, title: 'Refund not supported' },
   CUSTOMER_ID_DUPLICATED: { status: 409, title: 'Customer id duplicated' },
   WEBHOOK_ENDPOINT_LIMIT_REACHED: { status: 409, title: 'Webhook endpoint limit reached' },
   ROUTING_ALREADY_EXISTS: { status: 409, title: 'Routing already exists' },

@@ -28,6 +28,8 @@ import { enqueueSandboxChargeback } from './outbox-topics.js';
 import { paymentsRepository as repo } from './repository.js';
 import { payerOf } from './payer.js';
 import { vaultOnSuccess, type VaultOnSuccessContext } from './vault-on-success.js';
+import { createAsyncPayment } from './async-methods/create.js';
+import { isAsyncMethod } from './async-methods/methods.js';
 
 type Request = Schemas['CreatePaymentRequest'];
 /** The payer as lenientInput leaves it (http/lenient-input.ts): its text members absent, never null. */
@@ -63,6 +65,9 @@ export async function createPayment(
   request: VaultOnSuccessContext,
   binding: IdempotencyBinding = NO_BINDING,
 ): Promise<CreatePaymentOutcome> {
+  // PIX, transfers, vouchers, wallets: the shopper pays later (async-methods/).
+  const type = input.payment_method.type;
+  if (isAsyncMethod(type)) return createAsyncPayment(db, deps, merchant, input, type, binding);
   const o = deps.services.orchestration;
   const started = await db.transaction((tx) => startPayment(tx, deps, merchant, input, request, binding));
   if (!started.ok) return started;
@@ -272,6 +277,8 @@ function paymentMethodOf(source: ResolvedCard, result: ProviderResult | null, re
         stored_credentials: card?.stored_credentials ? { ...source.storedCredentials, ...card.stored_credentials } : source.storedCredentials,
       },
       bank_transfer: null,
+      ticket: null,
+      wallet: null,
     },
   };
 }

@@ -15,6 +15,7 @@ import { listPayments } from './list-payments.js';
 import { toApiTransaction } from './mapper.js';
 import { etagOf, ifNoneMatchHits, retrievePayment } from './retrieve-payment.js';
 import { injectChargeback } from './sandbox.js';
+import { settleSandboxPending } from './async-methods/sandbox.js';
 import { vaultContext } from '../vault/handlers.js';
 
 /** Query booleans arrive coerced by the validator, or as their text when it could not coerce in place. */
@@ -106,6 +107,12 @@ export const paymentHandlers = {
   async resolveSandboxDispute({ params, body }, ctx) {
     if (!ctx.deps.config.sandbox) return sandboxOff(`POST /v1/sandbox/payments/${params.payment_id}/disputes/resolve`);
     const outcome = await resolveDispute(ctx.db, ctx.merchant.organizationId, params.payment_id, body.outcome);
+    return outcome.ok ? { status: 200, body: outcome.payment } : outcome.problem;
+  },
+
+  async settleSandboxPendingPayment({ params, body }, ctx) {
+    if (!ctx.deps.config.sandbox) return sandboxOff(`POST /v1/sandbox/payments/${params.payment_id}/outcome`);
+    const outcome = await settleSandboxPending(ctx.deps, ctx.merchant.organizationId, params.payment_id, body.outcome);
     return outcome.ok ? { status: 200, body: outcome.payment } : outcome.problem;
   },
 

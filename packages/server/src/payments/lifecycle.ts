@@ -35,6 +35,7 @@ import { toApiPayment } from './mapper.js';
 import { addDecimal, compareDecimal, subtractDecimal, toDecimal } from './money.js';
 import { inPaymentTransaction } from './payment-lock.js';
 import { applyParkedFor } from './provider-notifications/apply.js';
+import { refundableMethod } from './async-methods/methods.js';
 import { paymentsRepository as repo, type PaymentRow, type TransactionRow } from './repository.js';
 
 export type LifecycleProblem =
@@ -42,6 +43,7 @@ export type LifecycleProblem =
   | ReturnType<typeof problem<'TRANSACTION_NOT_FOUND'>>
   | ReturnType<typeof problem<'INVALID_STATUS'>>
   | ReturnType<typeof problem<'CHARGEBACK_IN_PROCESS'>>
+  | ReturnType<typeof problem<'REFUND_NOT_SUPPORTED'>>
   | ReturnType<typeof problem<'INVALID_AMOUNT'>>
   | ReturnType<typeof problem<'PROVIDER_DECLINED'>>
   | ReturnType<typeof problem<'PROVIDER_NOT_AVAILABLE'>>;
@@ -235,6 +237,11 @@ function reserveRefund(ctx: LifecycleContext, body: Details & { amount?: Amount 
   return async (tx: Queryable, payment: PaymentRow, transactions: TransactionRow[], original: TransactionRow | undefined): Promise<Checked<Reservation>> => {
     if (!REFUNDABLE_TYPES.has(original!.type) || original!.status !== 'SUCCEEDED') {
       return invalidStatus(`Transaction ${original!.id} is a ${original!.type} (${original!.status}); refund the payment's successful PURCHASE or CAPTURE.`);
+    }
+    // Cash handed over at a store (OXXO, boleto) has no account to go back to (async-methods/methods.ts).
+    const type = (payment.payment_method as { type?: string } | null)?.type;
+    if (!refundableMethod(type)) {
+      return refuse(problem('REFUND_NOT_SUPPORTED', `A ${type} payment cannot be refunded through the provider: the shopper paid in cash. Return the money to the shopper another way.`));
     }
     // Money under an open chargeback is the issuer's to decide; refunding it too would pay the customer twice.
     if (payment.status === 'IN_DISPUTE') {

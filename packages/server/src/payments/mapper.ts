@@ -10,6 +10,17 @@ import type { HistoryRow, PaymentRow, TransactionRow } from './repository.js';
 type Payment = Schemas['Payment'];
 type Transaction = Schemas['Transaction'];
 
+/**
+ * Methods stored before the asynchronous methods (issue 24) have no `ticket` or `wallet` detail: shown as
+ * null, as the contract lists every member.
+ */
+function withDetailMembers(method: unknown, member: 'detail' | 'payment_method_detail'): unknown {
+  const m = method as Record<string, Record<string, unknown> | null> | null;
+  const detail = m?.[member];
+  if (!m || !detail || ('ticket' in detail && 'wallet' in detail)) return method;
+  return { ...m, [member]: { ticket: null, wallet: null, ...detail } };
+}
+
 export interface MapOptions {
   /** Fill provider_data.raw_response (getPayment `raw_response=true`). */
   rawResponse: boolean;
@@ -24,7 +35,7 @@ export function toApiTransaction(row: TransactionRow, options: MapOptions): Tran
     category: row.category,
     amount: toAmount(row.amount),
     provider_id: row.provider_id,
-    payment_method: row.payment_method as Schemas['TransactionPaymentMethod'],
+    payment_method: withDetailMembers(row.payment_method, 'detail') as Schemas['TransactionPaymentMethod'],
     response_code: row.response_code,
     response_message: row.response_message,
     reason: row.reason,
@@ -73,7 +84,7 @@ function commonFields(p: PaymentRow) {
     },
     // A checkout session only when the merchant named one (request_details.checkout.session).
     checkout: checkoutOf(p),
-    payment_method: p.payment_method as Schemas['PaymentMethod'],
+    payment_method: withDetailMembers(p.payment_method, 'payment_method_detail') as Schemas['PaymentMethod'],
     customer_payer: p.customer_payer as Schemas['CustomerPayer'],
     additional_data: (p.additional_data ?? null) as Payment['additional_data'],
     callback_url: p.callback_url,

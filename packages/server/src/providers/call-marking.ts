@@ -8,7 +8,7 @@ import { noteProviderCall } from '../platform/request-scope.js';
 import type { PaymentProvider } from './provider.js';
 
 /** The calls that may act at the provider: a lookup or a notification's parsing changes nothing there. */
-const ACTING: ReadonlySet<PropertyKey> = new Set<keyof PaymentProvider>(['verify', 'purchase', 'authorize', 'capture', 'void', 'refund']);
+const ACTING: ReadonlySet<PropertyKey> = new Set<keyof PaymentProvider>(['verify', 'purchase', 'authorize', 'capture', 'void', 'refund', 'startAsyncPayment']);
 
 const marked = new WeakMap<PaymentProvider, PaymentProvider>();
 

@@ -82,6 +82,18 @@ export type ConnectorEvent =
       amount: string | null;
       reason: string | null;
     }
+  /**
+   * A pending asynchronous payment ended at the provider: the shopper paid (SUCCEEDED), the provider
+   * refused it (DECLINED), its deadline passed (EXPIRED) or the shopper cancelled it (CANCELED).
+   */
+  | {
+      kind: 'ASYNC_PAYMENT_SETTLED';
+      notificationId: string;
+      /** The provider's id of the pending payment. */
+      providerTransactionId: string;
+      outcome: 'SUCCEEDED' | 'DECLINED' | 'EXPIRED' | 'CANCELED';
+      reason: string | null;
+    }
   /** A chargeback's dispute ended at the provider: WON (reversed in the merchant's favour) or LOST. */
   | {
       kind: 'DISPUTE_CLOSED';

@@ -15,6 +15,7 @@ import {
   type ProviderCardInfo,
   type ProviderLookup,
   type ProviderResult,
+  type ShopperAction,
 } from './provider.js';
 import {
   ADVICE_CODE,
@@ -68,6 +69,18 @@ export function normalizedProvider(p: PaymentProvider): PaymentProvider {
         }
       : {}),
     ...(p.simulateChargeback ? { simulateChargeback: p.simulateChargeback.bind(p) } : {}),
+    ...(p.simulateAsyncOutcome ? { simulateAsyncOutcome: p.simulateAsyncOutcome.bind(p) } : {}),
+    ...(p.startAsyncPayment
+      ? {
+          startAsyncPayment: async (input) => {
+            const started = await p.startAsyncPayment!(input);
+            const r = result(started.result);
+            // An issued action is what the shopper is shown: one that cannot be shown is no answer at all.
+            if (r.outcome === 'SUCCEEDED' && !started.action) throw bad(p.id, 'an issued payment without the action for the shopper');
+            return { result: r, action: r.outcome === 'SUCCEEDED' ? normalizeAction(p.id, started.action!) : null };
+          },
+        }
+      : {}),
     ...(p.startRedirectEnrollment
       ? {
           startRedirectEnrollment: async (input) => {
@@ -175,6 +188,15 @@ export function normalizeConnectorEvent(e: ConnectorEvent): ConnectorEvent {
         amount: e.amount === null || e.amount === undefined ? null : providerAmount(e.amount),
         reason: optionalMessage(e.reason, 255),
       };
+    case 'ASYNC_PAYMENT_SETTLED':
+      if (!['SUCCEEDED', 'DECLINED', 'EXPIRED', 'CANCELED'].includes(e.outcome)) throw new Error(`an ASYNC_PAYMENT_SETTLED event with outcome ${String(e.outcome)}`);
+      return {
+        kind: 'ASYNC_PAYMENT_SETTLED',
+        notificationId: providerId(e.notificationId, 128),
+        providerTransactionId: providerId(e.providerTransactionId, 255),
+        outcome: e.outcome,
+        reason: optionalMessage(e.reason, 255),
+      };
     case 'DISPUTE_CLOSED':
       if (e.outcome !== 'WON' && e.outcome !== 'LOST') throw new Error(`a DISPUTE_CLOSED event with outcome ${String(e.outcome)}`);
       return {
@@ -197,4 +219,48 @@ function redirectUrlOf(providerId: string, url: string): string {
     // not a URL
   }
   throw bad(providerId, 'a redirect URL that is not an http(s) URL');
+}
+
+/**
+ * The action a shopper is shown, held to the API's fields (BankTransferDetail, TicketDetail, WalletDetail):
+ * clean bounded text, a real deadline, an http(s) page; anything unusable makes the answer unusable.
+ */
+function normalizeAction(providerId: string, a: ShopperAction): ShopperAction {
+  const expiresAt = Date.parse(a.expiresAt);
+  if (!Number.isFinite(expiresAt)) throw bad(providerId, 'an action without a usable deadline');
+  const at = new Date(expiresAt).toISOString();
+  const text = (v: string, max: number) => providerMessage(v, max, '');
+  // References, barcodes and account numbers are long digit runs by nature: checked by shape, not redacted as text is.
+  const number = (v: string) => token(v, /^[A-Za-z0-9 .-]{1,255}$/) ?? '';
+  switch (a.kind) {
+    case 'QR_CODE':
+      if (!/^[\x20-\x7e]{1,1024}$/.test(a.qrCode)) throw bad(providerId, 'a QR code payload that is not printable ASCII of at most 1,024 characters');
+      return { kind: 'QR_CODE', qrCode: a.qrCode, expiresAt: at };
+    case 'BANK_TRANSFER':
+      return {
+        kind: 'BANK_TRANSFER',
+        bankName: text(a.bankName, 255),
+        beneficiaryName: text(a.beneficiaryName, 255),
+        bankAccount: number(a.bankAccount).slice(0, 64),
+        accountType: text(a.accountType, 64),
+        reference: number(a.reference),
+        expiresAt: at,
+      };
+    case 'VOUCHER':
+      if (!/^\d{4}-\d{2}-\d{2}$/.test(a.dueDate)) throw bad(providerId, 'a voucher without a YYYY-MM-DD due date');
+      return {
+        kind: 'VOUCHER',
+        voucherType: text(a.voucherType, 64),
+        reference: number(a.reference),
+        barcode: number(a.barcode),
+        barcodeFormat: text(a.barcodeFormat, 64),
+        dueDate: a.dueDate,
+        instruction: text(a.instruction, 4096),
+        expiresAt: at,
+      };
+    case 'REDIRECT':
+      return { kind: 'REDIRECT', redirectUrl: redirectUrlOf(providerId, a.redirectUrl), expiresAt: at };
+    default:
+      throw bad(providerId, 'an action of an unknown kind');
+  }
 }

@@ -228,6 +228,57 @@ export interface PaymentProvider {
    * enrollment is then refused (422 PAYMENT_METHOD_TYPE_NOT_SUPPORTED), never approved without the provider.
    */
   readonly startRedirectEnrollment?: (input: RedirectEnrollment) => Promise<{ redirectUrl: string }>;
+  /**
+   * Asynchronous payment methods (payments/async-methods/): issues the action the shopper must take (a PIX
+   * QR code, a transfer instruction, a cash voucher, a wallet's page). An outcome SUCCEEDED means the
+   * action was issued and the payment now waits for the shopper; the provider's notification ends it
+   * (ASYNC_PAYMENT_SETTLED). Absent when the provider serves none of these methods.
+   */
+  startAsyncPayment?(input: AsyncCharge): Promise<AsyncStart>;
+  /**
+   * Sandbox only: the provider settles a pending payment as the shopper (or its own deadline) would, and
+   * hands back the signed notification it sends; the caller feeds it through the notifications path.
+   */
+  simulateAsyncOutcome?(input: SimulatedAsyncOutcome): Promise<{ rawBody: string; headers: WebhookHeaders }>;
+}
+
+/** The asynchronous payment methods (the create request's payment_method.type besides CARD). */
+export const ASYNC_METHOD_TYPES = ['PIX', 'BANK_TRANSFER', 'OXXO', 'BOLETO', 'PAYPAL', 'MERCADO_PAGO_WALLET'] as const;
+export type AsyncMethodType = (typeof ASYNC_METHOD_TYPES)[number];
+
+/** A payment the shopper completes later; `reference` is the idempotency reference, as for a Charge. */
+export interface AsyncCharge {
+  method: AsyncMethodType;
+  /** Decimal string in major units. */
+  amount: string;
+  currency: string;
+  country: string;
+  reference: string;
+  paymentId: string;
+  description: string;
+  /** Public origin of this service (where the sandbox serves a wallet's approval page). */
+  baseUrl: string;
+  connection?: ConnectionContext;
+}
+
+/** What the shopper must do, as the provider issued it; `expiresAt` (ISO 8601) is when it stops being payable. */
+export type ShopperAction =
+  | { kind: 'QR_CODE'; qrCode: string; expiresAt: string }
+  | { kind: 'BANK_TRANSFER'; bankName: string; beneficiaryName: string; bankAccount: string; accountType: string; reference: string; expiresAt: string }
+  | { kind: 'VOUCHER'; voucherType: string; reference: string; barcode: string; barcodeFormat: string; dueDate: string; instruction: string; expiresAt: string }
+  | { kind: 'REDIRECT'; redirectUrl: string; expiresAt: string };
+
+/** The provider's answer to startAsyncPayment: `action` with an issued (SUCCEEDED) result, null otherwise. */
+export interface AsyncStart {
+  result: ProviderResult;
+  action: ShopperAction | null;
+}
+
+export interface SimulatedAsyncOutcome {
+  /** The provider's id of the pending payment (the attempt's provider_transaction_id). */
+  providerTransactionId: string;
+  outcome: 'PAY' | 'DECLINE' | 'EXPIRE' | 'CANCEL';
+  connection?: ConnectionContext;
 }
 
 /**

@@ -13,7 +13,7 @@ import { tenancyRepository } from '../tenancy/repository.js';
 import { matchingSet } from './conditions.js';
 import type { ConnectionBox } from './connection-secrets.js';
 import { addConnection, sandboxCredentials } from './connections.js';
-import type { StoredConditionSet, StoredRoute } from './model.js';
+import { ROUTABLE_PAYMENT_METHODS, type StoredConditionSet, type StoredRoute } from './model.js';
 import type { PaymentFacts, RoutePlan } from './plan.js';
 import { routingRepository as repo, type ConnectionRow, type RoutingRow } from './repository.js';
 import { routingWarnings, validateConditionSets, validateRoute, type RouteTargets } from './validation.js';
@@ -172,26 +172,32 @@ export function routingRulesOf(plan: RoutePlan): Schemas['PaymentRoutingRules'] 
   };
 }
 
-/** The routing every account starts with: CARD through SANDBOX_A, then SANDBOX_B. Nothing when the organization lacks either connection. */
+/**
+ * The routings every account starts with (sandbox mode): CARD, and each asynchronous method (PIX,
+ * BANK_TRANSFER, OXXO, BOLETO, PAYPAL, MERCADO_PAGO_WALLET), through SANDBOX_A, then SANDBOX_B. Nothing
+ * when the organization lacks either connection.
+ */
 export async function addDefaultRouting(db: Queryable, organizationId: string, accountId: string): Promise<void> {
   const connections = await repo.listConnections(db, organizationId);
   const a = connections.find((c) => c.provider_id === SANDBOX_A);
   const b = connections.find((c) => c.provider_id === SANDBOX_B);
   if (!a || !b) return;
-  await repo.insertRouting(db, {
-    id: `r_${randomUUID()}`,
-    organizationId,
-    accountId,
-    paymentMethod: 'CARD',
-    name: 'Card — SANDBOX_A then SANDBOX_B',
-    defaultRoute: {
-      steps: [
-        { index: 1, provider_id: SANDBOX_A, connection_id: a.id },
-        { index: 2, provider_id: SANDBOX_B, connection_id: b.id },
-      ],
-    },
-    conditionSets: [],
-  });
+  for (const method of ROUTABLE_PAYMENT_METHODS) {
+    await repo.insertRouting(db, {
+      id: `r_${randomUUID()}`,
+      organizationId,
+      accountId,
+      paymentMethod: method,
+      name: `${method === 'CARD' ? 'Card' : method} — SANDBOX_A then SANDBOX_B`,
+      defaultRoute: {
+        steps: [
+          { index: 1, provider_id: SANDBOX_A, connection_id: a.id },
+          { index: 2, provider_id: SANDBOX_B, connection_id: b.id },
+        ],
+      },
+      conditionSets: [],
+    });
+  }
 }
 
 /** What a new organization starts with in sandbox mode (only): a connection to each sandbox acquirer and the default CARD routing for each account. */

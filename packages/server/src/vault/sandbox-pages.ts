@@ -19,7 +19,7 @@ import { effectiveStatus, maskedName, type MaskedDetails } from './mapper.js';
 import type { PaymentMethodRow } from './repository.js';
 import { completeHostedEnrollment, findHostedEnrollment, type HostedDecision, type HostedEnrollment } from './service.js';
 
-const escapeHtml = (s: string) =>
+export const escapeHtml = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 const TYPE_LABEL: Readonly<Record<string, string>> = {
@@ -42,7 +42,7 @@ export function callbackTarget(row: Pick<PaymentMethodRow, 'callback_url' | 'vau
   return url.toString();
 }
 
-function sendPage(res: Response, status: number, title: string, content: string, options: { formTarget?: string } = {}): void {
+export function sendPage(res: Response, status: number, title: string, content: string, options: { formTarget?: string } = {}): void {
   const nonce = randomBytes(16).toString('base64');
   const formAction = ["'self'", ...(options.formTarget ? [new URL(options.formTarget).origin] : [])].join(' ');
   res

@@ -19,6 +19,8 @@ export const EVENT_TYPES = [
   'payment.canceled',
   'payment.refunded',
   'payment.operation.failed',
+  'payment.pending',
+  'payment.expired',
 ] as const satisfies readonly Schemas['WebhookEventType'][];
 
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -39,6 +41,8 @@ export interface EventEnvelopes {
   'payment.canceled': Schemas['EventPaymentCanceled'];
   'payment.refunded': Schemas['EventPaymentRefunded'];
   'payment.operation.failed': Schemas['EventPaymentOperationFailed'];
+  'payment.pending': Schemas['EventPaymentPending'];
+  'payment.expired': Schemas['EventPaymentExpired'];
 }
 
 /** Any event envelope as POSTed to an endpoint. */

@@ -49,6 +49,16 @@ export const UNREACHABLE_ALLOWED: { status: number; operations: '*' | readonly (
     why: "PROVIDER_UNAVAILABLE needs the provider to go silent or cut the connection, or the database to fail after a provider call; lifecycle-providers.test.ts reaches it with the sandbox acquirers' faults, settle-later.test.ts (createPayment too) with a database failing after the call",
   },
   {
+    status: 502,
+    operations: ['settleSandboxPendingPayment'],
+    why: 'PROVIDER_UNAVAILABLE needs the sandbox acquirer to go silent during the move; no test drives it yet (the handler maps ProviderUnavailableError as the lifecycle does): a known gap',
+  },
+  {
+    status: 409,
+    operations: ['settleSandboxPendingPayment'],
+    why: 'INVALID_STATUS needs a payment no longer waiting for the shopper (the replay settles a fresh PIX payment); async-payment-methods.test.ts reaches it after PAY and after the expiry worker, and checks the body',
+  },
+  {
     status: 409,
     operations: ['updateCustomer'],
     why: 'CUSTOMER_ID_DUPLICATED needs another customer holding the new merchant_customer_id; customers-manage.test.ts reaches it (also under concurrency)',

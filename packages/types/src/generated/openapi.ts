@@ -522,6 +522,38 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sandbox/payments/{payment_id}/outcome": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The payment's `id`.
+                 * @example 6c3a8e1f-4d2b-4b95-8f7a-0e2c4a6d8b68
+                 */
+                payment_id: components["parameters"]["PaymentId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pay, decline, expire or cancel a pending asynchronous payment (sandbox only)
+         * @description What the shopper would do with a `PENDING` asynchronous payment (PIX, bank transfer, cash voucher,
+         *     redirect wallet), done on demand: the sandbox acquirer that issued the action records the outcome
+         *     and sends its signed notification, which goes through the same path as one arriving over HTTP
+         *     (POST /v1/provider-notifications/{connection_id}). `PAY` → `SUCCEEDED` / `APPROVED` (event
+         *     `payment.succeeded`), `DECLINE` → `DECLINED` (`payment.declined`), `EXPIRE` → `EXPIRED`
+         *     (`payment.expired`), `CANCEL` → `CANCELED` (`payment.canceled`). A payment that is not a pending
+         *     asynchronous one answers 409 `INVALID_STATUS`; `404` outside sandbox mode.
+         */
+        post: operations["settleSandboxPendingPayment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/providers/{provider_id}/notifications": {
         parameters: {
             query?: never;
@@ -2074,6 +2106,140 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "payment.pending": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.pending
+         * @description An asynchronous payment waits for the shopper: the payment is `PENDING` / `PENDING` with the action (QR code, voucher, redirect URL) and its expiry under `payment_method.payment_method_detail`. POSTed to each enabled endpoint subscribed to `payment.pending` or `*`, signed per Standard
+         *     Webhooks with the endpoint's secret(s): verify `webhook-signature` over the raw body (for example with
+         *     `verifyWebhook` of @payorch/client or the `standardwebhooks` library), reject a `webhook-timestamp`
+         *     more than 5 minutes off, and deduplicate on `webhook-id` (the event's `id`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description Standard Webhooks message id.
+                     * @example 7e5c3a1b-9d2f-4e68-8a0b-4c6e8f0a2b3d
+                     */
+                    "webhook-id": components["parameters"]["WebhookId"];
+                    /**
+                     * @description Standard Webhooks timestamp (Unix seconds); stale timestamps are rejected.
+                     * @example 1795412645
+                     */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                    /**
+                     * @description Standard Webhooks signature(s), `v1,<base64>` separated by spaces.
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": components["parameters"]["WebhookSignature"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["EventPaymentPending"];
+                };
+            };
+            responses: {
+                /** @description Any 2xx answered within 10 seconds acknowledges the event; it is not sent again. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Any other answer (a 4xx for a signature the receiver rejects, a 5xx, a redirect or no answer) makes the event retried with backoff for about 24 hours. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.expired
+         * @description An asynchronous payment's action reached its deadline unpaid: the payment is `EXPIRED` / `EXPIRED`. POSTed to each enabled endpoint subscribed to `payment.expired` or `*`, signed per Standard
+         *     Webhooks with the endpoint's secret(s): verify `webhook-signature` over the raw body (for example with
+         *     `verifyWebhook` of @payorch/client or the `standardwebhooks` library), reject a `webhook-timestamp`
+         *     more than 5 minutes off, and deduplicate on `webhook-id` (the event's `id`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description Standard Webhooks message id.
+                     * @example 7e5c3a1b-9d2f-4e68-8a0b-4c6e8f0a2b3d
+                     */
+                    "webhook-id": components["parameters"]["WebhookId"];
+                    /**
+                     * @description Standard Webhooks timestamp (Unix seconds); stale timestamps are rejected.
+                     * @example 1795412645
+                     */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                    /**
+                     * @description Standard Webhooks signature(s), `v1,<base64>` separated by spaces.
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": components["parameters"]["WebhookSignature"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["EventPaymentExpired"];
+                };
+            };
+            responses: {
+                /** @description Any 2xx answered within 10 seconds acknowledges the event; it is not sent again. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Any other answer (a 4xx for a signature the receiver rejects, a 5xx, a redirect or no answer) makes the event retried with backoff for about 24 hours. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -2547,6 +2713,11 @@ export interface components {
             /** @enum {string} */
             outcome: "WON" | "LOST";
         };
+        /** @description Body of POST /sandbox/payments/{payment_id}/outcome (sandbox mode only): what the shopper (or the provider) does with a `PENDING` asynchronous payment. PAY pays it, DECLINE has the provider refuse it, EXPIRE makes it expire now, CANCEL is the shopper cancelling on the wallet's page. */
+        SandboxPendingOutcomeRequest: {
+            /** @enum {string} */
+            outcome: "PAY" | "DECLINE" | "EXPIRE" | "CANCEL";
+        };
         /** @description A notification from a payment provider (acquirer), signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature` over the raw body with the provider's secret). */
         ProviderNotification: {
             /** @description The provider's unique notification id; a repeated id is acknowledged and ignored. */
@@ -2764,7 +2935,7 @@ export interface components {
          */
         WebhookDeliveryStatus: "PENDING" | "DELIVERED" | "FAILED" | "CANCELED";
         /** @description A webhook event as recorded (issue 15): the envelope endpoints receive, without the per-delivery `retry`. Kept 30 days after `created_at`, so that a merchant who missed deliveries can catch up. Its `data` is the one of its `type_event` in the spec's `webhooks`: generated code types an event as their union (`x-webhook-event-recorded`, tools/codegen.mjs), so it narrows on `type_event` with no cast. */
-        Event: Pick<components["schemas"]["EventEnrollmentEnrolled"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventEnrollmentDeclined"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventEnrollmentUnenrolled"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentSucceeded"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentDeclined"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentChargeback"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentDisputeSubmitted"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentDisputeWon"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentDisputeLost"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentAuthorized"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentCaptured"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentCanceled"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentRefunded"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentOperationFailed"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data">;
+        Event: Pick<components["schemas"]["EventEnrollmentEnrolled"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventEnrollmentDeclined"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventEnrollmentUnenrolled"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentSucceeded"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentDeclined"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentChargeback"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentDisputeSubmitted"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentDisputeWon"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentDisputeLost"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentAuthorized"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentCaptured"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentCanceled"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentRefunded"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentOperationFailed"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentPending"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentExpired"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data">;
         /** @description The organization's events, newest first. */
         EventList: {
             events: components["schemas"]["Event"][];
@@ -3272,6 +3443,72 @@ export interface components {
             created_at: string;
             data: components["schemas"]["EventOperationFailedData"];
         };
+        /** @description The `payment.pending` event. An asynchronous payment (PIX, bank transfer, cash voucher, redirect wallet) is waiting for the shopper: the payment is `PENDING` / `PENDING` and its `payment_method.payment_method_detail` holds the action (QR code, voucher, redirect URL) and its expiry. Sent as the body of a signed POST to every enabled webhook endpoint subscribed to it (or to `*`). */
+        EventPaymentPending: {
+            /**
+             * Format: uuid
+             * @description The event's id; also the `webhook-id` header. The same on every retry and redelivery, so deduplicate on it.
+             */
+            id: string;
+            /**
+             * @description The kind of resource the event is about (Yuno's `type`).
+             * @constant
+             */
+            type: "payment";
+            /**
+             * @description What happened (Yuno's `type_event`); the event type endpoints subscribe to.
+             * @constant
+             */
+            type_event: "payment.pending";
+            /** @description The account the resource belongs to, when it belongs to one. */
+            account_id: string | null;
+            /** @description How many earlier delivery attempts of this event to this endpoint there were (0 on the first). */
+            retry: number;
+            /**
+             * @description Version of the envelope and data shapes.
+             * @constant
+             */
+            version: 1;
+            /**
+             * Format: date-time
+             * @description When the event happened (the state change it announces).
+             */
+            created_at: string;
+            data: components["schemas"]["EventPaymentData"];
+        };
+        /** @description The `payment.expired` event. An asynchronous payment's action reached its deadline unpaid: the payment is `EXPIRED` / `EXPIRED`. Sent as the body of a signed POST to every enabled webhook endpoint subscribed to it (or to `*`). */
+        EventPaymentExpired: {
+            /**
+             * Format: uuid
+             * @description The event's id; also the `webhook-id` header. The same on every retry and redelivery, so deduplicate on it.
+             */
+            id: string;
+            /**
+             * @description The kind of resource the event is about (Yuno's `type`).
+             * @constant
+             */
+            type: "payment";
+            /**
+             * @description What happened (Yuno's `type_event`); the event type endpoints subscribe to.
+             * @constant
+             */
+            type_event: "payment.expired";
+            /** @description The account the resource belongs to, when it belongs to one. */
+            account_id: string | null;
+            /** @description How many earlier delivery attempts of this event to this endpoint there were (0 on the first). */
+            retry: number;
+            /**
+             * @description Version of the envelope and data shapes.
+             * @constant
+             */
+            version: 1;
+            /**
+             * Format: date-time
+             * @description When the event happened (the state change it announces).
+             */
+            created_at: string;
+            data: components["schemas"]["EventPaymentData"];
+        };
         /** @description How payments of one account and payment method go to providers. */
         Routing: {
             /** @description `r_` followed by a UUID. */
@@ -3304,10 +3541,10 @@ export interface components {
              */
             account_id: string;
             /**
-             * @description The payment method routed; `CARD` only for now (anything else is 400 `INVALID_REQUEST`).
+             * @description The payment method routed: `CARD` or an asynchronous method (a step's provider must serve it, GET /v1/providers); anything else is 400 `INVALID_REQUEST`.
              * @enum {string}
              */
-            payment_method: "CARD";
+            payment_method: "CARD" | "PIX" | "BANK_TRANSFER" | "OXXO" | "BOLETO" | "PAYPAL" | "MERCADO_PAGO_WALLET";
             name: string;
             default_route: components["schemas"]["RoutingRoute"];
             condition_sets?: components["schemas"]["RoutingConditionSet"][];
@@ -3716,7 +3953,7 @@ export interface components {
             card_data: components["schemas"]["PaymentCardData"];
             stored_credentials: components["schemas"]["StoredCredentials"];
         };
-        /** @description Bank-transfer-specific detail of a payment method on a payment or transaction. Unknown values are null. */
+        /** @description Bank-transfer-specific detail of a payment method on a payment or transaction (BANK_TRANSFER and PIX). Unknown values are null. For PIX, `qr_code` is the payload the shopper's bank app reads (the "copy and paste" code, also drawn as the QR code) and `expires_at` when it stops being payable; for a bank transfer, the account to pay to and the `reference` to quote. */
         BankTransferDetail: {
             /** @description Address of the provider's logo. */
             provider_image: string | null;
@@ -3734,11 +3971,59 @@ export interface components {
             payment_instruction: string | null;
             /** @description Provider page where the payer completes the transfer, when any. */
             redirect_url: string | null;
+            /** @description The reference the payer quotes so the transfer is matched to the payment, when any. */
+            reference: string | null;
+            /** @description PIX only, the QR code's payload (EMV "copia e cola"); null for other methods. */
+            qr_code: string | null;
+            /**
+             * Format: date-time
+             * @description When the instruction stops being payable; the payment is then `EXPIRED`.
+             */
+            expires_at: string | null;
         };
-        /** @description Type-specific detail of a payment method: `card` for CARD, `bank_transfer` for BANK_TRANSFER; the other member is null. */
+        /** @description A cash voucher (OXXO, BOLETO) the shopper pays at a store or bank (Yuno's `ticket`). Unknown values are null. */
+        TicketDetail: {
+            /** @description The voucher's kind (OXXO, BOLETO). */
+            type: string | null;
+            benefit_type: string | null;
+            /**
+             * Format: date
+             * @description The due date (the day the voucher is payable until), YYYY-MM-DD.
+             */
+            date_of_expiration: string | null;
+            /** @description What the shopper does with the voucher. */
+            payment_instruction: string | null;
+            /** @description The voucher's reference (the number the cashier types). */
+            provider_number: string | null;
+            /** @description The barcode's digits (the cashier scans it). */
+            provider_barcode: string | null;
+            provider_logo: string | null;
+            /** @description The barcode's symbology, for example CODE128 or ITF. */
+            provider_format: string | null;
+            /** @description A page showing the voucher, when the provider has one. */
+            redirect_url: string | null;
+            /**
+             * Format: date-time
+             * @description When the voucher stops being payable; the payment is then `EXPIRED`.
+             */
+            expires_at: string | null;
+        };
+        /** @description A redirect wallet (PAYPAL, MERCADO_PAGO_WALLET): the shopper is sent to `redirect_url`, approves or cancels there, and the provider notifies the outcome. Unknown values are null. */
+        WalletDetail: {
+            /** @description The wallet's page where the shopper approves or cancels the payment. */
+            redirect_url: string | null;
+            /**
+             * Format: date-time
+             * @description When the page stops accepting an approval; the payment is then `EXPIRED`.
+             */
+            expires_at: string | null;
+        };
+        /** @description Type-specific detail of a payment method: `card` for CARD, `bank_transfer` for PIX and BANK_TRANSFER, `ticket` for the cash vouchers (OXXO, BOLETO), `wallet` for the redirect wallets (PAYPAL, MERCADO_PAGO_WALLET); the other members are null. For an asynchronous method it carries the action the shopper must take while the payment is `PENDING` (Yuno's shape). */
         PaymentMethodDetail: {
             card: components["schemas"]["CardDetail"] | null;
             bank_transfer: components["schemas"]["BankTransferDetail"] | null;
+            ticket: components["schemas"]["TicketDetail"] | null;
+            wallet: components["schemas"]["WalletDetail"] | null;
         };
         /** @description The payment method of a payment (interface spec 2.2); its type-specific detail is under `payment_method_detail`. */
         PaymentMethod: {
@@ -4332,13 +4617,13 @@ export interface components {
         CreatePaymentMethodDetail: {
             card: components["schemas"]["CreatePaymentCard"];
         };
-        /** @description How the customer pays: a card, either by `vaulted_token` (a card enrolled for this customer) or by raw card data in `detail.card.card_data` (PCI certified merchants only, else 403 PCI_CERTIFICATION_REQUIRED). With `vaulted_token`, `detail.card` may still carry the processing options (`capture`, `installments`, `soft_descriptor`, `stored_credentials`, ...) but not `card_data`; without it, `detail.card.card_data` is required. The server checks both (400 INVALID_REQUEST naming `/body/payment_method/detail/card/card_data`). */
+        /** @description How the customer pays. An asynchronous method (PIX, BANK_TRANSFER, OXXO, BOLETO, PAYPAL, MERCADO_PAGO_WALLET) takes only `type`: the payment answers `PENDING` with the action the shopper takes under `payment_method.payment_method_detail` (docs/guides/yuno-compatibility.md, "Asynchronous payment methods"); `vaulted_token`, `detail` and `vault_on_success` are for cards only (400 naming the field). A card, either by `vaulted_token` (a card enrolled for this customer) or by raw card data in `detail.card.card_data` (PCI certified merchants only, else 403 PCI_CERTIFICATION_REQUIRED). With `vaulted_token`, `detail.card` may still carry the processing options (`capture`, `installments`, `soft_descriptor`, `stored_credentials`, ...) but not `card_data`; without it, `detail.card.card_data` is required. The server checks both (400 INVALID_REQUEST naming `/body/payment_method/detail/card/card_data`). */
         CreatePaymentMethod: {
             /**
-             * @description Payment method type. Only CARD is processed; any other type (PIX, wallets, cash, ...) is refused with 400 naming this field.
+             * @description Payment method type: CARD, or an asynchronous method the shopper completes later — PIX (a QR code), BANK_TRANSFER (an account and a reference to pay to), OXXO and BOLETO (cash vouchers: a reference, a barcode and a due date), PAYPAL and MERCADO_PAGO_WALLET (a redirect to the wallet's page). Any other type is refused with 400 naming this field.
              * @enum {string}
              */
-            type: "CARD";
+            type: "CARD" | "PIX" | "BANK_TRANSFER" | "OXXO" | "BOLETO" | "PAYPAL" | "MERCADO_PAGO_WALLET";
             /**
              * Format: uuid
              * @description Vaulted token of a card enrolled for the paying customer (404 PAYMENT_METHOD_NOT_FOUND when unknown).
@@ -4425,7 +4710,7 @@ export interface components {
          * @description An event type a webhook endpoint can receive (the envelope's `type_event`).
          * @enum {string}
          */
-        WebhookEventType: "enrollment.enrolled" | "enrollment.declined" | "enrollment.unenrolled" | "payment.succeeded" | "payment.declined" | "payment.chargeback" | "payment.dispute.submitted" | "payment.dispute.won" | "payment.dispute.lost" | "payment.authorized" | "payment.captured" | "payment.canceled" | "payment.refunded" | "payment.operation.failed";
+        WebhookEventType: "enrollment.enrolled" | "enrollment.declined" | "enrollment.unenrolled" | "payment.succeeded" | "payment.declined" | "payment.chargeback" | "payment.dispute.submitted" | "payment.dispute.won" | "payment.dispute.lost" | "payment.authorized" | "payment.captured" | "payment.canceled" | "payment.refunded" | "payment.operation.failed" | "payment.pending" | "payment.expired";
         /** @description One HTTP attempt to deliver an event to an endpoint. */
         WebhookDeliveryAttempt: {
             /** @description 1 for the first attempt, then counting every retry and redelivery. */
@@ -4729,7 +5014,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The idempotency key is still executing (`REQUEST_IN_PROCESS`, with `Retry-After`), or the state does not allow it (`INVALID_STATUS`; `CHARGEBACK_IN_PROCESS` for a refund while a chargeback is open). */
+        /** @description The idempotency key is still executing (`REQUEST_IN_PROCESS`, with `Retry-After`), or the state does not allow it (`INVALID_STATUS`; `CHARGEBACK_IN_PROCESS` for a refund while a chargeback is open; `REFUND_NOT_SUPPORTED` for a refund of a payment whose method cannot be refunded, such as a cash voucher). */
         Conflict: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -6168,6 +6453,50 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    settleSandboxPendingPayment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The payment's `id`.
+                 * @example 6c3a8e1f-4d2b-4b95-8f7a-0e2c4a6d8b68
+                 */
+                payment_id: components["parameters"]["PaymentId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SandboxPendingOutcomeRequest"];
+            };
+        };
+        responses: {
+            /** @description The payment after the outcome (retrieval shape). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Payment"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            502: components["responses"]["ProviderUnavailable"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };

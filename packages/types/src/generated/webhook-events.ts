@@ -34,6 +34,10 @@ export interface WebhookEventMap {
     "payment.refunded": components["schemas"]["EventPaymentRefunded"];
     /** A capture, cancel or refund did not go through after all (the provider's notification said so): the transaction is `DECLINED` (`FAILED_AT_PROVIDER`) and what it changed is undone. */
     "payment.operation.failed": components["schemas"]["EventPaymentOperationFailed"];
+    /** An asynchronous payment waits for the shopper: the payment is `PENDING` / `PENDING` with the action (QR code, voucher, redirect URL) and its expiry under `payment_method.payment_method_detail`. */
+    "payment.pending": components["schemas"]["EventPaymentPending"];
+    /** An asynchronous payment's action reached its deadline unpaid: the payment is `EXPIRED` / `EXPIRED`. */
+    "payment.expired": components["schemas"]["EventPaymentExpired"];
 }
 
 /** Every `type_event` a webhook endpoint can receive. */

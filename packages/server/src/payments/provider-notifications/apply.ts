@@ -20,6 +20,8 @@ import { decideChargeback } from '../disputes.js';
 import { inPaymentTransaction } from '../payment-lock.js';
 import { paymentsRepository as repo } from '../repository.js';
 import { settleByNotification } from './follow-ups.js';
+import { asyncPaymentsRepository } from '../async-methods/repository.js';
+import { settleAsyncPayment } from '../async-methods/settle.js';
 import { notificationsRepository as notifications, type NotificationState, type Target } from './repository.js';
 
 /** The connection a notification came through, once its signature was verified. */
@@ -52,6 +54,8 @@ function locate(db: Queryable, connectionId: string, e: ConnectorEvent): Promise
       return e.reference === null && e.providerOperationId === null ? Promise.resolve(undefined) : notifications.findFollowUp(db, connectionId, e.reference, e.providerOperationId);
     case 'DISPUTE_CLOSED':
       return notifications.findChargeback(db, connectionId, e.chargebackId);
+    case 'ASYNC_PAYMENT_SETTLED':
+      return asyncPaymentsRepository.findIssued(db, connectionId, e.providerTransactionId);
   }
 }
 
@@ -111,6 +115,8 @@ async function applyTo(tx: Queryable, via: Pick<NotifiedConnection, 'connectionI
     }
     case 'FOLLOW_UP_SETTLED':
       return settleByNotification(tx, e, target.id);
+    case 'ASYNC_PAYMENT_SETTLED':
+      return settleAsyncPayment(tx, target.payment_id, target.id, e.outcome, e.reason);
     case 'DISPUTE_CLOSED': {
       const payment = (await repo.lockPaymentById(tx, target.payment_id))!;
       const chargeback = (await repo.findTransaction(tx, payment.id, target.id))!;

@@ -2,7 +2,8 @@
  * The SANDBOX_A adapter: PaymentProvider over acquirer A's JSON protocol (acquirer-a/server.ts).
  * Credentials: `{api_key}` sent as a bearer token; the reference is A's idempotency key.
  */
-import { ProviderUnavailableError, type Charge, type ConnectionContext, type FollowUp, type ProviderCard, type ProviderLookup, type ProviderResult } from '../provider.js';
+import { ProviderUnavailableError, type AsyncCharge, type AsyncStart, type Charge, type ConnectionContext, type FollowUp, type ProviderCard, type ProviderLookup, type ProviderResult, type SimulatedAsyncOutcome } from '../provider.js';
+import type { IssuedAction } from './acquirer/pending-payments.js';
 import { SANDBOX_A } from '../registry.js';
 import { callAcquirer, type AcquirerAnswer } from './http-call.js';
 import { answerToResult, SandboxProvider } from './sandbox-provider.js';
@@ -39,6 +40,19 @@ export class SandboxAProvider extends SandboxProvider {
     const first = answer.body.answer as Record<string, unknown> | undefined;
     if (answer.status !== 200 || !operation || !first) throw new ProviderUnavailableError(this.id, 'BAD_RESPONSE', `${this.id} lookup answered HTTP ${answer.status}`);
     return { found: true, result: this.toResult(first), voided: operation.status === 'VOIDED' };
+  }
+
+  async startAsyncPayment(input: AsyncCharge): Promise<AsyncStart> {
+    const body = { reference: input.reference, payment_id: input.paymentId, method: input.method, amount: { value: input.amount, currency: input.currency } };
+    const answer = await this.call('POST', '/v1/payment-requests', body, input.connection);
+    const b = answer.body as { id?: string; status?: string; action?: IssuedAction; expires_at?: string };
+    if (answer.status !== 200 || b.status !== 'PENDING' || !b.action || typeof b.expires_at !== 'string') return { result: this.interpret(answer), action: null };
+    return { result: this.issuedResult(String(b.id ?? ''), answer.body), action: this.shopperAction(b.action, b.expires_at, input) };
+  }
+
+  protected async settleAtAcquirer(input: SimulatedAsyncOutcome): Promise<string | undefined> {
+    const answer = await this.call('POST', `/v1/payment-requests/${encodeURIComponent(input.providerTransactionId)}/outcome`, { outcome: input.outcome }, input.connection);
+    return answer.status === 200 ? String(answer.body.status) : undefined;
   }
 
   private async charge(input: Charge, capture: boolean, verification: boolean): Promise<ProviderResult> {

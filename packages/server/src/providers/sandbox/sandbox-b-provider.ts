@@ -4,7 +4,8 @@
  * Credentials: `{merchant_account, password}`. B's refusal reasons are translated to our response codes.
  */
 import { minorUnits } from '../../payments/money.js';
-import { ProviderUnavailableError, type Charge, type ConnectionContext, type FollowUp, type ProviderCard, type ProviderLookup, type ProviderResult } from '../provider.js';
+import { ProviderUnavailableError, type Charge, type ConnectionContext, type FollowUp, type ProviderCard, type ProviderLookup, type ProviderResult, type AsyncCharge, type AsyncStart, type SimulatedAsyncOutcome } from '../provider.js';
+import type { IssuedAction } from './acquirer/pending-payments.js';
 import { SANDBOX_B } from '../registry.js';
 import { callAcquirer, type AcquirerAnswer } from './http-call.js';
 import { answerToResult, SandboxProvider } from './sandbox-provider.js';
@@ -66,6 +67,29 @@ export class SandboxBProvider extends SandboxProvider {
     if (answer.status !== 200 || !found) throw new ProviderUnavailableError(this.id, 'BAD_RESPONSE', `${this.id} lookup answered HTTP ${answer.status}`);
     const { state, ...first } = found;
     return { found: true, result: this.toResult(first), voided: state === 'CANCELLED' };
+  }
+
+  async startAsyncPayment(input: AsyncCharge): Promise<AsyncStart> {
+    const body = {
+      merchantReference: input.reference,
+      paymentId: input.paymentId,
+      paymentMethod: input.method,
+      amountMinor: toMinor(input.amount, input.currency),
+      amountMajor: input.amount,
+      currency: input.currency,
+    };
+    const answer = await this.call('POST', '/pending-payments', input.reference, body, input.connection);
+    const b = answer.body as { pspReference?: string; resultCode?: string; action?: Record<string, string>; expiresAt?: string };
+    const action = b.action ? neutralAction(b.action) : undefined;
+    if (answer.status !== 200 || b.resultCode !== 'PENDING' || !action || typeof b.expiresAt !== 'string') return { result: this.interpret(answer), action: null };
+    return { result: this.issuedResult(String(b.pspReference ?? ''), answer.body), action: this.shopperAction(action, b.expiresAt, input) };
+  }
+
+  protected async settleAtAcquirer(input: SimulatedAsyncOutcome): Promise<string | undefined> {
+    const path = `/pending-payments/${encodeURIComponent(input.providerTransactionId)}/simulate`;
+    const answer = await this.call('POST', path, `simulate-${input.providerTransactionId}-${input.outcome}`, { outcome: input.outcome }, input.connection);
+    if (answer.status !== 200) return undefined;
+    return SETTLED[String(answer.body.resultCode)];
   }
 
   private async payment(input: Charge, capture: boolean): Promise<ProviderResult> {
@@ -141,4 +165,31 @@ export function toMinor(amount: string, currency: string): number {
   const digits = minorUnits(currency) ?? 2;
   const [whole, fraction = ''] = amount.split('.');
   return Number(`${whole}${fraction.padEnd(digits, '0').slice(0, digits)}`);
+}
+
+/** B's result codes after a sandbox move → the ledger's statuses. */
+const SETTLED: Readonly<Record<string, string>> = { AUTHORISED: 'APPROVED', REFUSED: 'DECLINED', EXPIRED: 'EXPIRED', CANCELLED: 'CANCELED', PENDING: 'PENDING' };
+
+/** B's action (camelCase, `type`) in neutral terms; undefined for a type B does not send. */
+function neutralAction(a: Record<string, string>): IssuedAction | undefined {
+  switch (a.type) {
+    case 'qrCode':
+      return { kind: 'QR_CODE', qr_code: a.qrCodeData ?? '' };
+    case 'bankTransfer':
+      return { kind: 'BANK_TRANSFER', bank_name: a.bankName ?? '', beneficiary_name: a.beneficiary ?? '', bank_account: a.accountNumber ?? '', account_type: a.accountType ?? '', reference: a.shopperReference ?? '' };
+    case 'voucher':
+      return {
+        kind: 'VOUCHER',
+        voucher_type: a.issuer ?? '',
+        reference: a.reference ?? '',
+        barcode: a.barcode ?? '',
+        barcode_format: a.barcodeFormat ?? '',
+        due_date: a.dueDate ?? '',
+        instruction: a.instructions ?? '',
+      };
+    case 'redirect':
+      return { kind: 'REDIRECT' };
+    default:
+      return undefined;
+  }
 }

@@ -4,6 +4,8 @@
  *   { id, type: 'CHARGEBACK', created_at, data: { provider_transaction_id, chargeback_id, amount, reason, reason_code? } }
  *   { id, type: 'FOLLOW_UP_SETTLED', created_at, data: { operation: CAPTURE|REFUND|VOID, outcome: CONFIRMED|FAILED,
  *       reference?, provider_operation_id?, provider_transaction_id?, amount?, reason? } }
+ *   { id, type: 'PAYMENT_SETTLED', created_at, data: { provider_transaction_id, outcome: PAID|DECLINED|EXPIRED|CANCELED, reason? } }
+ *     (a pending asynchronous payment ended: acquirer/pending-payments.ts)
  *   { id, type: 'DISPUTE_CLOSED', created_at, data: { provider_transaction_id, chargeback_id, outcome: WON|LOST, reason? } }
  * Any other type, or a body not of its type's shape, yields no event (acknowledged, ignored), as a real
  * provider's unknown event types do. A CHARGEBACK's payment is found through the connection, not by a
@@ -18,6 +20,13 @@ const text = (v: unknown): v is string => typeof v === 'string' && v.length > 0;
 const optionalText = (v: unknown): string | null => (text(v) ? v : null);
 /** Amounts are JSON numbers in major units; their shortest form is the decimal text sent. */
 const amountText = (v: unknown): string | null => (typeof v === 'number' && Number.isFinite(v) ? String(v) : null);
+
+const PAYMENT_OUTCOME: Readonly<Record<string, 'SUCCEEDED' | 'DECLINED' | 'EXPIRED' | 'CANCELED'>> = {
+  PAID: 'SUCCEEDED',
+  DECLINED: 'DECLINED',
+  EXPIRED: 'EXPIRED',
+  CANCELED: 'CANCELED',
+};
 
 export function sandboxConnectionEvents(parsed: unknown, rawBody: string): ConnectorEvent[] {
   if (!isObject(parsed) || !text(parsed.id) || !isObject(parsed.data)) return [];
@@ -59,6 +68,11 @@ export function sandboxConnectionEvents(parsed: unknown, rawBody: string): Conne
           reason: optionalText(data.reason),
         },
       ];
+    }
+    case 'PAYMENT_SETTLED': {
+      const outcome = PAYMENT_OUTCOME[String(data.outcome)];
+      if (!text(data.provider_transaction_id) || !outcome) return [];
+      return [{ kind: 'ASYNC_PAYMENT_SETTLED', notificationId: id, providerTransactionId: data.provider_transaction_id, outcome, reason: optionalText(data.reason) }];
     }
     case 'DISPUTE_CLOSED': {
       const { outcome } = data;

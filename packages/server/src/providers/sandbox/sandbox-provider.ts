@@ -3,6 +3,8 @@ import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import type { Queryable } from '../../db/database.js';
 import {
   NotificationSignatureError,
+  type AsyncCharge,
+  type AsyncStart,
   type Charge,
   type ChargebackEvent,
   type ConnectionContext,
@@ -13,9 +15,12 @@ import {
   type ProviderCard,
   type ProviderLookup,
   type ProviderResult,
+  type ShopperAction,
+  type SimulatedAsyncOutcome,
   type SimulatedChargeback,
   type WebhookHeaders,
 } from '../provider.js';
+import type { IssuedAction } from './acquirer/pending-payments.js';
 import type { AcquirerAnswer } from './http-call.js';
 import { chargebackReason, describeReasonCode } from './chargeback-reasons.js';
 import { API_BASE_PATH } from '../../vault/brand-icons.js';
@@ -113,6 +118,72 @@ export abstract class SandboxProvider implements PaymentProvider {
   abstract capture(input: FollowUp): Promise<ProviderResult>;
   abstract void(input: FollowUp): Promise<ProviderResult>;
   abstract refund(input: FollowUp): Promise<ProviderResult>;
+  /** Asynchronous methods: each acquirer's payment-request call (acquirer/pending-payments.ts). */
+  abstract startAsyncPayment(input: AsyncCharge): Promise<AsyncStart>;
+  /** The acquirer's sandbox move on a pending payment; its status after (the ledger's word), or undefined when it has no such payment. */
+  protected abstract settleAtAcquirer(input: SimulatedAsyncOutcome): Promise<string | undefined>;
+
+  /**
+   * Sandbox: the acquirer ends the pending payment (its ledger decides: a payment past its deadline is
+   * EXPIRED whatever was asked), then the notification it sends about it, signed like every other.
+   */
+  async simulateAsyncOutcome(input: SimulatedAsyncOutcome): Promise<{ rawBody: string; headers: WebhookHeaders }> {
+    const status = await this.settleAtAcquirer(input);
+    const outcome = status === undefined ? undefined : NOTIFIED_OUTCOME[status];
+    if (!outcome) throw new Error(`sandbox provider: the acquirer reports ${String(status)} for ${input.providerTransactionId}`);
+    const id = `sbx_ntf_${randomBytes(10).toString('hex')}`;
+    const at = new Date();
+    const rawBody = JSON.stringify({ id, type: 'PAYMENT_SETTLED', created_at: at.toISOString(), data: { provider_transaction_id: input.providerTransactionId, outcome, reason: REASON[outcome] } });
+    return { rawBody, headers: await this.sign(id, at, rawBody) };
+  }
+
+  /** An issued payment request as a result: SUCCEEDED means the action was issued (the payment waits for the shopper). */
+  protected issuedResult(providerTransactionId: string, raw: Record<string, unknown>): ProviderResult {
+    return {
+      outcome: 'SUCCEEDED',
+      providerTransactionId,
+      responseCode: 'SUCCEEDED',
+      responseMessage: 'Payment request issued: waiting for the shopper',
+      iso8583ResponseCode: '00',
+      iso8583ResponseMessage: 'Approved or completed successfully',
+      merchantAdviceCode: null,
+      merchantAdviceCodeMessage: null,
+      authorizationCode: null,
+      retrievalReferenceNumber: null,
+      rawResponse: raw,
+    };
+  }
+
+  /** The acquirer's action (neutral terms) as the shopper is shown it; a wallet's page is the sandbox page this server serves. */
+  protected shopperAction(action: IssuedAction, expiresAt: string, input: AsyncCharge): ShopperAction {
+    switch (action.kind) {
+      case 'QR_CODE':
+        return { kind: 'QR_CODE', qrCode: action.qr_code, expiresAt };
+      case 'BANK_TRANSFER':
+        return {
+          kind: 'BANK_TRANSFER',
+          bankName: action.bank_name,
+          beneficiaryName: action.beneficiary_name,
+          bankAccount: action.bank_account,
+          accountType: action.account_type,
+          reference: action.reference,
+          expiresAt,
+        };
+      case 'VOUCHER':
+        return {
+          kind: 'VOUCHER',
+          voucherType: action.voucher_type,
+          reference: action.reference,
+          barcode: action.barcode,
+          barcodeFormat: action.barcode_format,
+          dueDate: action.due_date,
+          instruction: action.instruction,
+          expiresAt,
+        };
+      case 'REDIRECT':
+        return { kind: 'REDIRECT', redirectUrl: `${input.baseUrl}${API_BASE_PATH}/sandbox/payments/${input.paymentId}/wallet`, expiresAt };
+    }
+  }
 
   protected connectionOf(connection: ConnectionContext | undefined): ConnectionContext {
     return connection ?? this.endpoint.defaultConnection;
@@ -220,6 +291,15 @@ export abstract class SandboxProvider implements PaymentProvider {
     return this.shared.notificationSecret();
   }
 }
+
+/** The acquirer's status after a sandbox move → the outcome its notification reports. */
+const NOTIFIED_OUTCOME: Readonly<Record<string, string>> = { APPROVED: 'PAID', DECLINED: 'DECLINED', EXPIRED: 'EXPIRED', CANCELED: 'CANCELED' };
+const REASON: Readonly<Record<string, string>> = {
+  PAID: 'The shopper paid',
+  DECLINED: 'The provider refused the payment',
+  EXPIRED: 'The payment was not made before its deadline',
+  CANCELED: 'The shopper cancelled the payment',
+};
 
 /** A result for an answer that is not one of the acquirer's operation answers (401, 404, 409, 4xx). */
 /**

@@ -102,6 +102,23 @@ export class Fixtures {
     return { id: payment.id, customerId, providerTransactionId: payment.transactions?.provider_data?.transaction_id ?? null, transactionId: payment.transactions!.id };
   }
 
+  /** A PIX payment waiting for the shopper (PENDING / PENDING, its QR code issued). */
+  async pendingPix(): Promise<string> {
+    const ex = await this.call('createPayment', {
+      body: {
+        account_id: this.accountId,
+        description: 'Conformance PIX fixture',
+        country: 'BR',
+        merchant_order_id: `conf-pix-${++this.n}`,
+        amount: { currency: 'BRL', value: 42 },
+        customer_payer: { first_name: 'Ana' },
+        payment_method: { type: 'PIX' },
+        workflow: 'DIRECT',
+      },
+    });
+    return (ex.body as { id: string }).id;
+  }
+
   /** A payment IN_DISPUTE / RECEIVED and its CHARGEBACK transaction. */
   async chargeback(): Promise<{ paymentId: string; transactionId: string }> {
     const payment = await this.payment();
@@ -270,6 +287,7 @@ export const PREPARE: Record<string, Prepare> = {
   },
   cancelOrRefundPayment: async (fx, ex) => ({ params: { payment_id: (await fx.payment()).id }, body: ex }),
   resolveSandboxDispute: async (fx, ex) => ({ params: { payment_id: (await fx.disputed()).paymentId }, body: ex }),
+  settleSandboxPendingPayment: async (fx, ex) => ({ params: { payment_id: await fx.pendingPix() }, body: ex }),
   receiveProviderNotification: async (fx, ex) => {
     const payment = await fx.payment();
     return {

@@ -4,17 +4,22 @@
  *   POST /v1/charges/{id}/captures|voids|refunds   {reference, amount:{value,currency}}
  *   GET  /v1/operations/{reference}       → {operation, answer} or 404 (and the reference is tombstoned)
  * Auth: `Authorization: Bearer sk_sandbox_…` (any well-formed sandbox key; anything else → 401).
+ *   POST /v1/payment-requests             {reference, payment_id?, method, amount:{value,currency}}   (asynchronous methods:
+ *        → {id, status: PENDING, method, action:{kind, …}, expires_at}; acquirer/pending-payments.ts)
+ *   POST /v1/payment-requests/{id}/outcome {outcome: PAY|DECLINE|EXPIRE|CANCEL}   (sandbox: the shopper's move) → {id, status, payment_id}
  * Every answer is HTTP 200 with `status` APPROVED | DECLINED | ERROR; a repeated reference gets its first
  * answer; a reference tombstoned by a lookup → 409. Test card 4507990000000085 is approved and recorded
  * at once, and its answer held until the client gives up (a late approval).
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { behaviourOf } from '../test-cards.js';
+import { isPendingMethod, issuePaymentRequest, settlePaymentRequest, SIMULATED_OUTCOMES } from '../acquirer/pending-payments.js';
 import { startAcquirer, type AcquirerDefinition, type AcquirerOptions, type AcquirerRequest, type Earlier, type Ledger, type LedgerStatus, type OperationKind, type Recorded, type Reply, type RunningAcquirer } from '../acquirer/kit.js';
 
 export const SANDBOX_A_KEY_PATTERN = /^sk_sandbox_[A-Za-z0-9_]{8,120}$/;
 
 const OPERATION = /^\/v1\/operations\/([^/]{1,200})$/;
+const REQUEST_OUTCOME = /^\/v1\/payment-requests\/([^/]{1,100})\/outcome$/;
 const FOLLOW_UP = /^\/v1\/charges\/([^/]{1,100})\/(captures|voids|refunds)$/;
 const FOLLOW_UP_KIND = { captures: 'CAPTURE', voids: 'VOID', refunds: 'REFUND' } as const;
 const DECIMAL = /^\d{1,15}(\.\d{1,4})?$/;
@@ -32,6 +37,9 @@ export const acquirerA: AcquirerDefinition = {
   },
   async handle(req, ledger) {
     if (req.method === 'POST' && req.path === '/v1/charges') return charge(req, ledger);
+    if (req.method === 'POST' && req.path === '/v1/payment-requests') return paymentRequest(req, ledger);
+    const r = REQUEST_OUTCOME.exec(req.path);
+    if (req.method === 'POST' && r) return requestOutcome(decodeURIComponent(r[1]!), req, ledger);
     const f = FOLLOW_UP.exec(req.path);
     if (req.method === 'POST' && f) return followUp(FOLLOW_UP_KIND[f[2] as keyof typeof FOLLOW_UP_KIND], decodeURIComponent(f[1]!), req, ledger);
     const o = OPERATION.exec(req.path);
@@ -195,3 +203,57 @@ async function lookup(reference: string, ledger: Ledger): Promise<Reply> {
   if (!seen) return { status: 404, body: { error: 'OPERATION_NOT_FOUND', reference } };
   return { status: 200, body: { operation: seen.entry, answer: seen.body } };
 }
+
+/** An asynchronous payment: recorded PENDING with the shopper's action and its deadline. */
+async function paymentRequest(req: AcquirerRequest, ledger: Ledger): Promise<Reply> {
+  const b = (req.body ?? {}) as ChargeBody & { method?: unknown };
+  if (typeof b.reference !== 'string' || b.reference.length < 1 || b.reference.length > 200) return bad('reference is required');
+  const value = b.amount?.value;
+  const currency = b.amount?.currency;
+  if (typeof value !== 'string' || !DECIMAL.test(value) || typeof currency !== 'string' || !/^[A-Z]{3}$/.test(currency)) return refuse(b.reference, 'amount {value, currency} is required', ledger);
+  if (!isPendingMethod(b.method)) return refuse(b.reference, 'method must be PIX, BANK_TRANSFER, OXXO, BOLETO, PAYPAL or MERCADO_PAGO_WALLET', ledger);
+  const method = b.method;
+  // The test payment methods' amounts (docs/guides/test-cards.md): cents .77 a provider error (the route
+  // fails over: nothing was shown), .51 a refusal (the route stops), as cards …0077 and …0010 do.
+  const refusal = PENDING_REFUSALS[value.split('.')[1] ?? ''];
+  if (refusal) {
+    const id = `sbx_pay_${randomBytes(8).toString('hex')}`;
+    const body = { id, type: 'PAYMENT_REQUEST', reference: b.reference, method, amount: { value, currency }, status: refusal.status, response: refusal.response, reason: refusal.reason };
+    const entry = { reference: b.reference, payment_id: typeof b.payment_id === 'string' ? b.payment_id : null, kind: 'PURCHASE' as const, status: refusal.status, amount: { value, currency }, id, target_id: null, created_at: new Date().toISOString() };
+    const earlier = await ledger.record({ entry, httpStatus: 200, body, held: false });
+    return earlier ? replay(earlier) : { status: 200, body, recorded: b.reference };
+  }
+  const issued = await issuePaymentRequest(
+    ledger,
+    { reference: b.reference, paymentId: typeof b.payment_id === 'string' ? b.payment_id : null, method, ledgerAmount: value, majorAmount: value, currency },
+    ({ id, action, expiresAt }) => ({
+      id,
+      type: 'PAYMENT_REQUEST',
+      reference: b.reference,
+      method,
+      amount: { value, currency },
+      status: 'PENDING',
+      response: { code: '00', message: 'Approved or completed successfully' },
+      reason: { code: 'SUCCEEDED', message: 'Payment request issued: waiting for the shopper' },
+      action,
+      expires_at: expiresAt,
+      processed_at: new Date().toISOString(),
+    }),
+  );
+  if (issued.earlier) return replay(issued.earlier);
+  return { status: 200, body: issued.body, recorded: b.reference };
+}
+
+async function requestOutcome(id: string, req: AcquirerRequest, ledger: Ledger): Promise<Reply> {
+  const outcome = SIMULATED_OUTCOMES[String((req.body as { outcome?: unknown } | undefined)?.outcome)];
+  if (!outcome) return bad('outcome must be PAY, DECLINE, EXPIRE or CANCEL');
+  const settled = await settlePaymentRequest(ledger, id, outcome);
+  if (!settled) return { status: 404, body: { error: 'PAYMENT_REQUEST_NOT_FOUND', message: `no payment request ${id}` } };
+  return { status: 200, body: { id, status: settled.status, payment_id: settled.paymentId } };
+}
+
+/** A's refusals of payment requests, by the amount's cents. */
+const PENDING_REFUSALS: Readonly<Record<string, { status: LedgerStatus; response: { code: string; message: string }; reason: { code: string; message: string } }>> = {
+  '77': { status: 'ERROR', response: { code: '96', message: 'System malfunction' }, reason: { code: 'PROVIDER_ERROR', message: 'The acquirer could not issue the payment request' } },
+  '51': { status: 'DECLINED', response: { code: '57', message: 'Transaction not permitted' }, reason: { code: 'DECLINED', message: 'The acquirer refused to issue the payment request' } },
+};

@@ -5,12 +5,16 @@
  *        (amountMinor 0 = a card verification)
  *   POST /payments/{pspReference}/captures|cancels|refunds   Idempotency-Key, {merchantReference, amountMinor, currency}
  *   GET  /payments?merchantReference=…   → {payments:[…]} or 404 (and the reference is tombstoned)
+ *   POST /pending-payments          Idempotency-Key, {merchantReference, paymentId?, paymentMethod, amountMinor, currency}
+ *        (asynchronous methods) → {pspReference, resultCode: PENDING, action:{type, …}, expiresAt}
+ *   POST /pending-payments/{pspReference}/simulate   {outcome: PAY|DECLINE|EXPIRE|CANCEL} → {pspReference, resultCode}
  * Auth: HTTP Basic `merchantAccount:password` (an account of 3-64 letters/digits/_ and a password of 8+
  * characters; anything else → 401). Answers: `resultCode` AUTHORISED | REFUSED | ERROR with B's own
  * `refusalReason`/`refusalReasonCode`. Its card table is CARDS_B below; any other card is authorised
  * (4507990000000077 and …0085, A's failures, included).
  */
 import { randomBytes, randomInt } from 'node:crypto';
+import { isPendingMethod, issuePaymentRequest, settlePaymentRequest, SIMULATED_OUTCOMES, type IssuedAction } from '../acquirer/pending-payments.js';
 import { startAcquirer, type AcquirerDefinition, type AcquirerOptions, type AcquirerRequest, type Earlier, type Ledger, type LedgerStatus, type Reply, type RunningAcquirer } from '../acquirer/kit.js';
 
 /** B's refusals: [refusalReasonCode, refusalReason, ISO 8583 code, merchant advice code]. */
@@ -25,7 +29,8 @@ export const CARDS_B: Readonly<Record<string, [string, string, string, string | 
 
 const FOLLOW_UP = /^\/payments\/([^/]{1,100})\/(captures|cancels|refunds)$/;
 const FOLLOW_UP_KIND = { captures: 'CAPTURE', cancels: 'VOID', refunds: 'REFUND' } as const;
-const RESULT: Record<string, string> = { APPROVED: 'AUTHORISED', DECLINED: 'REFUSED', ERROR: 'ERROR', VOIDED: 'CANCELLED' };
+const RESULT: Record<string, string> = { APPROVED: 'AUTHORISED', DECLINED: 'REFUSED', ERROR: 'ERROR', VOIDED: 'CANCELLED', PENDING: 'PENDING', EXPIRED: 'EXPIRED', CANCELED: 'CANCELLED' };
+const SIMULATE = /^\/pending-payments\/([^/]{1,100})\/simulate$/;
 
 const bad = (message: string): Reply => ({ status: 422, body: { status: 422, errorCode: '702', message } });
 
@@ -43,6 +48,9 @@ export const acquirerB: AcquirerDefinition = {
   },
   async handle(req, ledger) {
     if (req.method === 'POST' && req.path === '/payments') return payment(req, ledger);
+    if (req.method === 'POST' && req.path === '/pending-payments') return pendingPayment(req, ledger);
+    const s = SIMULATE.exec(req.path);
+    if (req.method === 'POST' && s) return simulate(decodeURIComponent(s[1]!), req, ledger);
     const f = FOLLOW_UP.exec(req.path);
     if (req.method === 'POST' && f) return modification(FOLLOW_UP_KIND[f[2] as keyof typeof FOLLOW_UP_KIND], decodeURIComponent(f[1]!), req, ledger);
     if (req.method === 'GET' && req.path === '/payments') return lookup(req.query.get('merchantReference') ?? '', ledger);
@@ -181,4 +189,56 @@ async function lookup(reference: string, ledger: Ledger): Promise<Reply> {
   const seen = await ledger.lookup(reference);
   if (!seen) return { status: 404, body: { payments: [] } };
   return { status: 200, body: { payments: [{ ...seen.body, state: RESULT[seen.entry.status] }] } };
+}
+
+/** B names an action's fields its own way (camelCase, `type`). */
+function actionB(a: IssuedAction): Record<string, unknown> {
+  switch (a.kind) {
+    case 'QR_CODE':
+      return { type: 'qrCode', qrCodeData: a.qr_code };
+    case 'BANK_TRANSFER':
+      return { type: 'bankTransfer', bankName: a.bank_name, beneficiary: a.beneficiary_name, accountNumber: a.bank_account, accountType: a.account_type, shopperReference: a.reference };
+    case 'VOUCHER':
+      return { type: 'voucher', issuer: a.voucher_type, reference: a.reference, barcode: a.barcode, barcodeFormat: a.barcode_format, dueDate: a.due_date, instructions: a.instruction };
+    case 'REDIRECT':
+      return { type: 'redirect' };
+  }
+}
+
+/** An asynchronous payment (amounts in minor units, as B's card payments). */
+async function pendingPayment(req: AcquirerRequest, ledger: Ledger): Promise<Reply> {
+  const key = idempotencyKey(req);
+  if (!key) return bad('Idempotency-Key header is required');
+  const b = (req.body ?? {}) as PaymentBody & { paymentMethod?: unknown; amountMajor?: unknown };
+  if (typeof b.merchantReference !== 'string' || b.merchantReference.length > 200) return refuse(key, 'merchantReference is required', ledger);
+  if (!validAmount(b)) return refuse(key, 'amountMinor and currency are required', ledger);
+  if (!isPendingMethod(b.paymentMethod)) return refuse(key, 'paymentMethod is not one B issues', ledger);
+  const method = b.paymentMethod;
+  const amountMinor = b.amountMinor as number;
+  const currency = b.currency as string;
+  const major = typeof b.amountMajor === 'string' && /^\d{1,15}(\.\d{1,4})?$/.test(b.amountMajor) ? b.amountMajor : String(amountMinor);
+  const issued = await issuePaymentRequest(
+    ledger,
+    { reference: key, paymentId: typeof b.paymentId === 'string' ? b.paymentId : null, method, ledgerAmount: String(amountMinor), majorAmount: major, currency },
+    ({ id, action, expiresAt }) => ({
+      pspReference: id,
+      merchantReference: b.merchantReference,
+      paymentMethod: method,
+      resultCode: 'PENDING',
+      amount: { minor: amountMinor, currency },
+      action: actionB(action),
+      expiresAt,
+      additionalData: { isoResponseCode: '00' },
+    }),
+  );
+  if (issued.earlier) return replay(issued.earlier);
+  return { status: 200, body: issued.body, recorded: key };
+}
+
+async function simulate(pspReference: string, req: AcquirerRequest, ledger: Ledger): Promise<Reply> {
+  const outcome = SIMULATED_OUTCOMES[String((req.body as { outcome?: unknown } | undefined)?.outcome)];
+  if (!outcome) return bad('outcome must be PAY, DECLINE, EXPIRE or CANCEL');
+  const settled = await settlePaymentRequest(ledger, pspReference, outcome);
+  if (!settled) return { status: 404, body: { status: 404, errorCode: '167', message: `no pending payment ${pspReference}` } };
+  return { status: 200, body: { pspReference, resultCode: RESULT[settled.status], paymentId: settled.paymentId } };
 }

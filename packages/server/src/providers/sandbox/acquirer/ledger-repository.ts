@@ -16,6 +16,7 @@ export interface LedgerRow {
   held: boolean;
   fails_on: FailsOn | null;
   created_at: string;
+  expires_at: string | null;
 }
 
 /** What a follow-up reads of its target. */
@@ -40,9 +41,10 @@ export interface NewLedgerRow {
   held: boolean;
   failsOn: FailsOn | null;
   createdAt: string;
+  expiresAt: string | null;
 }
 
-const COLUMNS = 'reference, id, kind, status, amount_value, currency, payment_id, target_id, http_status, answer, held, fails_on, created_at';
+const COLUMNS = 'reference, id, kind, status, amount_value, currency, payment_id, target_id, http_status, answer, held, fails_on, created_at, expires_at';
 
 /** The sandbox acquirers' ledgers (SQL only; sql-ledger.ts decides). */
 export const sandboxLedgerRepository = {
@@ -50,9 +52,9 @@ export const sandboxLedgerRepository = {
   async insert(db: Queryable, acquirer: string, r: NewLedgerRow): Promise<boolean> {
     const rows = await db.query(
       `INSERT INTO sandbox_acquirer_transactions (acquirer, ${COLUMNS})
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
        ON CONFLICT (acquirer, reference) DO NOTHING RETURNING 1 AS inserted`,
-      [acquirer, r.reference, r.id, r.kind, r.status, r.amountValue, r.currency, r.paymentId, r.targetId, r.httpStatus, r.answer, r.held, r.failsOn, r.createdAt],
+      [acquirer, r.reference, r.id, r.kind, r.status, r.amountValue, r.currency, r.paymentId, r.targetId, r.httpStatus, r.answer, r.held, r.failsOn, r.createdAt, r.expiresAt],
     );
     return rows.length === 1;
   },
@@ -77,6 +79,19 @@ export const sandboxLedgerRepository = {
       acquirer,
       id,
     ]);
+    return rows[0];
+  },
+
+  /** Ends a PENDING payment request in one statement (past its deadline, an approval is EXPIRED); the row after, whatever its status. */
+  async settlePending(db: Queryable, acquirer: string, id: string, outcome: string): Promise<LedgerRow | undefined> {
+    const updated = await db.query<LedgerRow>(
+      `UPDATE sandbox_acquirer_transactions
+          SET status = CASE WHEN $3 = 'APPROVED' AND expires_at IS NOT NULL AND expires_at <= clock_timestamp() THEN 'EXPIRED' ELSE $3 END
+        WHERE acquirer = $1 AND id = $2 AND status = 'PENDING' RETURNING ${COLUMNS}`,
+      [acquirer, id, outcome],
+    );
+    if (updated[0]) return updated[0];
+    const rows = await db.query<LedgerRow>(`SELECT ${COLUMNS} FROM sandbox_acquirer_transactions WHERE acquirer = $1 AND id = $2`, [acquirer, id]);
     return rows[0];
   },
 

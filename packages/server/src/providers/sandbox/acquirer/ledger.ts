@@ -11,8 +11,15 @@
  * transaction (a capture never slips past a concurrent void).
  */
 
-/** An operation's state at the acquirer; VOIDED once an approval was voided (or a purchase reversed). */
-export type LedgerStatus = 'APPROVED' | 'DECLINED' | 'ERROR' | 'VOIDED';
+/**
+ * An operation's state at the acquirer; VOIDED once an approval was voided (or a purchase reversed).
+ * An asynchronous payment request is PENDING until the shopper pays (APPROVED), the acquirer refuses it
+ * (DECLINED), its deadline passes (EXPIRED) or the shopper cancels it (CANCELED).
+ */
+export type LedgerStatus = 'APPROVED' | 'DECLINED' | 'ERROR' | 'VOIDED' | 'PENDING' | 'EXPIRED' | 'CANCELED';
+
+/** How a PENDING payment request ends. */
+export type PendingOutcome = 'APPROVED' | 'DECLINED' | 'EXPIRED' | 'CANCELED';
 export type OperationKind = 'VERIFY' | 'PURCHASE' | 'AUTHORIZE' | 'CAPTURE' | 'VOID' | 'REFUND';
 /** What the acquirer remembers of the card for follow-ups (test cards …0101, …0093): never the card itself. */
 export type FailsOn = 'CAPTURE' | 'REFUND';
@@ -39,6 +46,8 @@ export interface Recorded {
   /** The answer is held until the client gives up (or HOLD_MS), then sent late. */
   held: boolean;
   failsOn?: FailsOn;
+  /** A payment request's deadline (ISO 8601): past it, it can no longer be paid. */
+  expiresAt?: string;
 }
 
 /** What a reference holds when it is taken: the first answer, or a tombstone. */
@@ -70,6 +79,12 @@ export interface Ledger {
   followUp(targetId: string, decide: (target: FollowUpTarget) => FollowUpDecision): Promise<Earlier | 'NO_TARGET' | undefined>;
   /** A lookup: the line under this reference; when there is none, the reference is tombstoned. */
   lookup(reference: string): Promise<Recorded | undefined>;
+  /**
+   * Ends a PENDING payment request (by the acquirer's id) with `outcome`, atomically; a payment past its
+   * deadline is EXPIRED whatever was asked. The line's status after (unchanged when it was not PENDING),
+   * or 'NO_TARGET' when the acquirer has no such operation.
+   */
+  settlePending(id: string, outcome: PendingOutcome): Promise<{ status: LedgerStatus; entry: LedgerEntry } | 'NO_TARGET'>;
   /** The odd_values fault: the line's answer and status replaced by what was sent instead. */
   rewrite(reference: string, status: LedgerStatus, body: Record<string, unknown>): Promise<void>;
   /** Every line, oldest first (tombstones are not operations). */
@@ -117,6 +132,15 @@ function memoryLedger(): Ledger {
       const earlier = record(line);
       if (!earlier && voidsTarget) target.entry.status = 'VOIDED';
       return earlier;
+    },
+    async settlePending(id, outcome) {
+      const line = byId.get(id);
+      if (!line) return 'NO_TARGET';
+      if (line.entry.status === 'PENDING') {
+        const late = outcome === 'APPROVED' && line.expiresAt !== undefined && Date.parse(line.expiresAt) <= Date.now();
+        line.entry.status = late ? 'EXPIRED' : outcome;
+      }
+      return { status: line.entry.status, entry: line.entry };
     },
     async lookup(reference) {
       const earlier = find(reference);

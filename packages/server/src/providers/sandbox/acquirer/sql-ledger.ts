@@ -34,6 +34,7 @@ function sqlLedger(db: Queryable, acquirer: string): Ledger {
       held: line.held,
       failsOn: line.failsOn ?? null,
       createdAt: line.entry.created_at,
+      expiresAt: line.expiresAt ?? null,
     });
   return {
     find: (reference) => earlierAt(db, reference),
@@ -50,6 +51,12 @@ function sqlLedger(db: Queryable, acquirer: string): Ledger {
         if (voidsTarget) await repo.setStatus(tx, acquirer, targetId, 'VOIDED');
         return undefined;
       });
+    },
+    async settlePending(id, outcome) {
+      const row = await repo.settlePending(db, acquirer, id, outcome);
+      if (!row) return 'NO_TARGET';
+      const recorded = recordedOf(row) as Recorded;
+      return { status: recorded.entry.status, entry: recorded.entry };
     },
     async lookup(reference) {
       if (await repo.tombstone(db, acquirer, reference)) return undefined;
@@ -81,6 +88,7 @@ function recordedOf(row: LedgerRow): Earlier {
     body: JSON.parse(row.answer) as Record<string, unknown>,
     held: row.held,
     ...(row.fails_on ? { failsOn: row.fails_on } : {}),
+    ...(row.expires_at ? { expiresAt: toIsoMicros(row.expires_at) } : {}),
   };
 }
 

@@ -1,0 +1,312 @@
+/**
+ * POST /v1/payments for an asynchronous method (PIX, BANK_TRANSFER, OXXO, BOLETO, PAYPAL,
+ * MERCADO_PAGO_WALLET), in the card flow's phases (docs/design.md §5a), never calling a provider inside a
+ * transaction:
+ *
+ *   A (one short transaction): the checks, the route of the method's routing (routing is per payment
+ *     method), the payment CREATED and attempt 1 (PURCHASE, PENDING, naming provider and connection, its
+ *     reference its id), the idempotency binding.
+ *   B: the provider issues the shopper's action (startAsyncPayment), outside any transaction.
+ *   C (one short transaction, payment locked): issued → the attempt waits (CREATED) and the payment is
+ *     PENDING / PENDING with the action under payment_method.payment_method_detail, its deadline stored for
+ *     the expiry worker, event payment.pending. Declined → as a card decline (hard: DECLINED, soft: next
+ *     step). No answer → the attempt is ERROR and the next step is tried.
+ *
+ * Failover happens only before the shopper was shown an action: an unanswered issue showed nobody
+ * anything, so a payment request the provider may have made unseen is never paid and expires there; once
+ * an action is shown, the route stops and only the provider's notification (or the deadline) ends the
+ * payment (settle.ts). The reply is read back from the database, as a retry recovers it.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Schemas } from '@payorch/types';
+import type { AppDeps, MerchantAuth } from '../../context.js';
+import type { Queryable } from '../../db/database.js';
+import { customersRepository } from '../../customers/repository.js';
+import { problem } from '../../http/problems.js';
+import { NO_BINDING, type IdempotencyBinding } from '../../idempotency/idempotency.js';
+import { DEADLINE_GRACE_MS, nextStep, type ChosenStep, type Orchestration } from '../../orchestration/orchestrator.js';
+import { failoverDecision, failoverReason, movesOn } from '../../orchestration/failover.js';
+import { orchestrationRepository, type AttemptRow } from '../../orchestration/repository.js';
+import { answeredRecord, concludeWithoutApproval, providerDataOf } from '../../orchestration/settle.js';
+import { linkBase } from '../../platform/config.js';
+import { ProviderUnavailableError, type AsyncMethodType, type AsyncStart, type ProviderResult, type UnavailableKind } from '../../providers/provider.js';
+import type { RouteStep } from '../../routing/plan.js';
+import { tenancyRepository } from '../../tenancy/repository.js';
+import { recordEvent } from '../../webhooks/index.js';
+import type { CreatePaymentOutcome } from '../create-payment.js';
+import { createdPaymentOf } from '../created-reply.js';
+import { toApiPayment, transactionMethodOf } from '../mapper.js';
+import { toDecimal } from '../money.js';
+import { inPaymentTransaction } from '../payment-lock.js';
+import { payerOf } from '../payer.js';
+import { paymentsRepository as payments, type PaymentRow } from '../repository.js';
+import { asyncPaymentMethod } from './detail.js';
+import { ASYNC_METHODS, ATTEMPT_WAITING, WAITING } from './methods.js';
+import { asyncPaymentsRepository as repo } from './repository.js';
+
+/** The members a card payment may carry and an asynchronous one may not: the shopper's action is its method. */
+const CARD_ONLY = ['vaulted_token', 'detail', 'vault_on_success'] as const;
+
+export async function createAsyncPayment(
+  db: Queryable,
+  deps: AppDeps,
+  merchant: MerchantAuth,
+  input: Schemas['CreatePaymentRequest'],
+  type: AsyncMethodType,
+  binding: IdempotencyBinding = NO_BINDING,
+): Promise<CreatePaymentOutcome> {
+  const o = deps.services.orchestration;
+  const started = await db.transaction((tx) => start(tx, o, merchant, input, type, binding));
+  if (!started.ok) return started;
+  await walk(o, { ...started.walk, baseUrl: linkBase(deps.config) });
+  const payment = await createdPaymentOf(db, merchant.organizationId, started.walk.paymentId, { settledOnly: false });
+  return { ok: true, payment: payment! };
+}
+
+interface Walk {
+  organizationId: string;
+  paymentId: string;
+  type: AsyncMethodType;
+  amount: string;
+  currency: string;
+  country: string;
+  description: string;
+  merchantReference: string;
+  steps: readonly RouteStep[];
+  current: ChosenStep;
+  attempt: AttemptRow;
+}
+
+/** The next step whose provider issues asynchronous payments (a routing only names providers that serve the method). */
+async function nextAsyncStep(o: Orchestration, db: Queryable, organizationId: string, steps: readonly RouteStep[], after: number): Promise<ChosenStep | null> {
+  for (let position = after; ; ) {
+    const chosen = await nextStep(o, db, organizationId, steps, position);
+    if (!chosen || o.providers.get(chosen.step.providerId)?.startAsyncPayment) return chosen;
+    position = chosen.position;
+  }
+}
+
+const newAttempt = (tx: Queryable, w: Pick<Walk, 'paymentId' | 'type' | 'amount' | 'description' | 'merchantReference'>, chosen: ChosenStep) =>
+  orchestrationRepository.insertAttempt(tx, {
+    id: randomUUID(),
+    payment_id: w.paymentId,
+    type: 'PURCHASE',
+    status: 'PENDING',
+    category: ASYNC_METHODS[w.type].category,
+    amount: w.amount,
+    provider_id: chosen.step.providerId,
+    payment_method: transactionMethodOf(asyncPaymentMethod(w.type, null)),
+    response_code: null,
+    response_message: null,
+    reason: null,
+    description: w.description,
+    merchant_reference: w.merchantReference,
+    provider_data: providerDataOf(chosen.step.providerId, null),
+    raw_response: null,
+    provider_transaction_id: null,
+    connection_data: { id: chosen.connection.connectionId, name: chosen.connection.name },
+    merchant_advice_code: null,
+    merchant_advice_code_message: null,
+    payment_status_before: null,
+    payment_sub_status_before: null,
+    connection_id: chosen.connection.connectionId,
+    deadlineMs: chosen.connection.context.timeoutMs + DEADLINE_GRACE_MS,
+  });
+
+/** Phase A. */
+async function start(
+  db: Queryable,
+  o: Orchestration,
+  merchant: MerchantAuth,
+  input: Schemas['CreatePaymentRequest'],
+  type: AsyncMethodType,
+  binding: IdempotencyBinding,
+): Promise<Exclude<CreatePaymentOutcome, { ok: true }> | { ok: true; walk: Walk }> {
+  // vault_on_success defaults to false (the validator fills it in): only `true` asks for a card's behaviour.
+  const given = CARD_ONLY.find((member) => (member === 'vault_on_success' ? input.payment_method[member] === true : input.payment_method[member] !== undefined));
+  if (given) {
+    return {
+      ok: false,
+      problem: problem('INVALID_REQUEST', `payment_method.${given} is for cards only: a ${type} payment takes only payment_method.type.`, {
+        errors: [{ path: `/body/payment_method/${given}`, message: `is not allowed with type ${type}` }],
+      }),
+    };
+  }
+  const amount = toDecimal(input.amount.value, input.amount.currency);
+  if (!amount.ok) {
+    const path = /ISO 4217/.test(amount.message) ? '/body/amount/currency' : '/body/amount/value';
+    return { ok: false, problem: problem('INVALID_REQUEST', `The amount is invalid: ${path} ${amount.message}.`, { errors: [{ path, message: amount.message }] }) };
+  }
+  if (!(await tenancyRepository.accountBelongsTo(db, input.account_id, merchant.organizationId))) {
+    return { ok: false, problem: problem('INVALID_ACCOUNT_ID', 'The account_id is not an account of your organization.') };
+  }
+  const customerId = input.customer_payer?.id;
+  const customer = customerId === undefined ? undefined : await customersRepository.find(db, merchant.organizationId, customerId);
+  if (customerId !== undefined && !customer) return { ok: false, problem: problem('CUSTOMER_NOT_FOUND', `No customer ${customerId}.`) };
+
+  const plan = await o.routing.planRoute(db, merchant.organizationId, {
+    accountId: input.account_id,
+    paymentMethod: type,
+    country: input.country,
+    currency: input.amount.currency,
+    amount: amount.decimal,
+    brand: null,
+    iin: null,
+    metadata: input.metadata ?? [],
+  });
+  const first = plan ? await nextAsyncStep(o, db, merchant.organizationId, plan.steps, -1) : null;
+  if (!plan || !first) {
+    return {
+      ok: false,
+      problem: problem('NO_ROUTE', `No route for this payment: account ${input.account_id} has no ${type} routing with an enabled connection to a provider that serves it (GET /v1/routing, GET /v1/providers).`),
+    };
+  }
+
+  const paymentId = randomUUID();
+  await payments.insertPayment(db, {
+    id: paymentId,
+    organization_id: merchant.organizationId,
+    account_id: input.account_id,
+    customer_id: customer?.id ?? null,
+    description: input.description,
+    country: input.country,
+    merchant_order_id: input.merchant_order_id,
+    status: 'CREATED',
+    sub_status: 'CREATED',
+    currency: input.amount.currency,
+    amount_value: amount.decimal,
+    workflow: input.workflow ?? 'DIRECT',
+    callback_url: input.callback_url ?? null,
+    metadata: input.metadata ?? [],
+    additional_data: input.additional_data ?? null,
+    customer_payer: payerOf(customer, input.customer_payer ?? {}),
+    payment_method: asyncPaymentMethod(type, null),
+    request_details: { checkout: input.checkout ?? null, fraud_screening: input.fraud_screening ?? null, split_marketplace: input.split_marketplace ?? null },
+  });
+  await orchestrationRepository.setRoutingRules(db, paymentId, o.routing.routingRulesOf(plan));
+  await payments.insertHistory(db, { id: randomUUID(), paymentId, status: 'CREATED', subStatus: 'CREATED', transactionId: null, transactionStatus: null, reason: null });
+  await binding.bind(db, `payment:${paymentId}`);
+  const walk = {
+    organizationId: merchant.organizationId,
+    paymentId,
+    type,
+    amount: amount.decimal,
+    currency: input.amount.currency,
+    country: input.country,
+    description: input.description,
+    merchantReference: input.merchant_reference ?? input.merchant_order_id,
+    steps: plan.steps,
+    current: first,
+  };
+  return { ok: true, walk: { ...walk, attempt: await newAttempt(db, walk, first) } };
+}
+
+type Answer = { answered: true; result: ProviderResult; started: AsyncStart } | { answered: false; kind: UnavailableKind };
+
+/** Phases B and C until an action is shown or the route ends. */
+async function walk(o: Orchestration, w: Walk & { baseUrl: string }): Promise<void> {
+  let { current, attempt } = w;
+  for (;;) {
+    const answer = await issue(o, w, current, attempt);
+    const next = await inPaymentTransaction(o.db, w.paymentId, null, (tx) => settleIssue(o, tx, w, current, attempt, answer));
+    if (!next) return;
+    o.metrics.failover({ fromProviderId: current.step.providerId, toProviderId: next.chosen.step.providerId, reason: failoverReason(answer) });
+    current = next.chosen;
+    attempt = next.attempt;
+  }
+}
+
+/** Phase B: the provider issues the action. Its failures are answers too. */
+async function issue(o: Orchestration, w: Walk & { baseUrl: string }, chosen: ChosenStep, attempt: AttemptRow): Promise<Answer> {
+  const provider = o.providers.get(chosen.step.providerId)!;
+  const labels = { providerId: chosen.step.providerId, connectionId: chosen.step.connectionId };
+  const startedAt = performance.now();
+  let answer: Answer;
+  try {
+    const started = await provider.startAsyncPayment!({
+      method: w.type,
+      amount: w.amount,
+      currency: w.currency,
+      country: w.country,
+      reference: attempt.id,
+      paymentId: w.paymentId,
+      description: w.description,
+      baseUrl: w.baseUrl,
+      connection: chosen.connection.context,
+    });
+    answer = { answered: true, result: started.result, started };
+  } catch (err) {
+    if (!(err instanceof ProviderUnavailableError)) throw err;
+    answer = { answered: false, kind: err.kind };
+  }
+  o.metrics.providerCall({ ...labels, operation: 'purchase', outcome: answer.answered ? answer.result.outcome : answer.kind }, (performance.now() - startedAt) / 1000);
+  o.breaker.record(labels.connectionId, labels.providerId, answer.answered ? (answer.result.outcome === 'ERROR' ? 'FAILURE' : 'SUCCESS') : answer.kind === 'BAD_RESPONSE' ? 'FAILURE' : 'NO_ANSWER');
+  return answer;
+}
+
+/** Phase C. Returns the next attempt to call, or null when the route is over (an action shown, or nothing left). */
+async function settleIssue(o: Orchestration, tx: Queryable, w: Walk, current: ChosenStep, attempt: AttemptRow, answer: Answer): Promise<{ chosen: ChosenStep; attempt: AttemptRow } | null> {
+  const payment = (await payments.lockPaymentById(tx, w.paymentId))!;
+  const recorded = await orchestrationRepository.find(tx, attempt.id);
+  // Reconciliation got here first (this call outlived its deadline): its word stands.
+  if (!recorded || recorded.status !== 'PENDING') return null;
+
+  if (answer.answered) {
+    const action = answer.started.action;
+    const method = asyncPaymentMethod(w.type, action);
+    const decision = failoverDecision(answer);
+    if (decision === 'APPROVED' && action) {
+      await orchestrationRepository.record(tx, attempt.id, { ...answeredRecord(attempt, answer.result, transactionMethodOf(method)), status: ATTEMPT_WAITING }, null);
+      await waitForShopper(tx, payment, attempt.id, method, action.expiresAt);
+      return null;
+    }
+    await orchestrationRepository.record(tx, attempt.id, answeredRecord(attempt, answer.result, transactionMethodOf(method)), null);
+    if (decision === 'HARD_DECLINE') {
+      await concludeWithoutApproval(tx, payment, null);
+      return null;
+    }
+  } else {
+    // Nobody was shown an action: whatever the provider may have made of the call is never paid, and expires there.
+    await orchestrationRepository.record(
+      tx,
+      attempt.id,
+      {
+        status: 'ERROR',
+        reason: null,
+        response_code: `PROVIDER_${answer.kind}`,
+        response_message: 'No usable answer from the provider: the shopper was shown nothing, the next provider is tried',
+        provider_data: providerDataOf(attempt.provider_id, null),
+        raw_response: null,
+        provider_transaction_id: null,
+        merchant_advice_code: null,
+        merchant_advice_code_message: null,
+        payment_method: null,
+      },
+      null,
+    );
+  }
+  if (!movesOn(failoverDecision(answer)) && answer.answered) {
+    await concludeWithoutApproval(tx, payment, null);
+    return null;
+  }
+  const chosen = await nextAsyncStep(o, tx, w.organizationId, w.steps, current.position);
+  if (!chosen) {
+    await concludeWithoutApproval(tx, payment, null);
+    return null;
+  }
+  return { chosen, attempt: await newAttempt(tx, w, chosen) };
+}
+
+/** The payment waits for the shopper: PENDING / PENDING with the action, its deadline, history and payment.pending. */
+async function waitForShopper(tx: Queryable, payment: PaymentRow, attemptId: string, method: Schemas['PaymentMethod'], expiresAt: string): Promise<void> {
+  const waiting = await payments.updatePayment(tx, payment.id, { ...WAITING, paymentMethod: method });
+  await repo.setDeadline(tx, payment.id, expiresAt);
+  await payments.insertHistory(tx, { id: randomUUID(), paymentId: payment.id, ...WAITING, transactionId: attemptId, transactionStatus: ATTEMPT_WAITING, reason: null });
+  await recordEvent(tx, {
+    organizationId: waiting.organization_id,
+    accountId: waiting.account_id,
+    type: 'payment.pending',
+    data: { payment: toApiPayment(waiting, await payments.listTransactions(tx, waiting.id), null, { rawResponse: false }) },
+    resourceId: waiting.id,
+  });
+}
