@@ -18,7 +18,7 @@ const examples: YunoExample[] = present ? yunoExamples('create-payment.json', '/
 const cardData = (body: Json) => ((((body.payment_method as Json | undefined)?.detail as Json | undefined)?.card as Json | undefined)?.card_data as Json | undefined);
 
 type Expected = { status: 201 } | { status: 400 | 422; path: string; why: string };
-const NOT_A_CARD = 'payorch takes cards only (asynchronous payment methods are issue 24 §4)';
+const NOT_A_CARD = 'a payment method type payorch does not take (issue 24 §4 added PIX, bank transfer, vouchers and redirect wallets)';
 /** What each published example gets; a refusal names the field the answer points at, and why. */
 const EXPECTED: Record<string, Expected> = {
   'Example - Placeholders': {
@@ -26,7 +26,11 @@ const EXPECTED: Record<string, Expected> = {
     path: '/body/payment_method/token',
     why: "pays with a one-time token of Yuno's SDK checkout (payorch has no checkout tokens) and sends callback_url www.example.com (not a URL)",
   },
-  'Bank Transfer with additional fields': { status: 400, path: '/body/payment_method/type', why: NOT_A_CARD },
+  'Bank Transfer with additional fields': {
+    status: 400,
+    path: '/body/payment_method/detail/bank_transfer',
+    why: 'BANK_TRANSFER is taken since issue 24 §4, but not this example’s payment_method.detail.bank_transfer',
+  },
   'Voucher payment': {
     status: 422,
     path: '/body/payment_method/detail/card/card_data/number',
@@ -111,7 +115,7 @@ describe.skipIf(!present)('Yuno payment examples (../shared/yuno-openapi/create-
         if (expected.status !== 201) {
           const problem = await expectProblem(res, expected.status, expected.status === 400 ? 'INVALID_REQUEST' : 'INVALID_CARD');
           const errors = problem.errors as { path: string }[];
-          expect(errors.map((err) => err.path), expected.why).toContain(expected.path);
+          expect(errors.map((err) => err.path), `${expected.why}: ${JSON.stringify(errors)}`).toContain(expected.path);
           const after = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM payments');
           expect(after[0]!.n).toBe(before[0]!.n);
           return;
