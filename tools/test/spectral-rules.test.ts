@@ -203,6 +203,13 @@ const allowed: Case[] = [
     },
   },
   {
+    name: 'X-Idempotency-Key optional on an operation marked idempotent by nature',
+    mutate: (d) => {
+      post(d)['x-idempotent-by-nature'] = true;
+      post(d).parameters[0].required = false;
+    },
+  },
+  {
     name: 'POST outside the money-moving tags without X-Idempotency-Key',
     mutate: (d) => {
       post(d).tags = ['Health'];

@@ -23,7 +23,14 @@ type RelaxParameters<P> = P extends { header: infer H }
     : Simplify<Omit<P, 'header'> & { header: RelaxHeader<H> }>
   : P;
 
-type HasIdempotencyKey<Op> = Op extends { parameters: { header: { [K in IdempotencyHeader]: unknown } } } ? true : false;
+/** The operation declares the header, required or (idempotent by nature: unenroll) optional. */
+type HasIdempotencyKey<Op> = Op extends { parameters: { header?: infer H } }
+  ? [NonNullable<H>] extends [never]
+    ? false
+    : [IdempotencyHeader] extends [keyof NonNullable<H>]
+      ? true
+      : false
+  : false;
 
 /** An operation of the spec with `X-Idempotency-Key` made optional (other operations unchanged). */
 export type WithOptionalIdempotencyKey<Op> =

@@ -207,7 +207,8 @@ export function createResources(client: Client<PayorchPaths>): PayorchResources 
       create: (body, options) => unwrap(client.POST('/payments', { params: { header: keyHeader(options) }, body: body as never, signal: options?.signal })),
       retrieve: (payment_id, query, options) => unwrap(client.GET('/payments/{payment_id}', { params: { path: { payment_id }, query }, signal: options?.signal })),
       capture: (paymentId, transactionId, body = {}, options) =>
-        unwrap(client.POST('/payments/{payment_id}/transactions/{transaction_id}/capture', { ...dispute(paymentId, transactionId, options), body })),
+        // `as never`: as for create (additional_data.order.fulfillment is typed `null`).
+        unwrap(client.POST('/payments/{payment_id}/transactions/{transaction_id}/capture', { ...dispute(paymentId, transactionId, options), body: body as never })),
       cancel: (paymentId, transactionId, body = {}, options) =>
         unwrap(client.POST('/payments/{payment_id}/transactions/{transaction_id}/cancel', { ...dispute(paymentId, transactionId, options), body })),
       refund: (paymentId, transactionId, body = {}, options) =>

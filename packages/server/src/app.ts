@@ -8,6 +8,7 @@ import helmet from 'helmet';
 import { fileURLToPath } from 'node:url';
 import type { AppDeps, Handlers } from './context.js';
 import { accessLog } from './http/access-log.js';
+import { lenientInput } from './http/lenient-input.js';
 import { boundBodyShape } from './http/body-bounds.js';
 import { dispatch } from './http/dispatch.js';
 import { errorHandler } from './http/errors.js';
@@ -92,7 +93,7 @@ export function createApp(options: CreateAppOptions): express.Express {
   const bodyBounds = boundBodyShape(spec, ops);
   app.use(base, resolveOperation(ops), authenticate(deps, authFailures), limiter, parseJsonBody(bodyBounds.checkRaw), rejectUnstorableStrings, bodyBounds.beforeValidation);
   app.use(openApiValidator(deps.config.validateResponses));
-  app.use(base, bodyBounds.afterValidation, dispatchOperation);
+  app.use(base, bodyBounds.afterValidation, lenientInput(spec, ops), dispatchOperation);
 
   app.use((req, res) => sendProblem(req, res, 404, problemBody('NOT_FOUND', `No route ${req.method} ${req.path}.`)));
   app.use(errorHandler(deps.log, createFieldMessages(loadSpec())));

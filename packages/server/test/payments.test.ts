@@ -208,7 +208,8 @@ for (const backend of backends()) {
       },
       { name: 'card number with spaces', mutate: (b) => ({ ...b, payment_method: { type: 'CARD', detail: { card: { card_data: rawCard('4507 9900 0000 0002') } } } }), field: '/body/payment_method/detail/card/card_data/number' },
       { name: 'expiration_month 13', mutate: (b) => ({ ...b, payment_method: { type: 'CARD', detail: { card: { card_data: rawCard(CARDS.approved, { expiration_month: 13 }) } } } }), field: '/body/payment_method/detail/card/card_data/expiration_month' },
-      { name: 'four-digit expiration_year', mutate: (b) => ({ ...b, payment_method: { type: 'CARD', detail: { card: { card_data: rawCard(CARDS.approved, { expiration_year: 2030 }) } } } }), field: '/body/payment_method/detail/card/card_data/expiration_year' },
+      // Two or four digits (issue 24: Yuno's enrollment writes YYYY); a year outside 2000–2099 in four digits is refused.
+      { name: 'expiration_year 1999', mutate: (b) => ({ ...b, payment_method: { type: 'CARD', detail: { card: { card_data: rawCard(CARDS.approved, { expiration_year: 1999 }) } } } }), field: '/body/payment_method/detail/card/card_data/expiration_year' },
       { name: 'unknown field', mutate: (b) => ({ ...b, amout: 1 }), field: '/body/amout' },
       { name: 'unknown field in additional_data', mutate: (b) => ({ ...b, additional_data: { hotel: {} } }), field: '/body/additional_data/hotel' },
       { name: 'transportations not null', mutate: (b) => ({ ...b, additional_data: { transportations: [] } }), field: '/body/additional_data/transportations' },

@@ -49,7 +49,7 @@ function badRequests(accountId: string): { name: string; body: unknown; field: s
     { name: 'callback_url over 255 chars', body: { ...card, callback_url: `https://x.example/${'a'.repeat(250)}` }, field: '/body/callback_url' },
     { name: 'callback_url not http(s)', body: { ...card, callback_url: 'javascript:alert(1)' }, field: '/body/callback_url' },
     { name: 'token not a UUID', body: { ...card, card_data: undefined, token: 'not-a-uuid' }, field: '/body/token' },
-    { name: 'four-digit expiration_year', body: cardBody(accountId, { expiration_year: 2000 + FUTURE_YY }), field: '/body/card_data/expiration_year' },
+    { name: 'three-digit expiration_year (two or four digits are taken)', body: cardBody(accountId, { expiration_year: 100 + FUTURE_YY }), field: '/body/card_data/expiration_year' },
     { name: 'expiration_month 13', body: cardBody(accountId, { expiration_month: 13 }), field: '/body/card_data/expiration_month' },
     { name: 'expiration_month 0', body: cardBody(accountId, { expiration_month: 0 }), field: '/body/card_data/expiration_month' },
     { name: 'number with spaces', body: cardBody(accountId, { number: '4507 9900 0000 0002' }), field: '/body/card_data/number' },

@@ -61,7 +61,8 @@ export function dispatch(handlers: Handlers, deps: AppDeps): RequestHandler {
     const handler = handlers[op.operationId] as unknown as AnyHandler;
     try {
       let reply: Reply;
-      if (op.idempotent && ctx.merchant) {
+      // An optional key (unenroll, idempotent by nature) that was not sent: the operation just runs.
+      if (op.idempotent && ctx.merchant && req.get('x-idempotency-key') !== undefined) {
         const idempotent = {
           organizationId: ctx.merchant.organizationId,
           key: req.get('x-idempotency-key')!,

@@ -50,6 +50,7 @@ export const PATTERN_PHRASES: Record<string, string> = {
   '^whsec_[A-Za-z0-9+/=]{16,249}$': 'a signing secret: `whsec_` followed by 16 to 249 base64 characters',
   '^[Hh][Tt][Tt][Pp][Ss]?://': 'an http:// or https:// URL',
   '^P': 'an ISO 8601 duration starting with P, such as P7D or PT12H',
+  '^[0-9]*[1-9][0-9]*$': 'a whole amount written as digits, above zero, such as "20000" (or a JSON number)',
   '^[^/\\\\\\x00-\\x1F\\x7F-\\x9F]+$': 'a file name without `/`, `\\` or control characters',
   '^(sk|rk)_(test|live)_[A-Za-z0-9]{16,247}$': 'a Stripe secret or restricted key (sk_test_…, sk_live_…, rk_test_…, rk_live_…)',
   '^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}$': '1 to 80 letters, digits, `_`, `.` or `-`, starting with a letter or digit',

@@ -33,8 +33,13 @@ export interface OperationInfo {
   /** The template's path parameter names, in the order of the pattern's groups. */
   paramNames: string[];
   security: SecurityKind;
-  /** Declares a required X-Idempotency-Key header: the router runs it through the idempotency mechanism. */
+  /**
+   * Declares an X-Idempotency-Key header: a request that sends one runs through the idempotency mechanism.
+   * Required on most; optional on an operation idempotent by nature (unenroll), which without a key just runs.
+   */
   idempotent: boolean;
+  /** The X-Idempotency-Key header is required (a request without one is a 400). */
+  idempotencyKeyRequired: boolean;
   /** Largest JSON body accepted (bytes): `x-body-limit` on the operation, else the default. */
   bodyLimit: number;
 }
@@ -77,7 +82,8 @@ export function indexOperations(spec: OpenApiDocument): OperationInfo[] {
         pattern: templatePattern(template),
         paramNames: [...template.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!),
         security: security.length === 0 ? 'none' : security.some((s) => 'adminApiKey' in s) ? 'admin' : 'merchant',
-        idempotent: params.some((p) => p.in === 'header' && p.name?.toLowerCase() === 'x-idempotency-key' && p.required === true),
+        idempotent: params.some((p) => p.in === 'header' && p.name?.toLowerCase() === 'x-idempotency-key'),
+        idempotencyKeyRequired: params.some((p) => p.in === 'header' && p.name?.toLowerCase() === 'x-idempotency-key' && p.required === true),
         bodyLimit: op['x-body-limit'] ?? DEFAULT_BODY_LIMIT,
       });
     }

@@ -12,6 +12,7 @@ import type { Schemas } from '@payorch/types';
 import type { AppDeps, MerchantAuth } from '../context.js';
 import type { Queryable } from '../db/database.js';
 import { customersRepository } from '../customers/repository.js';
+import type { Lenient, NullAsAbsent } from '../http/lenient-input.js';
 import { problem } from '../http/problems.js';
 import { NO_BINDING, type IdempotencyBinding } from '../idempotency/idempotency.js';
 import { DEADLINE_GRACE_MS, nextStep, runRoute, type ChargeRoute, type ChosenStep } from '../orchestration/orchestrator.js';
@@ -29,6 +30,12 @@ import { payerOf } from './payer.js';
 import { vaultOnSuccess, type VaultOnSuccessContext } from './vault-on-success.js';
 import { createAsyncPayment } from './async-methods/create.js';
 import { isAsyncMethod } from './async-methods/methods.js';
+
+type Request = Schemas['CreatePaymentRequest'];
+/** The payer as lenientInput leaves it (http/lenient-input.ts): its text members absent, never null. */
+export type PayerInput = NullAsAbsent<NonNullable<Request['customer_payer']>>;
+/** POST /payments's body once lenientInput ran: the amount a number, the payer's nulls dropped. */
+export type CreatePaymentInput = Lenient<Omit<Request, 'customer_payer'>> & { customer_payer?: PayerInput };
 
 export type CreatePaymentOutcome =
   | { ok: true; payment: Schemas['CreatedPayment'] }
@@ -54,7 +61,7 @@ export async function createPayment(
   db: Queryable,
   deps: AppDeps,
   merchant: MerchantAuth,
-  input: Schemas['CreatePaymentRequest'],
+  input: CreatePaymentInput,
   request: VaultOnSuccessContext,
   binding: IdempotencyBinding = NO_BINDING,
 ): Promise<CreatePaymentOutcome> {
@@ -82,7 +89,7 @@ async function startPayment(
   db: Queryable,
   deps: AppDeps,
   merchant: MerchantAuth,
-  input: Schemas['CreatePaymentRequest'],
+  input: CreatePaymentInput,
   request: VaultOnSuccessContext,
   binding: IdempotencyBinding,
 ): Promise<Exclude<CreatePaymentOutcome, { ok: true }> | { ok: true; route: ChargeRoute }> {
@@ -107,7 +114,7 @@ async function startPayment(
     };
   }
   // A vaulted card belongs to a customer, and a card vaulted on success needs one to belong to.
-  const customerId = input.customer_payer.id;
+  const customerId = input.customer_payer?.id;
   const needsCustomer = method.vaulted_token !== undefined ? 'vaulted_token' : method.vault_on_success === true ? 'vault_on_success' : null;
   if (customerId === undefined && needsCustomer) {
     return {
@@ -163,7 +170,7 @@ async function startPayment(
     callback_url: input.callback_url ?? null,
     metadata: input.metadata ?? [],
     additional_data: input.additional_data ?? null,
-    customer_payer: payerOf(customer, input.customer_payer),
+    customer_payer: payerOf(customer, input.customer_payer ?? {}),
     payment_method: paymentMethodOf(source, null, method),
     request_details: {
       checkout: input.checkout ?? null,

@@ -4,10 +4,11 @@
  */
 import type { Handlers, RequestContext } from '../context.js';
 import { describeFieldErrors, problem } from '../http/problems.js';
+import type { Lenient } from '../http/lenient-input.js';
 import { UnsettledReply } from '../idempotency/idempotency.js';
 import { receiveNotification } from './chargebacks.js';
 import { receiveConnectionNotification } from './provider-notifications/receive.js';
-import { createPayment } from './create-payment.js';
+import { createPayment, type CreatePaymentInput } from './create-payment.js';
 import { resolveDispute, submitEvidence } from './disputes.js';
 import { cancelOrRefundPayment, cancelPayment, capturePayment, refundPayment, type LifecycleContext, type LifecycleOutcome } from './lifecycle.js';
 import { listPayments } from './list-payments.js';
@@ -61,7 +62,8 @@ const sandboxOff = (path: string) => problem('NOT_FOUND', `No route ${path}: the
 
 export const paymentHandlers = {
   async createPayment({ body }, ctx) {
-    const outcome = await createPayment(ctx.db, ctx.deps, ctx.merchant, body, vaultContext(ctx), ctx.idempotency);
+    // The body as lenientInput left it (digit-string amounts are numbers, the payer's nulls dropped).
+    const outcome = await createPayment(ctx.db, ctx.deps, ctx.merchant, body as CreatePaymentInput, vaultContext(ctx), ctx.idempotency);
     return outcome.ok ? { status: 201, body: outcome.payment } : outcome.problem;
   },
 
@@ -117,7 +119,7 @@ export const paymentHandlers = {
   },
 
   async capturePayment({ params, body }, ctx) {
-    return lifecycleReply(await capturePayment(lifecycleContext(ctx), params.payment_id, params.transaction_id, body), 200);
+    return lifecycleReply(await capturePayment(lifecycleContext(ctx), params.payment_id, params.transaction_id, body as Lenient<typeof body>), 200);
   },
 
   async cancelPayment({ params, body }, ctx) {
@@ -125,11 +127,11 @@ export const paymentHandlers = {
   },
 
   async refundPayment({ params, body }, ctx) {
-    return lifecycleReply(await refundPayment(lifecycleContext(ctx), params.payment_id, params.transaction_id, body), 200);
+    return lifecycleReply(await refundPayment(lifecycleContext(ctx), params.payment_id, params.transaction_id, body as Lenient<typeof body>), 200);
   },
 
   async cancelOrRefundPayment({ params, body }, ctx) {
-    return lifecycleReply(await cancelOrRefundPayment(lifecycleContext(ctx, 201), params.payment_id, body), 201);
+    return lifecycleReply(await cancelOrRefundPayment(lifecycleContext(ctx, 201), params.payment_id, body as Lenient<typeof body>), 201);
   },
 
   async receiveProviderNotification(request, ctx) {

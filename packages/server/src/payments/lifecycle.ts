@@ -23,6 +23,7 @@ import { randomUUID } from 'node:crypto';
 import type { Schemas } from '@payorch/types';
 import type { Queryable } from '../db/database.js';
 import { problem } from '../http/problems.js';
+import type { Lenient } from '../http/lenient-input.js';
 import { DEADLINE_GRACE_MS } from '../orchestration/orchestrator.js';
 import type { FollowUpAnswer } from '../orchestration/reconciliation.js';
 import { orchestrationRepository as attempts, type AttemptRecord } from '../orchestration/repository.js';
@@ -79,9 +80,12 @@ export interface LifecycleContext {
   metrics?: OrchestrationMetrics;
 }
 
-type Amount = Schemas['TransactionAmountRequest'];
+/** An amount as lenientInput leaves it (a digit string is a number by then). */
+type Amount = Lenient<Schemas['TransactionAmountRequest']>;
 type FollowUpType = 'CAPTURE' | 'CANCEL' | 'REFUND';
 interface Details {
+  /** A capture's industry data (Yuno's airline capture): completes the payment's `additional_data`. */
+  additional_data?: Schemas['AdditionalData'];
   merchant_reference?: string;
   reason?: string;
   description?: string;
@@ -211,7 +215,9 @@ function reserveCapture(ctx: LifecycleContext, body: Details & { amount?: Amount
     if (busy) return invalidStatus(`A ${busy.type} of this authorization (transaction ${busy.id}) is in flight; its outcome decides what is possible next.`);
     const amount = amountWithin(payment, body.amount, auth!.amount, 'capture');
     if (!amount.ok) return amount;
-    return reserve(tx, ctx, payment, auth!, auth!, { type: 'CAPTURE', amount: amount.value, details: body });
+    const reserved = await reserve(tx, ctx, payment, auth!, auth!, { type: 'CAPTURE', amount: amount.value, details: body });
+    if (reserved.ok && body.additional_data) await repo.mergeAdditionalData(tx, payment.id, body.additional_data);
+    return reserved;
   };
 }
 

@@ -4,11 +4,12 @@
  * `id` null). Yuno sends the payer inline with or without an id; both are stored as sent.
  */
 import type { Schemas } from '@payorch/types';
+import type { PayerInput } from './create-payment.js';
 import type { CustomerRow } from '../customers/repository.js';
 import { customerPayerSnapshot } from './mapper.js';
 
 type Payer = Schemas['CustomerPayer'];
-type InlinePayer = Schemas['CreatePaymentRequest']['customer_payer'];
+type InlinePayer = PayerInput;
 
 const EMPTY_PAYER: Payer = {
   id: null,

@@ -252,6 +252,11 @@ export const paymentsRepository = {
     return rows[0]!;
   },
 
+  /** A capture's `additional_data` completes the payment's: each member given replaces the payment's own. */
+  async mergeAdditionalData(db: Queryable, id: string, data: Record<string, unknown>): Promise<void> {
+    await db.query(`UPDATE payments SET additional_data = (COALESCE(additional_data::jsonb, '{}'::jsonb) || $2::jsonb)::json WHERE id = $1`, [id, JSON.stringify(data)]);
+  },
+
   /** Marks the payment changed without a status change (evidence added), for updated_at and the ETag. */
   async touchPayment(db: Queryable, id: string): Promise<PaymentRow> {
     const rows = await db.query<PaymentRow>(`UPDATE payments SET updated_at = clock_timestamp() WHERE id = $1 RETURNING ${PAYMENT_COLUMNS}`, [id]);

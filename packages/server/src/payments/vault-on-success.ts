@@ -5,6 +5,7 @@
  * validated for the payment, so the enrollment cannot refuse it; if it does anyway, the payment stands
  * and keeps no vaulted_token.
  */
+import type { CreatePaymentInput } from './create-payment.js';
 import type { Schemas } from '@payorch/types';
 import type { Logger } from '../platform/logger.js';
 import type { ProviderCardInfo } from '../providers/provider.js';
@@ -17,7 +18,7 @@ export type VaultOnSuccessContext = VaultContext & { log: Logger };
 export async function vaultOnSuccess(
   ctx: VaultOnSuccessContext,
   customerId: string,
-  input: Schemas['CreatePaymentRequest'],
+  input: CreatePaymentInput,
   cardInfo?: ProviderCardInfo,
 ): Promise<string | null> {
   const raw = input.payment_method.detail?.card.card_data;

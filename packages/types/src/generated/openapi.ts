@@ -200,7 +200,9 @@ export interface paths {
          *     what the vault sealed for it — the card number or the bank details — is destroyed, not only hidden.
          *     A payment with its `vaulted_token` afterwards is refused with `404 PAYMENT_METHOD_NOT_FOUND`.
          *     Announced by the `enrollment.unenrolled` webhook event. Unenrolling a method that is already
-         *     `UNENROLLED` answers it unchanged, with no new event.
+         *     `UNENROLLED` answers it unchanged, with no new event. Idempotent by nature, so
+         *     `X-Idempotency-Key` is optional here (Yuno's client sends none): with a key, a retry replays the
+         *     first answer as everywhere else; without one, a repeat answers the method as it is then.
          */
         post: operations["unenrollPaymentMethod"];
         delete?: never;
@@ -2457,7 +2459,7 @@ export interface components {
             /** @description Merchant's own order reference. */
             merchant_order_id: string;
             amount: components["schemas"]["CreatePaymentAmount"];
-            customer_payer: components["schemas"]["CreatePaymentCustomerPayer"];
+            customer_payer?: components["schemas"]["CreatePaymentCustomerPayer"];
             payment_method: components["schemas"]["CreatePaymentMethod"];
             /**
              * @description Integration workflow; DIRECT is the default and only allowed value.
@@ -3246,6 +3248,8 @@ export interface components {
             merchant_reference?: string;
             /** @description Why the capture is made, for example PRODUCT_CONFIRMED. */
             reason?: string;
+            /** @description Industry data completing the payment at capture (Yuno's airline capture sends its itinerary here); recorded on the capture transaction's request. */
+            additional_data?: components["schemas"]["AdditionalData"];
             /** @description Free text about the capture. */
             description?: string;
         };
@@ -3587,11 +3591,18 @@ export interface components {
         ConnectionCreateRequest: components["schemas"]["StripeConnectionCreateRequest"] | components["schemas"]["AdyenConnectionCreateRequest"] | components["schemas"]["MercadoPagoConnectionCreateRequest"] | components["schemas"]["SandboxAConnectionCreateRequest"] | components["schemas"]["SandboxBConnectionCreateRequest"];
         /** @description The providers this service runs, in a stable order (the sandbox ones first, in sandbox mode only). */
         ProviderList: components["schemas"]["Provider"][];
+        /**
+         * @description ISO 3166-1 alpha-2 country code (the full set of assigned codes).
+         * @enum {string}
+         */
+        CountryCode: "AD" | "AE" | "AF" | "AG" | "AI" | "AL" | "AM" | "AO" | "AQ" | "AR" | "AS" | "AT" | "AU" | "AW" | "AX" | "AZ" | "BA" | "BB" | "BD" | "BE" | "BF" | "BG" | "BH" | "BI" | "BJ" | "BL" | "BM" | "BN" | "BO" | "BQ" | "BR" | "BS" | "BT" | "BV" | "BW" | "BY" | "BZ" | "CA" | "CC" | "CD" | "CF" | "CG" | "CH" | "CI" | "CK" | "CL" | "CM" | "CN" | "CO" | "CR" | "CU" | "CV" | "CW" | "CX" | "CY" | "CZ" | "DE" | "DJ" | "DK" | "DM" | "DO" | "DZ" | "EC" | "EE" | "EG" | "EH" | "ER" | "ES" | "ET" | "FI" | "FJ" | "FK" | "FM" | "FO" | "FR" | "GA" | "GB" | "GD" | "GE" | "GF" | "GG" | "GH" | "GI" | "GL" | "GM" | "GN" | "GP" | "GQ" | "GR" | "GS" | "GT" | "GU" | "GW" | "GY" | "HK" | "HM" | "HN" | "HR" | "HT" | "HU" | "ID" | "IE" | "IL" | "IM" | "IN" | "IO" | "IQ" | "IR" | "IS" | "IT" | "JE" | "JM" | "JO" | "JP" | "KE" | "KG" | "KH" | "KI" | "KM" | "KN" | "KP" | "KR" | "KW" | "KY" | "KZ" | "LA" | "LB" | "LC" | "LI" | "LK" | "LR" | "LS" | "LT" | "LU" | "LV" | "LY" | "MA" | "MC" | "MD" | "ME" | "MF" | "MG" | "MH" | "MK" | "ML" | "MM" | "MN" | "MO" | "MP" | "MQ" | "MR" | "MS" | "MT" | "MU" | "MV" | "MW" | "MX" | "MY" | "MZ" | "NA" | "NC" | "NE" | "NF" | "NG" | "NI" | "NL" | "NO" | "NP" | "NR" | "NU" | "NZ" | "OM" | "PA" | "PE" | "PF" | "PG" | "PH" | "PK" | "PL" | "PM" | "PN" | "PR" | "PS" | "PT" | "PW" | "PY" | "QA" | "RE" | "RO" | "RS" | "RU" | "RW" | "SA" | "SB" | "SC" | "SD" | "SE" | "SG" | "SH" | "SI" | "SJ" | "SK" | "SL" | "SM" | "SN" | "SO" | "SR" | "SS" | "ST" | "SV" | "SX" | "SY" | "SZ" | "TC" | "TD" | "TF" | "TG" | "TH" | "TJ" | "TK" | "TL" | "TM" | "TN" | "TO" | "TR" | "TT" | "TV" | "TW" | "TZ" | "UA" | "UG" | "UM" | "US" | "UY" | "UZ" | "VA" | "VC" | "VE" | "VG" | "VI" | "VN" | "VU" | "WF" | "WS" | "YE" | "YT" | "ZA" | "ZM" | "ZW";
         /** @description An identity document of a person or company. */
         Document: {
             /** @description Document kind, for example `CPF`, `CNPJ`, `DNI`, `PASSPORT` (the full set is not fixed by the interface spec). */
             document_type?: string;
             document_number?: string;
+            /** @description The country that issued the document (Yuno's airline passengers send it). */
+            country?: components["schemas"]["CountryCode"];
         };
         /** @description A phone number split into its country calling code and national number. */
         Phone: {
@@ -3600,11 +3611,6 @@ export interface components {
             /** @description Country calling code without `+`, for example `55`. */
             country_code?: string;
         };
-        /**
-         * @description ISO 3166-1 alpha-2 country code (the full set of assigned codes).
-         * @enum {string}
-         */
-        CountryCode: "AD" | "AE" | "AF" | "AG" | "AI" | "AL" | "AM" | "AO" | "AQ" | "AR" | "AS" | "AT" | "AU" | "AW" | "AX" | "AZ" | "BA" | "BB" | "BD" | "BE" | "BF" | "BG" | "BH" | "BI" | "BJ" | "BL" | "BM" | "BN" | "BO" | "BQ" | "BR" | "BS" | "BT" | "BV" | "BW" | "BY" | "BZ" | "CA" | "CC" | "CD" | "CF" | "CG" | "CH" | "CI" | "CK" | "CL" | "CM" | "CN" | "CO" | "CR" | "CU" | "CV" | "CW" | "CX" | "CY" | "CZ" | "DE" | "DJ" | "DK" | "DM" | "DO" | "DZ" | "EC" | "EE" | "EG" | "EH" | "ER" | "ES" | "ET" | "FI" | "FJ" | "FK" | "FM" | "FO" | "FR" | "GA" | "GB" | "GD" | "GE" | "GF" | "GG" | "GH" | "GI" | "GL" | "GM" | "GN" | "GP" | "GQ" | "GR" | "GS" | "GT" | "GU" | "GW" | "GY" | "HK" | "HM" | "HN" | "HR" | "HT" | "HU" | "ID" | "IE" | "IL" | "IM" | "IN" | "IO" | "IQ" | "IR" | "IS" | "IT" | "JE" | "JM" | "JO" | "JP" | "KE" | "KG" | "KH" | "KI" | "KM" | "KN" | "KP" | "KR" | "KW" | "KY" | "KZ" | "LA" | "LB" | "LC" | "LI" | "LK" | "LR" | "LS" | "LT" | "LU" | "LV" | "LY" | "MA" | "MC" | "MD" | "ME" | "MF" | "MG" | "MH" | "MK" | "ML" | "MM" | "MN" | "MO" | "MP" | "MQ" | "MR" | "MS" | "MT" | "MU" | "MV" | "MW" | "MX" | "MY" | "MZ" | "NA" | "NC" | "NE" | "NF" | "NG" | "NI" | "NL" | "NO" | "NP" | "NR" | "NU" | "NZ" | "OM" | "PA" | "PE" | "PF" | "PG" | "PH" | "PK" | "PL" | "PM" | "PN" | "PR" | "PS" | "PT" | "PW" | "PY" | "QA" | "RE" | "RO" | "RS" | "RU" | "RW" | "SA" | "SB" | "SC" | "SD" | "SE" | "SG" | "SH" | "SI" | "SJ" | "SK" | "SL" | "SM" | "SN" | "SO" | "SR" | "SS" | "ST" | "SV" | "SX" | "SY" | "SZ" | "TC" | "TD" | "TF" | "TG" | "TH" | "TJ" | "TK" | "TL" | "TM" | "TN" | "TO" | "TR" | "TT" | "TV" | "TW" | "TZ" | "UA" | "UG" | "UM" | "US" | "UY" | "UZ" | "VA" | "VC" | "VE" | "VG" | "VI" | "VN" | "VU" | "WF" | "WS" | "YE" | "YT" | "ZA" | "ZM" | "ZW";
         /** @description A postal address. */
         Address: {
             address_line_1?: string;
@@ -3735,7 +3741,7 @@ export interface components {
             holder_name?: string;
             /** @description Expiration month, 1 to 12. */
             expiration_month: number;
-            /** @description Expiration year as TWO digits (29 for 2029). */
+            /** @description Expiration year, as two digits (29 for 2029) or four (2029, as Yuno's enrollment describes it); a four-digit year is taken as its last two digits. */
             expiration_year: number;
             /** @description CVV/CVC, 3 or 4 digits (length checked per brand, 422 INVALID_CARD). Used only for verification; never stored, logged or returned. */
             security_code?: string;
@@ -4236,6 +4242,10 @@ export interface components {
             brand?: string | null;
             sku_code?: string | null;
             manufacture_part_number?: string | null;
+            /** @description The item's page, as the buyer sees it. */
+            url?: string | null;
+            /** @description The item's image. */
+            image_url?: string | null;
         };
         /** @description One tax applied to an order. */
         OrderTax: {
@@ -4484,8 +4494,8 @@ export interface components {
         CreatePaymentAmount: {
             /** @description ISO 4217 currency code. */
             currency: string;
-            /** @description Amount to charge, greater than zero (at most 99,999,999,999 so that every amount stays exact). */
-            value: number;
+            /** @description Amount to charge, greater than zero (at most 99,999,999,999 so that every amount stays exact). A string of digits (`"20000"`, as Yuno's examples send it) is taken as that number; any other string is refused. */
+            value: number | string;
         };
         /** @description What the merchant has verified about the payer; stored with the payment. */
         PayerValidations: {
@@ -4499,7 +4509,7 @@ export interface components {
             provider_id: string;
             id: string;
         };
-        /** @description The payer. With `id`, an enrolled customer of the organization (404 CUSTOMER_NOT_FOUND when unknown); the payment records the customer and the inline fields given here override the customer's own for this payment. Without `id`, the payment has no enrolled customer and records the inline fields alone (paying with `vaulted_token` or `vault_on_success` needs an `id`). Stored with the payment and returned. */
+        /** @description The payer. With `id`, an enrolled customer of the organization (404 CUSTOMER_NOT_FOUND when unknown); the payment records the customer and the inline fields given here override the customer's own for this payment. Without `id`, the payment has no enrolled customer and records the inline fields alone (paying with `vaulted_token` or `vault_on_success` needs an `id`). Stored with the payment and returned. The whole payer is optional, as in Yuno's schema: a payment without one has no enrolled customer. A text member sent as `null` counts as absent (Yuno's examples send `ip_address: null`). */
         CreatePaymentCustomerPayer: {
             /**
              * Format: uuid
@@ -4507,24 +4517,24 @@ export interface components {
              */
             id?: string;
             /** @description The merchant's own identifier of the customer. */
-            merchant_customer_id?: string;
+            merchant_customer_id?: string | null;
             /**
              * Format: date-time
              * @description When the customer was created in the merchant's system (RFC 3339).
              */
-            merchant_customer_created_at?: string;
+            merchant_customer_created_at?: string | null;
             merchant_customer_validations?: components["schemas"]["PayerValidations"];
-            first_name?: string;
-            last_name?: string;
+            first_name?: string | null;
+            last_name?: string | null;
             /** @description Commonly M, F, NB, NA, NK or U. */
-            gender?: string;
+            gender?: string | null;
             /** Format: date */
-            date_of_birth?: string;
+            date_of_birth?: string | null;
             /** Format: email */
-            email?: string;
+            email?: string | null;
             nationality?: components["schemas"]["CountryCode"];
             /** @description IPv4 or IPv6 address of the payer's device. */
-            ip_address?: string;
+            ip_address?: string | null;
             device_fingerprints?: components["schemas"]["PayerDeviceFingerprint"][];
             browser_info?: components["schemas"]["PayerBrowserInfo"];
             document?: components["schemas"]["Document"];
@@ -4540,7 +4550,7 @@ export interface components {
             holder_name: string;
             /** @description Expiration month, 1 to 12. */
             expiration_month: number;
-            /** @description Expiration year as TWO digits (29 for 2029); an expired card is rejected (422 INVALID_CARD). */
+            /** @description Expiration year, as two digits (29 for 2029) or four (2029, as Yuno's enrollment describes it); a four-digit year is taken as its last two digits. An expired card is rejected (422 INVALID_CARD). */
             expiration_year: number;
             /** @description CVV/CVC, 3 or 4 digits (length checked per brand, 422 INVALID_CARD). Never stored, logged or returned. */
             security_code: string;
@@ -4672,8 +4682,8 @@ export interface components {
         TransactionAmountRequest: {
             /** @description ISO 4217 currency code; must be the payment's. */
             currency: string;
-            /** @description Greater than zero, at most 99,999,999,999. */
-            value: number;
+            /** @description Greater than zero, at most 99,999,999,999. A string of digits (`"2000"`, as Yuno's airline capture example sends it) is taken as that number; any other string is refused. */
+            value: number | string;
         };
         /** @description The chargeback the provider received from the issuer. */
         ProviderChargebackNotificationData: {
@@ -5282,6 +5292,13 @@ export interface components {
          */
         IdempotencyKey: string;
         /**
+         * @description Optional on an operation that is idempotent by nature (repeating it changes nothing more). When
+         *     given, it works as everywhere else: 1–255 printable ASCII characters, scoped to the organization,
+         *     kept 24 hours, a retry replays the first answer.
+         * @example 8e0f2b1c-6d4a-4f3e-9b2a-7c5d1e3f9a0b
+         */
+        OptionalIdempotencyKey: string;
+        /**
          * @description The customer's `id` (from createCustomer).
          * @example 7c2f4a8e-5b1d-4f7a-9c3e-2d6b8a1f0e94
          */
@@ -5809,13 +5826,14 @@ export interface operations {
     unenrollPaymentMethod: {
         parameters: {
             query?: never;
-            header: {
+            header?: {
                 /**
-                 * @description A caller-generated key (1–255 printable ASCII characters, a UUID is ideal) that makes a retry safe.
-                 *     Scoped to the organization and kept 24 hours.
+                 * @description Optional on an operation that is idempotent by nature (repeating it changes nothing more). When
+                 *     given, it works as everywhere else: 1–255 printable ASCII characters, scoped to the organization,
+                 *     kept 24 hours, a retry replays the first answer.
                  * @example 8e0f2b1c-6d4a-4f3e-9b2a-7c5d1e3f9a0b
                  */
-                "X-Idempotency-Key": components["parameters"]["IdempotencyKey"];
+                "X-Idempotency-Key"?: components["parameters"]["OptionalIdempotencyKey"];
             };
             path: {
                 /**

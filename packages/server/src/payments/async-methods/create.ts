@@ -39,6 +39,7 @@ import { toApiPayment, transactionMethodOf } from '../mapper.js';
 import { toDecimal } from '../money.js';
 import { inPaymentTransaction } from '../payment-lock.js';
 import { payerOf } from '../payer.js';
+import type { CreatePaymentInput } from '../create-payment.js';
 import { paymentsRepository as payments, type PaymentRow } from '../repository.js';
 import { asyncPaymentMethod } from './detail.js';
 import { ASYNC_METHODS, ATTEMPT_WAITING, WAITING } from './methods.js';
@@ -51,7 +52,7 @@ export async function createAsyncPayment(
   db: Queryable,
   deps: AppDeps,
   merchant: MerchantAuth,
-  input: Schemas['CreatePaymentRequest'],
+  input: CreatePaymentInput,
   type: AsyncMethodType,
   binding: IdempotencyBinding = NO_BINDING,
 ): Promise<CreatePaymentOutcome> {
@@ -118,7 +119,7 @@ async function start(
   db: Queryable,
   o: Orchestration,
   merchant: MerchantAuth,
-  input: Schemas['CreatePaymentRequest'],
+  input: CreatePaymentInput,
   type: AsyncMethodType,
   binding: IdempotencyBinding,
 ): Promise<Exclude<CreatePaymentOutcome, { ok: true }> | { ok: true; walk: Walk }> {

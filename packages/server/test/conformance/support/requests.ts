@@ -49,8 +49,8 @@ export const FIXUPS: Record<string, (arb: fc.Arbitrary<unknown>) => fc.Arbitrary
   // CreatePaymentCustomerPayer: "paying with `vaulted_token` or `vault_on_success` needs an `id`".
   CreatePaymentRequest: (arb) =>
     arb.filter((v) => {
-      const { customer_payer: payer, payment_method: pm } = v as { customer_payer: object; payment_method: { vault_on_success?: boolean } };
-      return 'id' in payer || (!('vaulted_token' in pm) && pm.vault_on_success !== true);
+      const { customer_payer: payer, payment_method: pm } = v as { customer_payer?: object; payment_method: { vault_on_success?: boolean } };
+      return (payer !== undefined && 'id' in payer) || (!('vaulted_token' in pm) && pm.vault_on_success !== true);
     }),
   // CreatePaymentAmount: "The server also rejects more decimals than the currency's ISO 4217 minor units
   // allow (400)", and currency is "ISO 4217 currency code" (the pattern alone admits any three letters).
@@ -58,7 +58,8 @@ export const FIXUPS: Record<string, (arb: fc.Arbitrary<unknown>) => fc.Arbitrary
     fc.tuple(arb, fc.constantFrom('BRL', 'USD', 'EUR', 'MXN', 'COP', 'CLP', 'JPY', 'ARS', 'PEN', 'GBP')).map(([v, currency]) => ({
       ...(v as object),
       currency,
-      value: Math.max(1, Math.round((v as { value: number }).value)),
+      // A string of digits (issue 24: Yuno's examples send one) is a whole amount already.
+      value: typeof (v as { value: unknown }).value === 'string' ? (v as { value: string }).value : Math.max(1, Math.round((v as { value: number }).value)),
     })),
   // EnrollPaymentMethodRequest: its description states the cross-field rules (one source for CARD, none
   // and optional bank details otherwise, verify only with card_data/token, absolute callback_url).
@@ -264,7 +265,7 @@ export function requestMistakes(op: SpecOperation): RequestMistake[] {
   if (op.body) kinds.push('wrong-content-type', 'malformed-json');
   if (op.security !== 'none') kinds.push('no-credentials', 'garbage-credentials');
   if (op.signed) kinds.push('bad-signature');
-  if (op.idempotent) kinds.push('missing-idempotency-key', 'bad-idempotency-key');
+  if (op.idempotent) kinds.push(...(op.idempotencyKeyRequired ? (['missing-idempotency-key'] as const) : []), 'bad-idempotency-key');
   return kinds;
 }
 

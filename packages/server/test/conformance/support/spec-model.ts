@@ -50,6 +50,7 @@ export interface SpecOperation {
   template: string;
   security: SecurityKind;
   idempotent: boolean;
+  idempotencyKeyRequired: boolean;
   bodyLimit: number;
   params: SpecParam[];
   body?: { required: boolean; mediaTypes: string[]; schema: Schema; examples: SpecExample[] };
@@ -131,6 +132,7 @@ function buildOperations(): SpecOperation[] {
       template: info.template,
       security: info.security,
       idempotent: info.idempotent,
+      idempotencyKeyRequired: info.idempotencyKeyRequired,
       bodyLimit: info.bodyLimit,
       params,
       body,
