@@ -110,6 +110,8 @@ for (const backend of backends()) {
       await expectProblem(await t.fetch(`/checkout/sessions/${randomUUID()}`), 404, 'CHECKOUT_SESSION_NOT_FOUND');
       const otherReads = await t.fetch(`/checkout/sessions/${session.id}`, { headers: { 'public-api-key': other.public_api_key, 'private-secret-key': other.private_secret_key } });
       await expectProblem(otherReads, 404, 'CHECKOUT_SESSION_NOT_FOUND');
+      const moved = await t.fetch(`/checkout/sessions/${session.id}`, { method: 'PATCH', headers: json, body: JSON.stringify({ account_id: other.account_id }) });
+      await expectProblem(moved, 403, 'INVALID_ACCOUNT_ID');
     });
 
     it('a currency no provider serves: nothing to pay with', async () => {
