@@ -327,6 +327,13 @@ for (const backend of backends()) {
       });
       expect(pay.status).toBe(201);
 
+      const badCard = await t.fetch(`/customers/sessions/${session.customer_session}/payment-methods`, {
+        method: 'POST',
+        credentials_: false,
+        headers: { ...json, 'public-api-key': merchant.public_api_key },
+        body: JSON.stringify({ account_id: merchant.account_id, payment_method_type: 'CARD', country: 'BR', card_data: rawCard('4507990000000003') }),
+      });
+      await expectProblem(badCard, 422, 'INVALID_CARD');
       await expectProblem(await enroll(randomUUID()), 404, 'CUSTOMER_SESSION_NOT_FOUND');
       await t.db.query("UPDATE customer_sessions SET expires_at = clock_timestamp() - interval '1 second' WHERE id = $1", [session.customer_session]);
       await expectProblem(await enroll(session.customer_session), 404, 'CUSTOMER_SESSION_NOT_FOUND');
@@ -395,7 +402,7 @@ for (const backend of backends()) {
         headers: json,
         body: JSON.stringify({ account_id: t.sandbox.account_id, country: 'BR', amount: { currency: 'BRL', value: 10 }, availability: { finish_at: '2020-01-01T00:00:00Z' } }),
       });
-      await expectProblem(past, 400, 'INVALID_REQUEST');
+      expect(((await past.json()) as Schemas['PaymentLink']).status).toBe('EXPIRED');
       const window = { start_at: '2020-01-01T00:00:00Z', finish_at: '2020-02-01T00:00:00Z' };
       const expired = await t.fetch('/payment-links', {
         method: 'POST',

@@ -117,7 +117,7 @@ export interface LinkRow {
   finish_at: string;
   created_at: string;
   updated_at: string;
-  /** Computed: past finish_at. */
+  /** Computed: past finish_at, or a window that ends before it starts. */
   finished: boolean;
   /** Computed: not yet start_at. */
   not_started: boolean;
@@ -125,7 +125,7 @@ export interface LinkRow {
   payments: string[];
   payments_number: number;
 }
-const LINK_SELECT = `SELECT l.*, l.finish_at <= clock_timestamp() AS finished, l.start_at > clock_timestamp() AS not_started,
+const LINK_SELECT = `SELECT l.*, (l.finish_at <= clock_timestamp() OR l.finish_at <= l.start_at) AS finished, l.start_at > clock_timestamp() AS not_started,
   COALESCE((SELECT json_agg(x.payment_id ORDER BY x.created_at DESC) FROM (SELECT payment_id, created_at FROM payment_link_payments
     WHERE code = l.code ORDER BY created_at DESC LIMIT 100) x), '[]'::json) AS payments,
   (SELECT count(*)::int FROM payment_link_payments WHERE code = l.code) AS payments_number

@@ -131,14 +131,6 @@ async function startPayment(
       }),
     };
   }
-  if (input.workflow === 'SDK_CHECKOUT' && method.token === undefined) {
-    return {
-      ok: false,
-      problem: problem('INVALID_REQUEST', 'workflow SDK_CHECKOUT pays with a checkout session\'s one-time token: give payment_method.token.', {
-        errors: [{ path: '/body/workflow', message: 'SDK_CHECKOUT needs payment_method.token' }],
-      }),
-    };
-  }
   // A vaulted card belongs to a customer, and a card vaulted on success needs one to belong to.
   const customerId = input.customer_payer.id;
   const needsCustomer = method.vaulted_token !== undefined ? 'vaulted_token' : method.vault_on_success === true ? 'vault_on_success' : null;

@@ -79,6 +79,11 @@ export const UNREACHABLE_ALLOWED: { status: number; operations: '*' | readonly (
     why: 'INVALID_STATUS needs a paid (or expired) checkout session: a payment with one of its tokens; checkout.test.ts reaches both and checks the bodies',
   },
   {
+    status: 422,
+    operations: ['createCheckoutToken', 'enrollCustomerSessionPaymentMethod'],
+    why: 'INVALID_CARD needs a card the schema accepts but Luhn, brand, length or expiry refuse (the fuzzer rarely builds one); checkout.test.ts reaches it on both operations and checks the bodies',
+  },
+  {
     status: 403,
     operations: ['updateCheckoutSession'],
     why: "INVALID_ACCOUNT_ID needs a PATCH naming another account than the session's (the examples name none); checkout.test.ts reaches it",

@@ -2577,7 +2577,7 @@ export interface components {
             callback_url?: string;
             metadata?: components["schemas"]["Metadata"];
         };
-        /** @description A payment link in Yuno's shape. `code` is its id (`id` repeats it, as Yuno's create answers it). Status ACTIVE (payable within its availability), PAID (a one-time link after its payment), CANCELED, or EXPIRED (past `availability.finish_at`, decided at read). */
+        /** @description A payment link in Yuno's shape. `code` is its id (`id` repeats it, as Yuno's create answers it). Status ACTIVE (payable within its availability), PAID (a one-time link after its payment), CANCELED, or EXPIRED (past `availability.finish_at`, or a window that ends before it starts; decided at read). */
         PaymentLink: {
             /** Format: uuid */
             id: string;
@@ -2899,7 +2899,7 @@ export interface components {
             customer_payer: components["schemas"]["CreatePaymentCustomerPayer"];
             payment_method: components["schemas"]["CreatePaymentMethod"];
             /**
-             * @description Integration workflow; DIRECT is the default. SDK_CHECKOUT (Yuno's value for a payment with a checkout session's one-time token) is accepted with `payment_method.token`.
+             * @description Integration workflow, recorded; DIRECT is the default. SDK_CHECKOUT is Yuno's value for a payment with a checkout session's one-time token (`payment_method.token`).
              * @default DIRECT
              * @enum {string}
              */
@@ -8273,6 +8273,7 @@ export interface operations {
                     "application/json": components["schemas"]["PaymentLink"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
