@@ -21,6 +21,7 @@ export const EVENT_TYPES = [
   'payment.operation.failed',
   'payment.pending',
   'payment.expired',
+  'payment_link.paid',
 ] as const satisfies readonly Schemas['WebhookEventType'][];
 
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -43,6 +44,7 @@ export interface EventEnvelopes {
   'payment.operation.failed': Schemas['EventPaymentOperationFailed'];
   'payment.pending': Schemas['EventPaymentPending'];
   'payment.expired': Schemas['EventPaymentExpired'];
+  'payment_link.paid': Schemas['EventPaymentLinkPaid'];
 }
 
 /** Any event envelope as POSTed to an endpoint. */

@@ -22,6 +22,8 @@ import connectionNotifications from './0021_connection_notifications.js';
 import sandboxAcquirerLedgers from './0022_sandbox_acquirer_ledgers.js';
 import asyncPaymentExpiry from './0023_async_payment_expiry.js';
 import sandboxPendingPayments from './0024_sandbox_pending_payments.js';
+import checkout from './0025_checkout.js';
+import paymentLinks from './0026_payment_links.js';
 
 /** Every migration, in order. Add a new file (next number) and list it here; never edit an applied one. */
 export const migrations: readonly Migration[] = [
@@ -37,4 +39,6 @@ export const migrations: readonly Migration[] = [
   sandboxAcquirerLedgers,
   asyncPaymentExpiry,
   sandboxPendingPayments,
+  checkout,
+  paymentLinks,
 ];
