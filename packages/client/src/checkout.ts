@@ -31,13 +31,25 @@ export interface MountCardFormOptions {
   signal?: AbortSignal;
 }
 
+/** What may be shown to the shopper: brand and last four digits. */
+export interface CardFormCard {
+  brand: string;
+  lfd: string;
+}
+
+/** A checkout session's result: pay with `payment_method.token` from your server. */
 export interface CardFormResult {
-  /** The one-time token (single use, minutes long, bound to the session). */
+  /** The one-time token (single use, minutes long, bound to the session's amount). */
   token: string;
-  /** What may be shown to the shopper: brand and last four digits. */
-  card: { brand: string; lfd: string };
-  checkout_session?: string;
-  customer_session?: string;
+  card: CardFormCard;
+  checkout_session: string;
+}
+
+/** A customer session's result: the card is enrolled for the session's customer. */
+export interface CardFormEnrollment {
+  vaulted_token: string;
+  card: CardFormCard;
+  customer_session: string;
 }
 
 /** The address of the form for these options, as framed by a page of `parentOrigin`. */
@@ -55,19 +67,30 @@ export function cardFormUrl(options: Pick<MountCardFormOptions, 'origin' | 'sess
   return url.toString();
 }
 
-/** True for the form's token message: from the frame's own window, from payorch's origin, well formed. */
-export function isCardFormResult(event: Pick<MessageEvent, 'origin' | 'source' | 'data'>, formOrigin: string, frame: unknown): event is MessageEvent<CardFormResult & { type: 'payorch:token' }> {
+/**
+ * True for the form's answer: from the frame's own window, from payorch's origin, well formed (a token
+ * message for a checkout session, an enrollment message for a customer session).
+ */
+export function isCardFormResult(
+  event: Pick<MessageEvent, 'origin' | 'source' | 'data'>,
+  formOrigin: string,
+  frame: unknown,
+): event is MessageEvent<((CardFormResult & { type: 'payorch:token' }) | (CardFormEnrollment & { type: 'payorch:enrolled' }))> {
   if (event.origin !== formOrigin || event.source !== frame) return false;
-  const data = event.data as { type?: unknown; token?: unknown } | null;
-  return typeof data === 'object' && data !== null && data.type === 'payorch:token' && typeof data.token === 'string';
+  const data = event.data as { type?: unknown; token?: unknown; vaulted_token?: unknown } | null;
+  if (typeof data !== 'object' || data === null) return false;
+  return (data.type === 'payorch:token' && typeof data.token === 'string') || (data.type === 'payorch:enrolled' && typeof data.vaulted_token === 'string');
 }
 
 /**
- * Puts the hosted form inside `container` and resolves with the one-time token once the shopper has
- * filled it in (the form checks the card first). The iframe stays mounted so it shows its outcome; remove
- * it with `container.replaceChildren()` or the abort signal.
+ * Puts the hosted form inside `container` and resolves once the shopper has filled it in (the form checks
+ * the card first): with the one-time token for a checkout session, with the enrolled card's vaulted_token
+ * for a customer session. The iframe stays mounted so it shows its outcome; remove it with
+ * `container.replaceChildren()` or the abort signal.
  */
-export function mountCardForm(container: HTMLElement, options: MountCardFormOptions): Promise<CardFormResult> {
+export function mountCardForm(container: HTMLElement, options: MountCardFormOptions & { sessionId: string; customerSessionId?: undefined }): Promise<CardFormResult>;
+export function mountCardForm(container: HTMLElement, options: MountCardFormOptions & { customerSessionId: string; sessionId?: undefined }): Promise<CardFormEnrollment>;
+export function mountCardForm(container: HTMLElement, options: MountCardFormOptions): Promise<CardFormResult | CardFormEnrollment> {
   const doc = container.ownerDocument;
   const win = doc.defaultView;
   if (!win) return Promise.reject(new TypeError('the container is not in a window'));
@@ -80,7 +103,7 @@ export function mountCardForm(container: HTMLElement, options: MountCardFormOpti
   iframe.style.width = '100%';
   iframe.style.minHeight = '26rem';
 
-  return new Promise<CardFormResult>((resolve, reject) => {
+  return new Promise<CardFormResult | CardFormEnrollment>((resolve, reject) => {
     const stop = () => {
       win.removeEventListener('message', onMessage);
       options.signal?.removeEventListener('abort', onAbort);
@@ -89,7 +112,7 @@ export function mountCardForm(container: HTMLElement, options: MountCardFormOpti
       if (!isCardFormResult(event, formOrigin, iframe.contentWindow)) return;
       stop();
       const { type: _type, ...result } = event.data;
-      resolve(result);
+      resolve(result as CardFormResult | CardFormEnrollment);
     }
     function onAbort() {
       stop();

@@ -29,8 +29,9 @@ describe('cardFormUrl', () => {
 describe('isCardFormResult', () => {
   const frame = { name: 'the form frame' };
   const good = { origin, source: frame, data: { type: 'payorch:token', token: 'tok', card: { brand: 'VISA', lfd: '1111' } } };
-  it('accepts the form frame’s token message', () => {
+  it('accepts the form frame’s token message and its enrollment message', () => {
     expect(isCardFormResult(good as never, origin, frame)).toBe(true);
+    expect(isCardFormResult({ ...good, data: { type: 'payorch:enrolled', vaulted_token: 'vt', card: good.data.card } } as never, origin, frame)).toBe(true);
   });
   it.each([
     ['another origin', { ...good, origin: 'https://evil.example' }],
@@ -38,6 +39,7 @@ describe('isCardFormResult', () => {
     ['not a token message', { ...good, data: { type: 'payorch:ready' } }],
     ['a token that is not a string', { ...good, data: { type: 'payorch:token', token: 42 } }],
     ['no data', { ...good, data: null }],
+    ['an enrollment message without its vaulted_token', { ...good, data: { type: 'payorch:enrolled', token: 'tok' } }],
   ])('ignores %s', (_name, event) => {
     expect(isCardFormResult(event as never, origin, frame)).toBe(false);
   });
