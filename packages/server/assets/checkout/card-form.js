@@ -203,11 +203,19 @@
   /** Hands the result to the one place allowed to have it. */
   function deliver(result) {
     if (config.mode === 'link') {
-      return post(config.completeUrl, { token: result.token }).then(function (outcome) {
+      return post(config.completeUrl, { token: result.token, checkout_session: config.reference.checkout_session }).then(function (outcome) {
         statusEl.setAttribute('data-outcome', outcome.status || '');
-        statusEl.textContent = outcome.paid ? m.paid : m.declined;
+        statusEl.textContent = outcome.paid ? m.paid : outcome.status === 'PENDING' ? m.pending : m.declined;
         if (outcome.paid) {
           done = true;
+          if (config.callbackUrl) {
+            var back = document.createElement('a');
+            back.id = 'continue';
+            back.href = config.callbackUrl;
+            back.textContent = m.backToMerchant;
+            statusEl.appendChild(document.createTextNode(' '));
+            statusEl.appendChild(back);
+          }
           form.querySelectorAll('input, button').forEach(function (el) {
             el.disabled = true;
           });

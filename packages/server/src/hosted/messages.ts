@@ -36,7 +36,9 @@ export interface Messages {
   saved: string;
   paid: string;
   declined: string;
+  pending: string;
   linkTitle: string;
+  backToMerchant: string;
   linkAmount: string;
   linkMerchant: string;
   linkUnavailable: string;
@@ -77,7 +79,9 @@ const en: Messages = {
   saved: 'Your card was saved.',
   paid: 'Payment approved. Thank you!',
   declined: 'The payment was not approved. You can try another card.',
+  pending: 'The payment is being processed. The merchant will confirm it.',
   linkTitle: 'Payment request',
+  backToMerchant: 'Return to the merchant',
   linkAmount: 'Amount',
   linkMerchant: 'Merchant',
   linkUnavailable: 'This payment link is not available.',
@@ -118,7 +122,9 @@ const es: Messages = {
   saved: 'Tu tarjeta fue guardada.',
   paid: 'Pago aprobado. ¡Gracias!',
   declined: 'El pago no fue aprobado. Puedes probar con otra tarjeta.',
+  pending: 'El pago se está procesando. El comercio lo confirmará.',
   linkTitle: 'Solicitud de pago',
+  backToMerchant: 'Volver al comercio',
   linkAmount: 'Importe',
   linkMerchant: 'Comercio',
   linkUnavailable: 'Este enlace de pago no está disponible.',
@@ -159,7 +165,9 @@ const pt: Messages = {
   saved: 'Seu cartão foi salvo.',
   paid: 'Pagamento aprovado. Obrigado!',
   declined: 'O pagamento não foi aprovado. Você pode tentar outro cartão.',
+  pending: 'O pagamento está sendo processado. A loja vai confirmá-lo.',
   linkTitle: 'Pedido de pagamento',
+  backToMerchant: 'Voltar para a loja',
   linkAmount: 'Valor',
   linkMerchant: 'Loja',
   linkUnavailable: 'Este link de pagamento não está disponível.',

@@ -21,7 +21,7 @@ import { cardRulesScript } from './card-rules.js';
 import { chooseLanguage, MESSAGES, type Language } from './messages.js';
 import { chooseParentOrigin, originOf } from './origins.js';
 import { ASSETS_PATH, sendFormPage, sendNoticePage, type FormConfig } from './page.js';
-import type { HostedSources } from './sources.js';
+import type { HostedSources, LinkCheckout } from './sources.js';
 
 /** packages/server/assets/checkout, from src/hosted and dist/hosted alike. */
 const ASSET_DIR = fileURLToPath(new URL('../../assets/checkout/', import.meta.url));
@@ -36,8 +36,14 @@ const ASSETS: Readonly<Record<string, { type: string; body: () => string }>> = {
 
 const text = (v: unknown) => (typeof v === 'string' ? v : undefined);
 
+/** The origin the shopper's browser sees payorch at: PUBLIC_BASE_URL's, else the request's own. */
+function pageOriginOf(publicBaseUrl: string | undefined, req: Request): string {
+  return originOf(publicBaseUrl) ?? `${req.protocol}://${req.get('host')}`;
+}
+
 export function hostedPagesRouter(deps: AppDeps, sources: HostedSources): Router {
   const router = Router();
+  const pageOrigin = (req: Request) => pageOriginOf(deps.config.publicBaseUrl, req);
   const assetCache = new Map<string, string>();
 
   router.get(`${ASSETS_PATH}/:file`, (req, res, next) => {
@@ -49,11 +55,12 @@ export function hostedPagesRouter(deps: AppDeps, sources: HostedSources): Router
     res.set({ 'Content-Type': asset.type, 'Cache-Control': 'public, max-age=300', 'X-Content-Type-Options': 'nosniff' }).send(body);
   });
 
-  /** The public key the form will send, when it is an active key of `organizationId`. */
-  const keyFor = async (req: Request, organizationId: string): Promise<string | undefined> => {
-    const key = text(req.query.public_key);
-    if (!key || key.length > 128) return undefined;
-    return (await sources.organizationOfPublicKey(deps, key)) === organizationId ? key : undefined;
+  /** The public key the form will send and its organization, when it is an active key. */
+  const keyOf = async (req: Request): Promise<{ publicKey: string; organizationId: string } | undefined> => {
+    const publicKey = text(req.query.public_key);
+    if (!publicKey || publicKey.length > 128) return undefined;
+    const organizationId = await sources.organizationOfPublicKey(deps, publicKey);
+    return organizationId ? { publicKey, organizationId } : undefined;
   };
 
   const unavailable = (res: Response, lang: Language, code = 'NOT_FOUND', status = 404) =>
@@ -73,12 +80,13 @@ export function hostedPagesRouter(deps: AppDeps, sources: HostedSources): Router
 
   router.get('/checkout/sessions/:id', async (req, res) => {
     const id = req.params.id;
-    const session = ID.test(id) ? await sources.checkoutSession(deps, id) : undefined;
+    // The session is looked up within the key's organization: another organization's key finds nothing.
+    const key = ID.test(id) ? await keyOf(req) : undefined;
+    const session = key ? await sources.checkoutSession(deps, key.organizationId, id) : undefined;
     const lang = chooseLanguage(req.query.lang, session?.country);
-    if (!session) return unavailable(res, lang);
+    if (!key || !session) return unavailable(res, lang);
     if (!session.open) return sendNoticePage(res, { status: 410, lang, code: 'CLOSED', text: MESSAGES[lang].errorSession });
-    const publicKey = await keyFor(req, session.organizationId);
-    if (!publicKey) return unavailable(res, lang);
+    const publicKey = key.publicKey;
     const frame = framing(req, session);
     if (!frame.ok) return sendNoticePage(res, { status: 403, lang, code: 'ORIGIN_NOT_ALLOWED', text: MESSAGES[lang].notAllowed });
     const callbackUrl = originOf(session.callbackUrl) ? session.callbackUrl : null;
@@ -102,12 +110,13 @@ export function hostedPagesRouter(deps: AppDeps, sources: HostedSources): Router
 
   router.get('/checkout/customer-sessions/:id', async (req, res) => {
     const id = req.params.id;
-    const session = ID.test(id) ? await sources.customerSession(deps, id) : undefined;
+    // The session is looked up within the key's organization: another organization's key finds nothing.
+    const key = ID.test(id) ? await keyOf(req) : undefined;
+    const session = key ? await sources.customerSession(deps, key.organizationId, id) : undefined;
     const lang = chooseLanguage(req.query.lang, session?.country);
-    if (!session) return unavailable(res, lang);
+    if (!key || !session) return unavailable(res, lang);
     if (!session.open) return sendNoticePage(res, { status: 410, lang, code: 'CLOSED', text: MESSAGES[lang].errorSession });
-    const publicKey = await keyFor(req, session.organizationId);
-    if (!publicKey) return unavailable(res, lang);
+    const publicKey = key.publicKey;
     const frame = framing(req, session);
     if (!frame.ok) return sendNoticePage(res, { status: 403, lang, code: 'ORIGIN_NOT_ALLOWED', text: MESSAGES[lang].notAllowed });
     const config: FormConfig = {
@@ -123,46 +132,50 @@ export function hostedPagesRouter(deps: AppDeps, sources: HostedSources): Router
     sendFormPage(res, { lang, config, summary: { merchant: session.organizationName }, security: { frameAncestor: frame.parentOrigin ?? undefined } });
   });
 
-  const linkNotice = (res: Response, lang: Language, status: string) => {
-    const m = MESSAGES[lang];
-    const [code, textOf, http] =
-      status === 'CANCELED' ? ['CANCELED', m.linkCanceled, 410] : status === 'EXPIRED' ? ['EXPIRED', m.linkExpired, 410] : status === 'PAID' ? ['PAID', m.linkPaid, 410] : ['NOT_FOUND', m.linkUnavailable, 404];
-    return sendNoticePage(res, { status: http as number, lang, code: code as string, text: textOf as string });
+  const LINK_NOTICES: Readonly<Record<string, [number, keyof typeof MESSAGES.en]>> = {
+    CANCELED: [410, 'linkCanceled'],
+    EXPIRED: [410, 'linkExpired'],
+    PAID: [410, 'linkPaid'],
+    IN_PROCESS: [409, 'linkPaid'],
+    NOT_STARTED: [404, 'linkUnavailable'],
+    NOT_FOUND: [404, 'linkUnavailable'],
   };
 
   router.get('/checkout/links/:code', async (req, res) => {
     const code = req.params.code;
-    const link = ID.test(code) ? await sources.paymentLink(deps, code) : undefined;
-    const lang = chooseLanguage(req.query.lang, link?.country);
-    if (!link || link.status !== 'ACTIVE') return linkNotice(res, lang, link?.status ?? 'NOT_FOUND');
-    const checkout = await sources.linkCheckout(deps, link);
+    const checkout: LinkCheckout = ID.test(code) ? await sources.openLink(deps, code, pageOrigin(req)) : { ok: false, reason: 'NOT_FOUND' };
+    const lang = chooseLanguage(req.query.lang, checkout.ok ? checkout.link.country : checkout.country);
+    if (!checkout.ok) {
+      const [status, text] = LINK_NOTICES[checkout.reason]!;
+      return sendNoticePage(res, { status, lang, code: checkout.reason, text: MESSAGES[lang][text] });
+    }
+    const { link } = checkout;
     const config: FormConfig = {
       mode: 'link',
       submitUrl: `${API}/checkout/sessions/${encodeURIComponent(checkout.checkoutSessionId)}/token`,
       submitBody: null,
       publicKey: checkout.publicKey,
       parentOrigin: null,
-      callbackUrl: null,
+      callbackUrl: originOf(link.callbackUrl) ? link.callbackUrl : null,
       completeUrl: `/checkout/links/${encodeURIComponent(code)}/pay`,
-      reference: { payment_link: code },
+      reference: { payment_link: code, checkout_session: checkout.checkoutSessionId },
     };
     // A link page is a top-level page: nobody may frame it (no clickjacking of the pay button).
     sendFormPage(res, { lang, config, summary: { merchant: link.organizationName, description: link.description, amount: link.amount }, security: {} });
   });
 
   router.post('/checkout/links/:code/pay', express.json({ limit: '1kb', strict: true }), async (req, res) => {
-    const token = text((req.body as Record<string, unknown> | undefined)?.token);
-    // Same-origin only: the page's own script. A cross-site form or fetch carries another Origin.
-    const origin = req.get('origin');
-    const own = [`${req.protocol}://${req.get('host')}`, originOf(deps.config.publicBaseUrl)];
-    if (origin !== undefined && !own.includes(origin)) return res.status(403).json({ error: 'ORIGIN_NOT_ALLOWED' });
-    if (!ID.test(req.params.code) || !token || token.length > 128) return res.status(400).json({ error: 'INVALID_REQUEST' });
-    const outcome = await sources.payLink(deps, req.params.code, token);
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const token = text(body.token);
+    const session = text(body.checkout_session);
     res.set('Cache-Control', 'no-store');
-    if (outcome.kind === 'paid') return res.status(200).json({ paid: true, status: outcome.paymentStatus });
-    if (outcome.kind === 'declined') return res.status(200).json({ paid: false, status: outcome.paymentStatus });
-    if (outcome.kind === 'unavailable') return res.status(outcome.status === 'NOT_FOUND' ? 404 : 409).json({ error: outcome.status });
-    return res.status(422).json({ error: 'INVALID_TOKEN', message: outcome.message });
+    // The link page's own script only: a cross-site form or fetch carries another Origin.
+    const origin = req.get('origin');
+    if (origin !== undefined && origin !== pageOrigin(req)) return res.status(403).json({ code: 'ORIGIN_NOT_ALLOWED' });
+    if (!ID.test(req.params.code) || !token || !ID.test(token) || !session || !ID.test(session)) return res.status(400).json({ code: 'INVALID_REQUEST' });
+    const outcome = await sources.payLink(deps, req.params.code, session, token);
+    if (outcome.kind === 'refused') return res.status(outcome.status).json({ code: outcome.code });
+    return res.status(200).json({ paid: outcome.kind === 'paid', status: outcome.paymentStatus });
   });
 
   return router;

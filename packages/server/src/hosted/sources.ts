@@ -11,8 +11,7 @@ export interface HostedAmount {
 }
 
 interface HostedBase {
-  organizationId: string;
-  organizationName: string;
+  organizationName: string | null;
   accountId: string;
   country: string;
   callbackUrl: string | null;
@@ -34,34 +33,37 @@ export interface HostedCustomerSession extends HostedBase {
 
 export interface HostedPaymentLink {
   code: string;
-  organizationId: string;
-  organizationName: string;
+  organizationName: string | null;
   country: string;
   amount: HostedAmount;
   description: string | null;
-  status: 'ACTIVE' | 'PAID' | 'CANCELED' | 'EXPIRED';
+  callbackUrl: string | null;
 }
 
-/** A link page's checkout: the session the shopper's card is tokenized for, and the key the form sends. */
-export interface LinkCheckout {
-  checkoutSessionId: string;
-  publicKey: string;
-}
+/** Why a link's page takes no card now. */
+export type LinkRefusal = 'NOT_FOUND' | 'CANCELED' | 'EXPIRED' | 'PAID' | 'NOT_STARTED' | 'IN_PROCESS';
+
+/**
+ * A link page's checkout: the link, a checkout session of the link made for this visit (its tokens are
+ * bound to the link's amount) and the organization's public key the form tokenizes with.
+ */
+export type LinkCheckout =
+  | { ok: true; link: HostedPaymentLink; checkoutSessionId: string; publicKey: string }
+  | { ok: false; reason: LinkRefusal; country?: string };
 
 export type LinkPayment =
   | { kind: 'paid'; paymentStatus: string }
   | { kind: 'declined'; paymentStatus: string }
-  | { kind: 'unavailable'; status: HostedPaymentLink['status'] | 'NOT_FOUND' }
-  | { kind: 'invalid-token'; message: string };
+  | { kind: 'refused'; status: number; code: string };
 
 export interface HostedSources {
-  checkoutSession(deps: AppDeps, id: string): Promise<HostedCheckoutSession | undefined>;
-  customerSession(deps: AppDeps, id: string): Promise<HostedCustomerSession | undefined>;
-  paymentLink(deps: AppDeps, code: string): Promise<HostedPaymentLink | undefined>;
-  /** The session a link page's form tokenizes for (made for the link when first needed). */
-  linkCheckout(deps: AppDeps, link: HostedPaymentLink): Promise<LinkCheckout>;
-  /** Pays an ACTIVE link with a one-time token made for its session. */
-  payLink(deps: AppDeps, code: string, token: string): Promise<LinkPayment>;
-  /** The organization of an active public key (the form's `public_key` must be the session's). */
+  /** A checkout session of the organization (the form's public key names it). */
+  checkoutSession(deps: AppDeps, organizationId: string, id: string): Promise<HostedCheckoutSession | undefined>;
+  customerSession(deps: AppDeps, organizationId: string, id: string): Promise<HostedCustomerSession | undefined>;
+  /** Opens a checkout of the link for one visit of its page (on `pageOrigin`), or says why not. */
+  openLink(deps: AppDeps, code: string, pageOrigin: string): Promise<LinkCheckout>;
+  /** Pays the link with a one-time token of one of its checkout sessions. */
+  payLink(deps: AppDeps, code: string, checkoutSession: string, token: string): Promise<LinkPayment>;
+  /** The organization of an active public key (the form's `public_key`). */
   organizationOfPublicKey(deps: AppDeps, publicKey: string): Promise<string | undefined>;
 }
