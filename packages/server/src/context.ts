@@ -36,6 +36,8 @@ export interface MerchantAuth {
   organizationId: string;
   pciCertified: boolean;
   publicKey: string;
+  /** Authenticated by the public key alone (the `public` operations: a shopper's browser). */
+  publicOnly?: boolean;
 }
 
 export interface RequestContext {

@@ -3,6 +3,7 @@
  * operation, a wrong status or a body of the wrong shape is a compile error.
  */
 import type { Handlers } from './context.js';
+import { checkoutHandlers } from './checkout/handlers.js';
 import { customerHandlers } from './customers/handlers.js';
 import { healthHandlers } from './health/handlers.js';
 import { paymentHandlers } from './payments/handlers.js';
@@ -19,4 +20,5 @@ export const handlers = {
   ...paymentHandlers,
   ...webhookHandlers,
   ...routingHandlers,
+  ...checkoutHandlers,
 } satisfies Handlers;

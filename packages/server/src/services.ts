@@ -24,6 +24,7 @@ import { CONNECTORS } from './providers/connectors.js';
 import { providerRegistry, SANDBOX_A, type ProviderRegistry } from './providers/registry.js';
 import { FAILOVER_REASONS } from './orchestration/failover.js';
 import { buildRoutingServices } from './routing/services.js';
+import { buildCheckoutServices } from './checkout/services.js';
 import { buildTenancyServices } from './tenancy/services.js';
 import { resolveKeyring } from './vault/crypto/keyring.js';
 import { buildVaultServices } from './vault/services.js';
@@ -105,6 +106,7 @@ export async function buildServices(deps: ServiceDeps): Promise<AppServices> {
     })),
     ...(await buildWebhookServices(deps, resolved.keyring)),
     ...buildRetentionServices(deps),
+    ...buildCheckoutServices(resolved.keyring),
     ...routing,
     ...buildOrchestrationServices(deps, { providers, routing: routingPort(routing.connectionBox, providers), metrics, settleFollowUp }),
   };

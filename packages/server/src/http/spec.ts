@@ -20,7 +20,12 @@ export function loadSpec(): OpenApiDocument {
   return structuredClone(require('@payorch/types/openapi.json') as OpenApiDocument);
 }
 
-export type SecurityKind = 'merchant' | 'admin' | 'none';
+/**
+ * `public`: the organization's public key alone (`public-api-key`), for the calls a shopper's browser makes
+ * (a checkout session's one-time token, a customer session's enrollment); the session id in the path is the
+ * capability. Every other merchant operation needs the key pair.
+ */
+export type SecurityKind = 'merchant' | 'public' | 'admin' | 'none';
 
 export interface OperationInfo {
   operationId: OperationId;
@@ -76,13 +81,21 @@ export function indexOperations(spec: OpenApiDocument): OperationInfo[] {
         expressPath: template.replace(/\{([^}]+)\}/g, ':$1'),
         pattern: templatePattern(template),
         paramNames: [...template.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!),
-        security: security.length === 0 ? 'none' : security.some((s) => 'adminApiKey' in s) ? 'admin' : 'merchant',
+        security: securityKind(security),
         idempotent: params.some((p) => p.in === 'header' && p.name?.toLowerCase() === 'x-idempotency-key' && p.required === true),
         bodyLimit: op['x-body-limit'] ?? DEFAULT_BODY_LIMIT,
       });
     }
   }
   return ops;
+}
+
+function securityKind(security: Record<string, string[]>[]): SecurityKind {
+  if (security.length === 0) return 'none';
+  if (security.some((s) => 'adminApiKey' in s)) return 'admin';
+  // Public only when no alternative asks for the secret key.
+  if (security.every((s) => 'publicApiKey' in s && !('privateSecretKey' in s))) return 'public';
+  return 'merchant';
 }
 
 function templatePattern(template: string): RegExp {

@@ -3,6 +3,7 @@
  * and the reconciliation worker, so an outcome means the same whoever learns it. Every function runs in
  * the caller's short transaction with the payment row locked.
  */
+import { onPaymentApproved } from '../checkout/link-state.js';
 import { randomUUID } from 'node:crypto';
 import type { Schemas } from '@payorch/types';
 import type { Queryable } from '../db/database.js';
@@ -162,6 +163,8 @@ export async function takeApproval(
     reason: null,
   });
   await recordPaymentOutcome(tx, updated, capture ? 'payment.succeeded' : 'payment.authorized');
+  // A payment through a payment link: the link records it and announces payment_link.paid.
+  await onPaymentApproved(tx, updated);
   if (vaultedToken) await markVaultedCardUsed(tx, vaultedToken, true);
   return updated;
 }

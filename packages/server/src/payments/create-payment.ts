@@ -27,6 +27,35 @@ import { enqueueSandboxChargeback } from './outbox-topics.js';
 import { paymentsRepository as repo } from './repository.js';
 import { payerOf } from './payer.js';
 import { vaultOnSuccess, type VaultOnSuccessContext } from './vault-on-success.js';
+import { claimToken, type ClaimedToken, type ClaimProblem } from '../checkout/tokens.js';
+
+const TOKEN_PATH = '/body/payment_method/token';
+
+/** A one-time token's card as a payment records it (masked data, fingerprint as for raw card data). */
+function tokenCard(deps: AppDeps, organizationId: string, claimed: ClaimedToken): ResolvedCard {
+  const c = claimed.cardData;
+  return {
+    card: claimed.card,
+    cardData: {
+      holder_name: c.holder_name,
+      iin: c.iin ?? claimed.card.number.slice(0, 6),
+      lfd: c.lfd ?? claimed.card.number.slice(-4),
+      number_length: c.number_length ?? claimed.card.number.length,
+      security_code_length: c.security_code_length ?? 3,
+      brand: claimed.card.brand,
+      issuer_name: null,
+      issuer_code: null,
+      country_code: null,
+      category: null,
+      type: null,
+      fingerprint: deps.services.vault.fingerprint(organizationId, claimed.card.number),
+      expiration_month: claimed.card.expirationMonth,
+      expiration_year: claimed.card.expirationYear,
+    },
+    vaultedToken: null,
+    storedCredentials: { reason: null, usage: null, subscription_agreement_id: null, network_transaction_id: null },
+  };
+}
 
 export type CreatePaymentOutcome =
   | { ok: true; payment: Schemas['CreatedPayment'] }
@@ -37,7 +66,8 @@ export type CreatePaymentOutcome =
         | ReturnType<typeof problem<'INVALID_REQUEST'>>
         | ReturnType<typeof problem<'INVALID_ACCOUNT_ID'>>
         | ReturnType<typeof problem<'CUSTOMER_NOT_FOUND'>>
-        | ReturnType<typeof problem<'NO_ROUTE'>>;
+        | ReturnType<typeof problem<'NO_ROUTE'>>
+        | ClaimProblem;
     };
 
 /** No routing applies to the payment, or every step of its route is disabled: nothing can be tried. */
@@ -77,6 +107,14 @@ async function startPayment(
   // One card source: the vaulted card, or raw card data. With a vaulted_token, detail.card carries only the
   // processing options (Yuno sends `{vaulted_token, detail: {card: {capture: false}}}`).
   const rawCard = method.detail?.card.card_data;
+  if (method.token !== undefined && (method.vaulted_token !== undefined || rawCard !== undefined)) {
+    return {
+      ok: false,
+      problem: problem('INVALID_REQUEST', 'Give one card source: payment_method.token alone, without vaulted_token or detail.card.card_data.', {
+        errors: [{ path: TOKEN_PATH, message: 'cannot be combined with vaulted_token or card_data; the token is the card' }],
+      }),
+    };
+  }
   if (method.vaulted_token !== undefined && rawCard !== undefined) {
     return {
       ok: false,
@@ -85,11 +123,19 @@ async function startPayment(
       }),
     };
   }
-  if (method.vaulted_token === undefined && rawCard === undefined) {
+  if (method.vaulted_token === undefined && rawCard === undefined && method.token === undefined) {
     return {
       ok: false,
-      problem: problem('INVALID_REQUEST', 'Give payment_method.vaulted_token or the card in payment_method.detail.card.card_data.', {
-        errors: [{ path: RAW_CARD_PATH, message: 'is required without vaulted_token' }],
+      problem: problem('INVALID_REQUEST', 'Give payment_method.vaulted_token, payment_method.token or the card in payment_method.detail.card.card_data.', {
+        errors: [{ path: RAW_CARD_PATH, message: 'is required without vaulted_token or token' }],
+      }),
+    };
+  }
+  if (input.workflow === 'SDK_CHECKOUT' && method.token === undefined) {
+    return {
+      ok: false,
+      problem: problem('INVALID_REQUEST', 'workflow SDK_CHECKOUT pays with a checkout session\'s one-time token: give payment_method.token.', {
+        errors: [{ path: '/body/workflow', message: 'SDK_CHECKOUT needs payment_method.token' }],
       }),
     };
   }
@@ -115,7 +161,18 @@ async function startPayment(
   const customer = customerId === undefined ? undefined : await customersRepository.find(db, merchant.organizationId, customerId);
   if (customerId !== undefined && !customer) return { ok: false, problem: problem('CUSTOMER_NOT_FOUND', `No customer ${customerId}.`) };
 
-  const resolved = await resolveCard(db, deps, merchant, customer?.id ?? null, method);
+  // A one-time token is checked (and its row locked) here, and consumed below once the payment is certain.
+  const claimed =
+    method.token === undefined
+      ? undefined
+      : await claimToken(db, deps, merchant.organizationId, method.token, {
+          accountId: input.account_id,
+          currency: input.amount.currency,
+          amount: amount.decimal,
+          checkoutSession: input.checkout?.session ?? null,
+        });
+  if (claimed && !claimed.ok) return { ok: false, problem: claimed.problem };
+  const resolved = claimed ? { ok: true as const, value: tokenCard(deps, merchant.organizationId, claimed.value) } : await resolveCard(db, deps, merchant, customer?.id ?? null, method);
   if (!resolved.ok) return { ok: false, problem: resolved.problem };
   const source = resolved.value;
   const o = deps.services.orchestration;
@@ -161,6 +218,7 @@ async function startPayment(
   await orchestrationRepository.setRoutingRules(db, paymentId, o.routing.routingRulesOf(plan));
   await repo.insertHistory(db, { id: randomUUID(), paymentId, status: 'CREATED', subStatus: 'CREATED', transactionId: null, transactionStatus: null, reason: null });
   await binding.bind(db, `payment:${paymentId}`);
+  if (claimed?.ok) await claimed.value.consume(db, paymentId);
 
   // `detail.card.capture: false` authorizes only; capture or cancel come later (lifecycle.ts).
   const capture = method.detail?.card.capture !== false;
@@ -215,7 +273,11 @@ async function startPayment(
     vaultedToken: source.vaultedToken,
     async approve(tx, payment, attempt, result) {
       // vault_on_success: the card just charged (or authorized) successfully is enrolled for the customer.
-      const vaulted = method.vault_on_success === true && customer ? await vaultOnSuccess({ ...request, db: tx }, customer.id, input, result.cardInfo) : null;
+      // A token's card came through payorch's own form: enrolling it needs no PCI certification of the merchant.
+      const vaulted =
+        method.vault_on_success === true && customer
+          ? await vaultOnSuccess({ ...request, db: tx, ...(claimed ? { pciCertified: true } : {}) }, customer.id, input, result.cardInfo, claimed?.ok ? source.card : undefined)
+          : null;
       const paymentMethod = paymentMethodOf(vaulted ? { ...source, vaultedToken: vaulted } : source, result, method);
       await takeApproval(tx, payment, attempt, paymentMethod, source.vaultedToken);
       // Sandbox test card 4000000000000259: the issuer charges it back right after; the provider's

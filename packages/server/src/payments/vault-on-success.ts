@@ -7,7 +7,7 @@
  */
 import type { Schemas } from '@payorch/types';
 import type { Logger } from '../platform/logger.js';
-import type { ProviderCardInfo } from '../providers/provider.js';
+import type { ProviderCard, ProviderCardInfo } from '../providers/provider.js';
 import { enrollPaymentMethod, type VaultContext } from '../vault/service.js';
 
 /** What the enrollment needs besides the payment's transaction: who asks, and the public base address. */
@@ -19,8 +19,17 @@ export async function vaultOnSuccess(
   customerId: string,
   input: Schemas['CreatePaymentRequest'],
   cardInfo?: ProviderCardInfo,
+  /** The card of a one-time token (the request has no card_data then); its security code is not kept. */
+  tokenCard?: ProviderCard,
 ): Promise<string | null> {
-  const raw = input.payment_method.detail?.card.card_data;
+  const given = input.payment_method.detail?.card.card_data;
+  const raw = given ?? (tokenCard ? {
+    number: tokenCard.number,
+    holder_name: tokenCard.holderName ?? undefined,
+    expiration_month: tokenCard.expirationMonth,
+    expiration_year: tokenCard.expirationYear,
+    security_code: undefined,
+  } : undefined);
   if (!raw) return null;
   const enrolled = await enrollPaymentMethod(ctx, customerId, null, {
     account_id: input.account_id,

@@ -38,6 +38,16 @@ export function authenticate(deps: AppDeps, failures: AuthFailureLimiter): Reque
       }
 
       const publicKey = req.get('public-api-key');
+      if (operation.security === 'public') {
+        // A shopper's browser holds only the public key; a secret sent along is not looked at (it is not
+        // needed, and checking it would invite merchants to put it in pages).
+        if (!publicKey) return unauthorized('Send the public-api-key header.');
+        const key = publicKey.length <= 128 ? await deps.services.credentials.findActiveApiKey(deps.db, publicKey) : undefined;
+        if (!key) return unauthorized('The public-api-key header does not identify an active key.');
+        const merchant: MerchantAuth = { organizationId: key.organization_id, pciCertified: key.pci_certified, publicKey: key.public_key, publicOnly: true };
+        res.locals.merchant = merchant;
+        return next();
+      }
       const secret = req.get('private-secret-key');
       if (!publicKey || !secret) {
         return unauthorized('Send both the public-api-key and private-secret-key headers.');

@@ -56,6 +56,15 @@ export const tenancyRepository = {
     return rows[0];
   },
 
+  /** The organization's newest active public key (what a page payorch hosts for it tokenizes with), or undefined. */
+  async newestActivePublicKey(db: Queryable, organizationId: string): Promise<string | undefined> {
+    const rows = await db.query<{ public_key: string }>(
+      'SELECT public_key FROM api_keys WHERE organization_id = $1 AND revoked_at IS NULL ORDER BY created_at DESC LIMIT 1',
+      [organizationId],
+    );
+    return rows[0]?.public_key;
+  },
+
   async revokeApiKey(db: Queryable, organizationId: string, publicKey: string): Promise<boolean> {
     const rows = await db.query(
       'UPDATE api_keys SET revoked_at = clock_timestamp() WHERE organization_id = $1 AND public_key = $2 AND revoked_at IS NULL RETURNING public_key',

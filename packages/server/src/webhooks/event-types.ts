@@ -19,6 +19,7 @@ export const EVENT_TYPES = [
   'payment.canceled',
   'payment.refunded',
   'payment.operation.failed',
+  'payment_link.paid',
 ] as const satisfies readonly Schemas['WebhookEventType'][];
 
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -39,6 +40,7 @@ export interface EventEnvelopes {
   'payment.canceled': Schemas['EventPaymentCanceled'];
   'payment.refunded': Schemas['EventPaymentRefunded'];
   'payment.operation.failed': Schemas['EventPaymentOperationFailed'];
+  'payment_link.paid': Schemas['EventPaymentLinkPaid'];
 }
 
 /** Any event envelope as POSTed to an endpoint. */

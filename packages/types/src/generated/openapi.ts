@@ -1092,6 +1092,273 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/checkout/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a checkout session
+         * @description The first step of a checkout that keeps the card away from the merchant's servers (docs/guides/checkout.md):
+         *     the merchant's server creates the session (amount, order, account); the shopper's browser tokenizes the
+         *     card for it through the hosted card form (or `POST /checkout/sessions/{checkout_session}/token` with the
+         *     public key); the merchant's server pays with the one-time token. The session takes tokens for 24 hours.
+         *     `allowed_origins` (payorch's field) names the pages that may embed the hosted form.
+         */
+        post: operations["createCheckoutSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/checkout/sessions/{checkout_session}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The checkout session's id (`checkout_session`).
+                 * @example 5d8e2f4a-1c3b-4a6d-9e7f-2b4c6d8e0f1a
+                 */
+                checkout_session: components["parameters"]["CheckoutSessionId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a checkout session
+         * @description The session as created or last updated; `used` and `status` say whether it was paid.
+         */
+        get: operations["getCheckoutSession"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Update a checkout session
+         * @description Changes the fields given (Yuno sends the whole session; accepted). Refused with 409 `INVALID_STATUS` once
+         *     the session is paid or expired. Tokens made before keep the amount they were made for, so a payment with
+         *     one of them must still charge that amount.
+         */
+        patch: operations["updateCheckoutSession"];
+        trace?: never;
+    };
+    "/checkout/sessions/{checkout_session}/payment-methods": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The checkout session's id (`checkout_session`).
+                 * @example 5d8e2f4a-1c3b-4a6d-9e7f-2b4c6d8e0f1a
+                 */
+                checkout_session: components["parameters"]["CheckoutSessionId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List the payment methods of a checkout session
+         * @description What the shopper can pay this session with: a new card when the account's CARD routing has an enabled
+         *     connection to a provider this service runs that serves the session's country, currency and amount (the
+         *     same planning a payment does), and then each card enrolled for the session's customer. Empty when nothing
+         *     can be routed.
+         */
+        get: operations["listCheckoutPaymentMethods"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/checkout/sessions/{checkout_session}/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The checkout session's id (`checkout_session`).
+                 * @example 5d8e2f4a-1c3b-4a6d-9e7f-2b4c6d8e0f1a
+                 */
+                checkout_session: components["parameters"]["CheckoutSessionId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a one-time token for a checkout session
+         * @description Called from the shopper's browser (the hosted card form), so it is authenticated by the organization's
+         *     **public key alone** (`public-api-key`; no secret key is needed, and one sent is not looked at). The public
+         *     key can do nothing else: every other merchant operation needs the key pair. The session id is the
+         *     capability: it must be an open session of the key's organization (404 `CHECKOUT_SESSION_NOT_FOUND`
+         *     otherwise; 409 `INVALID_STATUS` when paid or expired). The card is checked (422 `INVALID_CARD`), sealed
+         *     with the vault's keys, and answered as a token that pays once, within 10 minutes, exactly the session's
+         *     amount and currency on its account. The security code is checked and not kept.
+         */
+        post: operations["createCheckoutToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a one-time token (server side)
+         * @description Yuno's server-side one-time token: the merchant's server sends the card, so only PCI-certified
+         *     organizations may (403 `PCI_CERTIFICATION_REQUIRED`). The token pays once, within 10 minutes, on its
+         *     account; it has no amount of its own.
+         */
+        post: operations["createToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/payment-links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a payment link
+         * @description A page payorch hosts (`checkout_url`) where the shopper pays the amount by card through the hosted card
+         *     form; the merchant sends the link by e-mail or chat. The event `payment_link.paid` tells the merchant when a
+         *     payment through it succeeded.
+         */
+        post: operations["createPaymentLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/payment-links/{code}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The payment link's `code`.
+                 * @example 8a2c4e6f-0b1d-4f3a-8c5e-7d9f1b3d5f7a
+                 */
+                code: components["parameters"]["PaymentLinkCode"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a payment link
+         * @description The link with its status and the payments made through it.
+         */
+        get: operations["getPaymentLink"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/payment-links/{code}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The payment link's `code`.
+                 * @example 8a2c4e6f-0b1d-4f3a-8c5e-7d9f1b3d5f7a
+                 */
+                code: components["parameters"]["PaymentLinkCode"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a payment link
+         * @description The link takes no more payments (its page refuses); payments already made are not touched. Canceling a
+         *     canceled link answers it unchanged; a PAID or EXPIRED link cannot be canceled (409 `INVALID_STATUS`).
+         */
+        post: operations["cancelPaymentLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/customers/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a customer session
+         * @description Starts an enrollment the merchant's servers never see the card of: the shopper enters the card in the
+         *     hosted card form, which enrolls it for the customer through
+         *     `POST /customers/sessions/{customer_session}/payment-methods`. The session lasts 1 hour.
+         */
+        post: operations["createCustomerSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/customers/sessions/{customer_session}/payment-methods": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The customer session's id (`customer_session`).
+                 * @example 2e4a6c8e-9f1b-4d3f-a5c7-1e3b5d7f9a2c
+                 */
+                customer_session: components["parameters"]["CustomerSessionId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Enroll a card through a customer session
+         * @description Called by the hosted card form with the organization's **public key alone**: the session id is the
+         *     capability (404 `CUSTOMER_SESSION_NOT_FOUND` when unknown, of another organization or expired). The card
+         *     is checked and vaulted for the session's customer exactly as an enrollment does (sealed, fingerprinted,
+         *     with the same record and event as `POST /customers/{customer_id}/payment-methods`),
+         *     without the PCI certification raw card data needs elsewhere: the card never passed through the
+         *     merchant.
+         */
+        post: operations["enrollCustomerSessionPaymentMethod"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -1377,6 +1644,73 @@ export interface webhooks {
             requestBody: {
                 content: {
                     "application/json": components["schemas"]["EventPaymentSucceeded"];
+                };
+            };
+            responses: {
+                /** @description Any 2xx answered within 10 seconds acknowledges the event; it is not sent again. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Any other answer (a 4xx for a signature the receiver rejects, a 5xx, a redirect or no answer) makes the event retried with backoff for about 24 hours. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment_link.paid": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment_link.paid
+         * @description A payment through a payment link succeeded (or was authorized); a one-time link is now `PAID`. POSTed to each enabled endpoint subscribed to `payment_link.paid` or `*`, signed per Standard
+         *     Webhooks with the endpoint's secret(s): verify `webhook-signature` over the raw body (for example with
+         *     `verifyWebhook` of @payorch/client or the `standardwebhooks` library), reject a `webhook-timestamp`
+         *     more than 5 minutes off, and deduplicate on `webhook-id` (the event's `id`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description Standard Webhooks message id.
+                     * @example 7e5c3a1b-9d2f-4e68-8a0b-4c6e8f0a2b3d
+                     */
+                    "webhook-id": components["parameters"]["WebhookId"];
+                    /**
+                     * @description Standard Webhooks timestamp (Unix seconds); stale timestamps are rejected.
+                     * @example 1795412645
+                     */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                    /**
+                     * @description Standard Webhooks signature(s), `v1,<base64>` separated by spaces.
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": components["parameters"]["WebhookSignature"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["EventPaymentLinkPaid"];
                 };
             };
             responses: {
@@ -2075,6 +2409,277 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        /** @description Body of POST /checkout/sessions, in Yuno's shape: what the shopper will pay, for which order and account. The session's amount and currency bind every one-time token made for it: a payment with such a token must charge exactly them. */
+        CheckoutSessionCreateRequest: {
+            /** @description The merchant account (one of the caller's organization's accounts, else 403). */
+            account_id: string;
+            /** @description The merchant's order reference. */
+            merchant_order_id: string;
+            /** @description What the shopper pays for (shown on the hosted form). */
+            payment_description: string;
+            country: components["schemas"]["CountryCode"];
+            amount: components["schemas"]["CreatePaymentAmount"];
+            alternative_amount?: components["schemas"]["CreatePaymentAmount"];
+            /** @description The customer paying (from createCustomer); checked to exist. Its enrolled cards are offered by the payment methods list. */
+            customer_id?: string;
+            /**
+             * Format: uri
+             * @description Where the shopper is sent back after the hosted form (redirect integrations).
+             */
+            callback_url?: string;
+            metadata?: components["schemas"]["Metadata"];
+            /**
+             * @description Yuno's checkout workflow; stored and answered. Every workflow tokenizes the card the same way here.
+             * @default SDK_CHECKOUT
+             * @enum {string}
+             */
+            workflow?: "SDK_CHECKOUT" | "CHECKOUT" | "SDK_SEAMLESS";
+            installments?: components["schemas"]["CheckoutInstallments"];
+            recurring_payment?: components["schemas"]["CheckoutRecurringPayment"];
+            /** @description Yuno's checkout configuration id; stored and answered as given. */
+            checkout_id?: string;
+            allowed_origins?: components["schemas"]["AllowedOrigins"];
+        };
+        /** @description Body of PATCH /checkout/sessions/{checkout_session}: the fields given replace the session's (Yuno sends the whole session again, which is accepted; `account_id`, when given, must be the session's own). Refused (409 INVALID_STATUS) once the session was paid or has expired. One-time tokens already made keep the amount they were made for. */
+        CheckoutSessionUpdateRequest: {
+            /** @description The session's account (it cannot move to another one). */
+            account_id?: string;
+            merchant_order_id?: string;
+            payment_description?: string;
+            country?: components["schemas"]["CountryCode"];
+            amount?: components["schemas"]["CreatePaymentAmount"];
+            alternative_amount?: components["schemas"]["CreatePaymentAmount"];
+            customer_id?: string;
+            /** Format: uri */
+            callback_url?: string;
+            metadata?: components["schemas"]["Metadata"];
+            /** @enum {string} */
+            workflow?: "SDK_CHECKOUT" | "CHECKOUT" | "SDK_SEAMLESS";
+            installments?: components["schemas"]["CheckoutInstallments"];
+            allowed_origins?: components["schemas"]["AllowedOrigins"];
+        };
+        /** @description A checkout session in Yuno's shape (`checkout_session` is its id; `id` repeats it, as Yuno's retrieve answers it), plus payorch's `account_id`, `allowed_origins`, `expires_at` and `status`. */
+        CheckoutSession: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The session's id, for the token call and the hosted form.
+             */
+            checkout_session: string;
+            account_id: string;
+            merchant_order_id: string;
+            payment_description: string;
+            country: string;
+            amount: components["schemas"]["CheckoutAmount"];
+            alternative_amount: components["schemas"]["CheckoutAmount"] | null;
+            customer_id: string | null;
+            callback_url: string | null;
+            /** @description The merchant's key/value pairs, or null. */
+            metadata: components["schemas"]["MetadataEntry"][] | null;
+            /** @enum {string} */
+            workflow: "SDK_CHECKOUT" | "CHECKOUT" | "SDK_SEAMLESS";
+            installments: {
+                plan_id: string | null;
+                plan: {
+                    installment: number;
+                    rate: number;
+                }[] | null;
+            };
+            recurring_payment: components["schemas"]["CheckoutRecurringPayment"] | null;
+            checkout_id: string | null;
+            allowed_origins: string[];
+            /** @description Whether a payment was made with a one-time token of this session (Yuno's field). */
+            used: boolean;
+            /**
+             * @description OPEN until a payment is made with one of its tokens (PAID) or it expires (EXPIRED, decided at read).
+             * @enum {string}
+             */
+            status: "OPEN" | "PAID" | "EXPIRED";
+            /** @description The payment made with one of its tokens, or null. */
+            payment_id: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /**
+             * Format: date-time
+             * @description The session takes no new token after this instant (24 hours after creation).
+             */
+            expires_at: string;
+        };
+        /** @description The payment methods of a checkout session (Yuno answers a bare array). */
+        CheckoutPaymentMethodList: components["schemas"]["CheckoutPaymentMethod"][];
+        /** @description Body of POST /checkout/sessions/{checkout_session}/token, as Yuno's SDK sends it: the card under `payment_method.card`. Yuno's own example also repeats the card as `card_data` and names the `account_id`: both are accepted (the account must be the session's, a repeated card must be the same card). */
+        CheckoutTokenRequest: {
+            account_id?: string;
+            payment_method: {
+                /**
+                 * @description Only CARD is tokenized.
+                 * @enum {string}
+                 */
+                type: "CARD";
+                card: components["schemas"]["TokenCardInput"];
+            };
+            card_data?: components["schemas"]["TokenCardInput"];
+        };
+        /** @description A one-time token in Yuno's shape: pay with it once as `payment_method.token` before `expires_at` (10 minutes). A session's token is bound to the session's amount, currency and account. */
+        OneTimeToken: {
+            /** Format: uuid */
+            token: string;
+            vaulted_token: null;
+            vault_on_success: boolean;
+            /** @enum {string} */
+            type: "CARD";
+            card_data: components["schemas"]["TokenCardData"];
+            customer: null;
+            installment: null;
+            country: string | null;
+            customer_session: null;
+            /** @description The session the token belongs to; null for a server-made token (POST /tokens). */
+            checkout_session: string | null;
+            account_id: string;
+            /** @description The amount a payment with this token must charge; null for a server-made token. */
+            amount: components["schemas"]["CheckoutAmount"] | null;
+            /** Format: date-time */
+            expires_at: string;
+        };
+        /** @description Body of POST /tokens (Yuno's server-side one-time token): the merchant's server sends the card, so this is for PCI-certified organizations only (403 PCI_CERTIFICATION_REQUIRED otherwise), like raw card data in a payment. The token is bound to the account, not to an amount. */
+        CreateTokenRequest: {
+            account_id: string;
+            country?: components["schemas"]["CountryCode"];
+            card_data: {
+                number: string;
+                expiration_month: number;
+                expiration_year: number;
+                security_code?: string;
+                holder_name: string;
+            };
+        };
+        /** @description Body of POST /payment-links, in Yuno's shape: a page payorch hosts (`checkout_url`) where the shopper pays the amount by card through the hosted card form. `one_time_use` (default true) makes the link PAID after its first successful payment; a reusable link takes payments until it is canceled or expires. */
+        PaymentLinkCreateRequest: {
+            account_id: string;
+            /** @description What the shopper pays for (shown on the page). */
+            description?: string;
+            country: components["schemas"]["CountryCode"];
+            merchant_order_id?: string;
+            amount: components["schemas"]["CreatePaymentAmount"];
+            /** @description false authorizes only (capture later with the payment's transaction); default true. */
+            capture?: boolean;
+            /** @description Only CARD is offered. */
+            payment_method_types?: "CARD"[];
+            availability?: components["schemas"]["PaymentLinkAvailability"];
+            one_time_use?: boolean;
+            /**
+             * Format: uri
+             * @description Where the shopper is sent after paying.
+             */
+            callback_url?: string;
+            metadata?: components["schemas"]["Metadata"];
+        };
+        /** @description A payment link in Yuno's shape. `code` is its id (`id` repeats it, as Yuno's create answers it). Status ACTIVE (payable within its availability), PAID (a one-time link after its payment), CANCELED, or EXPIRED (past `availability.finish_at`, decided at read). */
+        PaymentLink: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            code: string;
+            account_id: string;
+            country: string;
+            description: string | null;
+            merchant_order_id: string | null;
+            amount: components["schemas"]["CheckoutAmount"];
+            capture: boolean;
+            /** @enum {string} */
+            status: "ACTIVE" | "PAID" | "CANCELED" | "EXPIRED";
+            availability: {
+                /** Format: date-time */
+                start_at: string;
+                /** Format: date-time */
+                finish_at: string;
+            };
+            payment_method_types: "CARD"[];
+            one_time_use: boolean;
+            callback_url: string | null;
+            metadata: components["schemas"]["MetadataEntry"][] | null;
+            /** @description The hosted page of the link (built from PUBLIC_BASE_URL). */
+            checkout_url: string;
+            /** @description How many payments succeeded through the link. */
+            payments_number: number;
+            /** @description The ids of the successful payments made through the link, newest first (at most 100), or null when none. */
+            payments: string[] | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** @description Body of POST /customers/sessions (Yuno's shape): a session in which the shopper enrolls a card for the customer through the hosted card form, without the merchant's servers seeing the card. */
+        CustomerSessionCreateRequest: {
+            account_id: string;
+            country: components["schemas"]["CountryCode"];
+            customer_id: string;
+            /** Format: uri */
+            callback_url?: string;
+            checkout_id?: string;
+            allowed_origins?: components["schemas"]["AllowedOrigins"];
+        };
+        /** @description A customer session (Yuno's shape) plus payorch's `account_id`, `allowed_origins` and `expires_at` (1 hour). */
+        CustomerSession: {
+            /** Format: uuid */
+            customer_session: string;
+            customer_id: string;
+            account_id: string;
+            country: string;
+            callback_url: string | null;
+            checkout_id: string | null;
+            allowed_origins: string[];
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            expires_at: string;
+        };
+        /** @description Body of POST /customers/sessions/{customer_session}/payment-methods: Yuno's enrollment fields, plus the card itself in `card_data` (payorch's field: the hosted card form sends it from payorch's own page, so the merchant never sees it). Only CARD. */
+        CustomerSessionEnrollRequest: {
+            account_id: string;
+            /** @enum {string} */
+            payment_method_type: "CARD";
+            country: components["schemas"]["CountryCode"];
+            /** @description Accepted for Yuno's shape; payorch has no account updater (ignored). */
+            account_updater?: boolean;
+            card_data: components["schemas"]["TokenCardInput"];
+        };
+        /** @description The `payment_link.paid` event. A payment through a payment link succeeded (or was authorized, for a link with `capture: false`); a one-time link is now `PAID`. Sent as the body of a signed POST to every enabled webhook endpoint subscribed to it (or to `*`). */
+        EventPaymentLinkPaid: {
+            /**
+             * Format: uuid
+             * @description The event's id; also the `webhook-id` header. The same on every retry and redelivery, so deduplicate on it.
+             */
+            id: string;
+            /**
+             * @description The kind of resource the event is about (Yuno's `type`).
+             * @constant
+             */
+            type: "payment_link";
+            /**
+             * @description What happened (Yuno's `type_event`); the event type endpoints subscribe to.
+             * @constant
+             */
+            type_event: "payment_link.paid";
+            /** @description The account the resource belongs to, when it belongs to one. */
+            account_id: string | null;
+            /** @description How many earlier delivery attempts of this event to this endpoint there were (0 on the first). */
+            retry: number;
+            /**
+             * @description Version of the envelope and data shapes.
+             * @constant
+             */
+            version: 1;
+            /**
+             * Format: date-time
+             * @description When the event happened (the state change it announces).
+             */
+            created_at: string;
+            data: components["schemas"]["EventPaymentLinkData"];
+        };
         /** @description An RFC 9457 problem detail, sent as `application/problem+json` for every error. `code` is the stable machine-readable code to branch on; `messages` are human-readable; `errors` lists each invalid input. */
         Problem: {
             /**
@@ -2294,11 +2899,11 @@ export interface components {
             customer_payer: components["schemas"]["CreatePaymentCustomerPayer"];
             payment_method: components["schemas"]["CreatePaymentMethod"];
             /**
-             * @description Integration workflow; DIRECT is the default and only allowed value.
+             * @description Integration workflow; DIRECT is the default. SDK_CHECKOUT (Yuno's value for a payment with a checkout session's one-time token) is accepted with `payment_method.token`.
              * @default DIRECT
              * @enum {string}
              */
-            workflow?: "DIRECT";
+            workflow?: "DIRECT" | "SDK_CHECKOUT";
             /**
              * Format: uri
              * @description Where the customer is sent back after an asynchronous step (for example 3-D Secure).
@@ -4322,7 +4927,7 @@ export interface components {
         CreatePaymentMethodDetail: {
             card: components["schemas"]["CreatePaymentCard"];
         };
-        /** @description How the customer pays: a card, either by `vaulted_token` (a card enrolled for this customer) or by raw card data in `detail.card.card_data` (PCI certified merchants only, else 403 PCI_CERTIFICATION_REQUIRED). With `vaulted_token`, `detail.card` may still carry the processing options (`capture`, `installments`, `soft_descriptor`, `stored_credentials`, ...) but not `card_data`; without it, `detail.card.card_data` is required. The server checks both (400 INVALID_REQUEST naming `/body/payment_method/detail/card/card_data`). */
+        /** @description How the customer pays: a card, by `vaulted_token` (a card enrolled for this customer), by a one-time `token` (from a checkout session's hosted card form or POST /tokens), or by raw card data in `detail.card.card_data` (PCI certified merchants only, else 403 PCI_CERTIFICATION_REQUIRED). With `vaulted_token`, `detail.card` may still carry the processing options (`capture`, `installments`, `soft_descriptor`, `stored_credentials`, ...) but not `card_data`; without it, `detail.card.card_data` is required. The server checks both (400 INVALID_REQUEST naming `/body/payment_method/detail/card/card_data`). */
         CreatePaymentMethod: {
             /**
              * @description Payment method type. Only CARD is processed; any other type (PIX, wallets, cash, ...) is refused with 400 naming this field.
@@ -4334,9 +4939,14 @@ export interface components {
              * @description Vaulted token of a card enrolled for the paying customer (404 PAYMENT_METHOD_NOT_FOUND when unknown).
              */
             vaulted_token?: string;
+            /**
+             * Format: uuid
+             * @description A one-time token (POST /checkout/sessions/{checkout_session}/token or POST /tokens). It pays once (409 TOKEN_ALREADY_USED afterwards, also under concurrency), before it expires (422 TOKEN_EXPIRED), within its organization (404 TOKEN_NOT_FOUND otherwise) and, for a checkout session's token, exactly the session's amount and currency on its account (422 TOKEN_MISMATCH); a refused token moves no money. Not combined with `vaulted_token` or `detail.card.card_data`; `detail.card` may carry the processing options.
+             */
+            token?: string;
             detail?: components["schemas"]["CreatePaymentMethodDetail"];
             /**
-             * @description With raw card data and an enrolled payer (`customer_payer.id`): when the payment succeeds, the card is enrolled for the customer and the payment returns its `vaulted_token`.
+             * @description With raw card data or a one-time token and an enrolled payer (`customer_payer.id`): when the payment succeeds, the card is enrolled for the customer and the payment returns its `vaulted_token`.
              * @default false
              */
             vault_on_success?: boolean;
@@ -4427,12 +5037,12 @@ export interface components {
          * @description An event type to receive, or `*` for every event type (including ones added later).
          * @enum {string}
          */
-        WebhookEventSubscription: "*" | "enrollment.enrolled" | "enrollment.declined" | "enrollment.unenrolled" | "payment.succeeded" | "payment.declined" | "payment.chargeback" | "payment.dispute.submitted" | "payment.dispute.won" | "payment.dispute.lost" | "payment.authorized" | "payment.captured" | "payment.canceled" | "payment.refunded" | "payment.operation.failed";
+        WebhookEventSubscription: "*" | "enrollment.enrolled" | "enrollment.declined" | "enrollment.unenrolled" | "payment.succeeded" | "payment.declined" | "payment.chargeback" | "payment.dispute.submitted" | "payment.dispute.won" | "payment.dispute.lost" | "payment.authorized" | "payment.captured" | "payment.canceled" | "payment.refunded" | "payment.operation.failed" | "payment_link.paid";
         /**
          * @description An event type a webhook endpoint can receive (the envelope's `type_event`).
          * @enum {string}
          */
-        WebhookEventType: "enrollment.enrolled" | "enrollment.declined" | "enrollment.unenrolled" | "payment.succeeded" | "payment.declined" | "payment.chargeback" | "payment.dispute.submitted" | "payment.dispute.won" | "payment.dispute.lost" | "payment.authorized" | "payment.captured" | "payment.canceled" | "payment.refunded" | "payment.operation.failed";
+        WebhookEventType: "enrollment.enrolled" | "enrollment.declined" | "enrollment.unenrolled" | "payment.succeeded" | "payment.declined" | "payment.chargeback" | "payment.dispute.submitted" | "payment.dispute.won" | "payment.dispute.lost" | "payment.authorized" | "payment.captured" | "payment.canceled" | "payment.refunded" | "payment.operation.failed" | "payment_link.paid";
         /** @description One HTTP attempt to deliver an event to an endpoint. */
         WebhookDeliveryAttempt: {
             /** @description 1 for the first attempt, then counting every retry and redelivery. */
@@ -4662,6 +5272,105 @@ export interface components {
             /** @description The members of a connection's `credentials` for this provider (POST /v1/connections). */
             credential_fields: string[];
         };
+        /** @description Installment plan of the checkout (stored and answered; payorch itself charges one installment unless the payment says otherwise). */
+        CheckoutInstallments: {
+            /** @description The merchant's installment plan id. */
+            plan_id?: string | null;
+            /** @description The installments offered, each with its rate. */
+            plan?: {
+                installment: number;
+                rate: number;
+            }[] | null;
+        };
+        /** @description One billing period of a recurring checkout (stored and answered as given). */
+        CheckoutRecurringBilling: {
+            label: string;
+            /** @description The amount of each charge, as Yuno sends it (a decimal string). */
+            amount: string;
+            /** @enum {string} */
+            interval_unit: "year" | "month" | "day" | "hour" | "minute";
+            interval_count: number;
+        };
+        /** @description What a recurring checkout tells the shopper (Apple Pay style); stored and answered as given. */
+        CheckoutRecurringPayment: {
+            description?: string;
+            /** Format: uri */
+            management_url?: string;
+            billing_agreement?: string;
+            regular_billing?: components["schemas"]["CheckoutRecurringBilling"];
+            trial_billing?: components["schemas"]["CheckoutRecurringBilling"];
+        };
+        /** @description payorch's own field (Yuno has none): the web origins (`https://shop.example`, scheme, host and optional port, no path) whose pages may embed the hosted card form of this session and receive its one-time token by `postMessage`. The form sends the token to no other origin. Empty or absent: the form can only be used by redirect (the shopper comes back to `callback_url`). */
+        AllowedOrigins: string[];
+        /** @description An amount in major units of `currency` (150.5 means 150.50 BRL), as the checkout session, token or payment link answers it. */
+        CheckoutAmount: {
+            /** @description ISO 4217 currency code. */
+            currency: string;
+            /** @description The amount in major units. */
+            value: number;
+        };
+        /** @description Masked data of a tokenized or enrolled card; never the full number, never the security code. */
+        TokenCardData: {
+            holder_name: string | null;
+            iin: string | null;
+            lfd: string | null;
+            number_length: number | null;
+            security_code_length: number | null;
+            brand: string | null;
+            type: string | null;
+            category: string | null;
+            issuer_name: string | null;
+            issuer_code: string | null;
+            /** @description Null for one-time tokens (a browser must not learn a card's fingerprint). */
+            fingerprint: string | null;
+            country_code: string | null;
+            expiration_month: number | null;
+            expiration_year: number | null;
+        };
+        /** @description One payment method the shopper can use in this checkout, in Yuno's shape: a new card (`vaulted_token` null, `sdk_required_action` true: the hosted form collects it) when the organization's routing has a provider for this country, currency and amount, and each card already enrolled for the session's customer. */
+        CheckoutPaymentMethod: {
+            name: string;
+            vaulted_token: string | null;
+            description: string;
+            /** @enum {string} */
+            type: "CARD";
+            /** @enum {string} */
+            category: "CARD";
+            icon: string | null;
+            last_successfully_used: boolean | null;
+            /** Format: date-time */
+            last_successfully_used_at: string | null;
+            preferred: boolean;
+            checkout: {
+                session: string;
+                sdk_required_action: boolean;
+                conditions: {
+                    enabled: boolean;
+                    rules: null;
+                };
+            };
+            /** @description The enrolled card's masked data; null for a new card. */
+            card_data: components["schemas"]["TokenCardData"] | null;
+        };
+        /** @description A card to tokenize. Checked like an enrollment's card (digits, Luhn, brand, expiry, security code length for the brand; 422 INVALID_CARD). The number is sealed with the vault's keys; the security code is checked and then dropped: it is never stored (docs/design.md §5). */
+        TokenCardInput: {
+            /** @description The card number (PAN), digits only. */
+            number: string;
+            expiration_month: number;
+            /** @description Two-digit year (29) or four-digit year (2029). */
+            expiration_year: number;
+            security_code?: string;
+            holder_name: string;
+            /** @description The brand the shopper chose, if any; it must match the number's. */
+            brand?: string;
+        };
+        /** @description When the link can be paid. Without `start_at` from its creation; without `finish_at` for 30 days. */
+        PaymentLinkAvailability: {
+            /** Format: date-time */
+            start_at?: string;
+            /** Format: date-time */
+            finish_at?: string;
+        };
         /** @description The data of an `enrollment.*` event; never a card number. */
         EventEnrollmentData: {
             /** @description The customer the payment method is enrolled for. */
@@ -4671,6 +5380,11 @@ export interface components {
         /** @description The data of `payment.succeeded`, `payment.declined`, `payment.authorized`, `payment.captured`, `payment.canceled` and `payment.refunded`; the payment as getPayment answers it at the time of the event. */
         EventPaymentData: {
             payment: components["schemas"]["Payment"];
+        };
+        /** @description The data of `payment_link.paid`: the link after the payment, and the id of the payment (read it with GET /payments/{payment_id}). */
+        EventPaymentLinkData: {
+            payment_link: components["schemas"]["PaymentLink"];
+            payment_id: string;
         };
         /** @description The data of `payment.chargeback` and `payment.dispute.*`: the payment at the time of the event and the chargeback transaction the event is about. */
         EventChargebackData: {
@@ -5007,6 +5721,21 @@ export interface components {
         };
     };
     parameters: {
+        /**
+         * @description The checkout session's id (`checkout_session`).
+         * @example 5d8e2f4a-1c3b-4a6d-9e7f-2b4c6d8e0f1a
+         */
+        CheckoutSessionId: string;
+        /**
+         * @description The payment link's `code`.
+         * @example 8a2c4e6f-0b1d-4f3a-8c5e-7d9f1b3d5f7a
+         */
+        PaymentLinkCode: string;
+        /**
+         * @description The customer session's id (`customer_session`).
+         * @example 2e4a6c8e-9f1b-4d3f-a5c7-1e3b5d7f9a2c
+         */
+        CustomerSessionId: string;
         /**
          * @description A caller-generated key (1–255 printable ASCII characters, a UUID is ideal) that makes a retry safe.
          *     Scoped to the organization and kept 24 hours.
@@ -7206,6 +7935,436 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createCheckoutSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CheckoutSessionCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The CheckoutSession. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CheckoutSession"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getCheckoutSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The checkout session's id (`checkout_session`).
+                 * @example 5d8e2f4a-1c3b-4a6d-9e7f-2b4c6d8e0f1a
+                 */
+                checkout_session: components["parameters"]["CheckoutSessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The CheckoutSession. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CheckoutSession"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateCheckoutSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The checkout session's id (`checkout_session`).
+                 * @example 5d8e2f4a-1c3b-4a6d-9e7f-2b4c6d8e0f1a
+                 */
+                checkout_session: components["parameters"]["CheckoutSessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CheckoutSessionUpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description The CheckoutSession. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CheckoutSession"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listCheckoutPaymentMethods: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The checkout session's id (`checkout_session`).
+                 * @example 5d8e2f4a-1c3b-4a6d-9e7f-2b4c6d8e0f1a
+                 */
+                checkout_session: components["parameters"]["CheckoutSessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The CheckoutPaymentMethodList. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CheckoutPaymentMethodList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createCheckoutToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The checkout session's id (`checkout_session`).
+                 * @example 5d8e2f4a-1c3b-4a6d-9e7f-2b4c6d8e0f1a
+                 */
+                checkout_session: components["parameters"]["CheckoutSessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CheckoutTokenRequest"];
+            };
+        };
+        responses: {
+            /** @description The OneTimeToken. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OneTimeToken"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateTokenRequest"];
+            };
+        };
+        responses: {
+            /** @description The OneTimeToken. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OneTimeToken"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createPaymentLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PaymentLinkCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The PaymentLink. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentLink"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPaymentLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The payment link's `code`.
+                 * @example 8a2c4e6f-0b1d-4f3a-8c5e-7d9f1b3d5f7a
+                 */
+                code: components["parameters"]["PaymentLinkCode"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The PaymentLink. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentLink"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    cancelPaymentLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The payment link's `code`.
+                 * @example 8a2c4e6f-0b1d-4f3a-8c5e-7d9f1b3d5f7a
+                 */
+                code: components["parameters"]["PaymentLinkCode"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The PaymentLink. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentLink"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createCustomerSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CustomerSessionCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The CustomerSession. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomerSession"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    enrollCustomerSessionPaymentMethod: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The customer session's id (`customer_session`).
+                 * @example 2e4a6c8e-9f1b-4d3f-a5c7-1e3b5d7f9a2c
+                 */
+                customer_session: components["parameters"]["CustomerSessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CustomerSessionEnrollRequest"];
+            };
+        };
+        responses: {
+            /** @description The EnrolledPaymentMethod. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnrolledPaymentMethod"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            502: components["responses"]["EnrollProviderUnavailable"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };

@@ -14,6 +14,8 @@ export interface WebhookEventMap {
     "enrollment.unenrolled": components["schemas"]["EventEnrollmentUnenrolled"];
     /** A payment succeeded (`SUCCEEDED`). */
     "payment.succeeded": components["schemas"]["EventPaymentSucceeded"];
+    /** A payment through a payment link succeeded (or was authorized); a one-time link is now `PAID`. */
+    "payment_link.paid": components["schemas"]["EventPaymentLinkPaid"];
     /** A payment was declined (`DECLINED`). */
     "payment.declined": components["schemas"]["EventPaymentDeclined"];
     /** The provider notified a chargeback: the payment is `IN_DISPUTE` / `RECEIVED`. */

@@ -20,6 +20,8 @@ import reconciliationQueue from './0019_reconciliation_queue.js';
 import connectionLifecycle from './0020_connection_lifecycle.js';
 import connectionNotifications from './0021_connection_notifications.js';
 import sandboxAcquirerLedgers from './0022_sandbox_acquirer_ledgers.js';
+import checkout from './0025_checkout.js';
+import paymentLinks from './0026_payment_links.js';
 
 /** Every migration, in order. Add a new file (next number) and list it here; never edit an applied one. */
 export const migrations: readonly Migration[] = [
@@ -33,4 +35,6 @@ export const migrations: readonly Migration[] = [
   connectionLifecycle,
   connectionNotifications,
   sandboxAcquirerLedgers,
+  checkout,
+  paymentLinks,
 ];
