@@ -66,13 +66,11 @@ window.formResult = mountCardForm(document.getElementById('card'), {
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server, seen };
 }
 
-/** Types a card into the form the way a shopper does (key by key, so the brand shows as typed). */
+/** Fills the card fields (one input event each, as a paste or autofill gives; the first test also types key by key). */
 async function fillCard(form: FrameLocator | Frame, card: { holder?: string; number?: string; expiry?: string; code?: string } = {}) {
   await form.locator('#holder').fill(card.holder ?? 'MARIA SILVA');
-  await form.locator('#number').fill('');
-  await form.locator('#number').pressSequentially(card.number ?? PAN);
-  await form.locator('#expiry').fill('');
-  await form.locator('#expiry').pressSequentially(card.expiry ?? `12${YY}`);
+  await form.locator('#number').fill(card.number ?? PAN);
+  await form.locator('#expiry').fill(card.expiry ?? `12/${YY}`);
   await form.locator('#security-code').fill(card.code ?? '123');
 }
 
@@ -147,8 +145,13 @@ for (const backend of backends()) {
         expect(tokenCalls).toEqual([]); // nothing was sent
 
         await fillCard(form);
-        expect(await form.locator('#number').inputValue()).toBe('4507 9900 0000 0002');
+        // The brand shows as the number is typed: after its first digits already.
+        await form.locator('#number').fill('');
+        await form.locator('#number').pressSequentially('45079');
         expect(await form.locator('#number-brand').getAttribute('data-brand')).toBe('VISA');
+        expect(await form.locator('#number-brand').textContent()).toBe('Bandeira do cartão: Visa');
+        await form.locator('#number').pressSequentially('90000000002');
+        expect(await form.locator('#number').inputValue()).toBe('4507 9900 0000 0002');
         await form.locator('#security-code').press('Enter'); // the keyboard submits
         const result = (await page.evaluate(() => (window as unknown as { formResult: Promise<unknown> }).formResult)) as { token: string; card: unknown; checkout_session: string };
         expect(result).toMatchObject({ checkout_session: session.checkout_session, card: { brand: 'VISA', lfd: '0002' } });
