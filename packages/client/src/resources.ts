@@ -140,6 +140,41 @@ export interface PayorchResources {
     createChargeback(paymentId: string, body?: Schemas['SandboxChargebackRequest'], options?: CallOptions): Promise<Schemas['Transaction']>;
     resolveDispute(paymentId: string, body: Schemas['SandboxDisputeResolveRequest'], options?: CallOptions): Promise<Schemas['Payment']>;
   };
+  /**
+   * Checkout sessions (docs/guides/checkout.md): the merchant's server says what the shopper pays; the
+   * hosted card form tokenizes the card for it with the public key; the server pays with the token.
+   */
+  checkoutSessions: {
+    /** `allowed_origins` names the pages that may embed the hosted form and receive its token. */
+    create(body: Schemas['CheckoutSessionCreateRequest'], options?: CallOptions): Promise<Schemas['CheckoutSession']>;
+    retrieve(checkoutSession: string, options?: CallOptions): Promise<Schemas['CheckoutSession']>;
+    /** 409 `INVALID_STATUS` once the session is paid or expired. */
+    update(checkoutSession: string, body: Schemas['CheckoutSessionUpdateRequest'], options?: CallOptions): Promise<Schemas['CheckoutSession']>;
+    /** What can pay the session: a new card when the routing serves it, then the customer's enrolled cards. */
+    paymentMethods(checkoutSession: string, options?: CallOptions): Promise<Schemas['CheckoutPaymentMethodList']>;
+    /**
+     * A one-time token for the session (what the hosted form calls, with the public key alone; a client made
+     * with the key pair may call it too). It pays once, within 10 minutes, exactly the session's amount.
+     */
+    createToken(checkoutSession: string, body: Schemas['CheckoutTokenRequest'], options?: CallOptions): Promise<Schemas['OneTimeToken']>;
+  };
+  /** Server-side one-time tokens (PCI-certified organizations only). */
+  tokens: {
+    create(body: Schemas['CreateTokenRequest'], options?: CallOptions): Promise<Schemas['OneTimeToken']>;
+  };
+  /** Customer sessions: the hosted form enrolls a card for a customer without the merchant seeing it. */
+  customerSessions: {
+    create(body: Schemas['CustomerSessionCreateRequest'], options?: CallOptions): Promise<Schemas['CustomerSession']>;
+    /** What the hosted form calls (public key alone): the card is vaulted for the session's customer. */
+    enrollPaymentMethod(customerSession: string, body: Schemas['CustomerSessionEnrollRequest'], options?: CallOptions): Promise<Schemas['EnrolledPaymentMethod']>;
+  };
+  /** Payment links: pages payorch hosts (`checkout_url`) where a shopper pays by card. */
+  paymentLinks: {
+    create(body: Schemas['PaymentLinkCreateRequest'], options?: CallOptions): Promise<Schemas['PaymentLink']>;
+    retrieve(code: string, options?: CallOptions): Promise<Schemas['PaymentLink']>;
+    /** The link takes no more payments; 409 `INVALID_STATUS` when it is PAID or EXPIRED. */
+    cancel(code: string, options?: CallOptions): Promise<Schemas['PaymentLink']>;
+  };
   disputes: {
     /** Disputes a chargeback with 1–10 PDF evidence files (see `evidenceFromBytes`). Idempotent. */
     submit(paymentId: string, transactionId: string, body: Schemas['DisputeRequest'], options?: IdempotentCallOptions): Promise<Schemas['DisputedPayment']>;
@@ -277,6 +312,30 @@ export function createResources(client: Client<PayorchPaths>): PayorchResources 
       },
       update: (connection_id, body, options) =>
         unwrap(client.PATCH('/connections/{connection_id}', { params: { path: { connection_id } }, body, signal: options?.signal })),
+    },
+    checkoutSessions: {
+      create: (body, options) => unwrap(client.POST('/checkout/sessions', { body, signal: options?.signal })),
+      retrieve: (checkout_session, options) =>
+        unwrap(client.GET('/checkout/sessions/{checkout_session}', { params: { path: { checkout_session } }, signal: options?.signal })),
+      update: (checkout_session, body, options) =>
+        unwrap(client.PATCH('/checkout/sessions/{checkout_session}', { params: { path: { checkout_session } }, body, signal: options?.signal })),
+      paymentMethods: (checkout_session, options) =>
+        unwrap(client.GET('/checkout/sessions/{checkout_session}/payment-methods', { params: { path: { checkout_session } }, signal: options?.signal })),
+      createToken: (checkout_session, body, options) =>
+        unwrap(client.POST('/checkout/sessions/{checkout_session}/token', { params: { path: { checkout_session } }, body, signal: options?.signal })),
+    },
+    tokens: {
+      create: (body, options) => unwrap(client.POST('/tokens', { body, signal: options?.signal })),
+    },
+    customerSessions: {
+      create: (body, options) => unwrap(client.POST('/customers/sessions', { body, signal: options?.signal })),
+      enrollPaymentMethod: (customer_session, body, options) =>
+        unwrap(client.POST('/customers/sessions/{customer_session}/payment-methods', { params: { path: { customer_session } }, body, signal: options?.signal })),
+    },
+    paymentLinks: {
+      create: (body, options) => unwrap(client.POST('/payment-links', { body, signal: options?.signal })),
+      retrieve: (code, options) => unwrap(client.GET('/payment-links/{code}', { params: { path: { code } }, signal: options?.signal })),
+      cancel: (code, options) => unwrap(client.POST('/payment-links/{code}/cancel', { params: { path: { code } }, signal: options?.signal })),
     },
     providers: {
       list: (options) => unwrap(client.GET('/providers', { signal: options?.signal })),

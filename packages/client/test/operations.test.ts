@@ -589,6 +589,75 @@ describe('routing and connections', () => {
   });
 });
 
+describe('checkout sessions, one-time tokens, customer sessions and payment links', () => {
+  const card = () => ({ number: '4507990000000002', holder_name: 'MARIA SILVA', security_code: '123', ...futureExpiry() });
+
+  it('createCheckoutSession, getCheckoutSession, updateCheckoutSession, listCheckoutPaymentMethods, createCheckoutToken; the token pays once', async () => {
+    const created = await client.POST('/checkout/sessions', {
+      body: { account_id: server().sandbox.account_id, merchant_order_id: unique('order'), payment_description: 'Shoes', country: 'BR', amount: { currency: 'BRL', value: 150.5 }, allowed_origins: ['https://shop.example'] },
+    });
+    expect(created.response.status).toBe(201);
+    const session = created.data!;
+    expect(session).toMatchObject({ checkout_session: expect.stringMatching(UUID), status: 'OPEN', allowed_origins: ['https://shop.example'] });
+    const read = await client.GET('/checkout/sessions/{checkout_session}', { params: { path: { checkout_session: session.checkout_session } } });
+    expect(read.data).toEqual(session);
+    const updated = await client.PATCH('/checkout/sessions/{checkout_session}', { params: { path: { checkout_session: session.checkout_session } }, body: { payment_description: 'Red shoes' } });
+    expect(updated.data).toMatchObject({ payment_description: 'Red shoes' });
+    const methods = await client.GET('/checkout/sessions/{checkout_session}/payment-methods', { params: { path: { checkout_session: session.checkout_session } } });
+    expect(methods.data!.map((m) => m.type)).toEqual(['CARD']);
+
+    // The browser's call: the public key alone.
+    const browser = createPayorchClient({ baseUrl: server().baseUrl, publicApiKey: server().sandbox.public_api_key, privateSecretKey: 'not-sent' });
+    browser.use({ onRequest: ({ request }) => { request.headers.delete('private-secret-key'); return request; } });
+    browser.use(rec.middleware);
+    const token = await browser.POST('/checkout/sessions/{checkout_session}/token', {
+      params: { path: { checkout_session: session.checkout_session } },
+      body: { payment_method: { type: 'CARD', card: card() } },
+    });
+    expect(token.response.status).toBe(201);
+    expect(rec.last().headers.get('private-secret-key')).toBeNull();
+    expect(token.data).toMatchObject({ token: expect.stringMatching(UUID), amount: { currency: 'BRL', value: 150.5 }, card_data: { lfd: '0002' } });
+
+    const pay = () =>
+      client.POST('/payments', {
+        body: {
+          account_id: session.account_id, description: 'Shoes', country: 'BR', merchant_order_id: session.merchant_order_id, amount: { currency: 'BRL', value: 150.5 },
+          customer_payer: {}, workflow: 'SDK_CHECKOUT', checkout: { session: session.checkout_session }, payment_method: { type: 'CARD', token: token.data!.token },
+        },
+      });
+    expect((await pay()).data).toMatchObject({ status: 'SUCCEEDED' });
+    const replay = await pay();
+    expect(replay.response.status).toBe(409);
+    expect(replay.error).toMatchObject({ code: 'TOKEN_ALREADY_USED' });
+  });
+
+  it('createToken (PCI-certified server), createCustomerSession and enrollCustomerSessionPaymentMethod', async () => {
+    const token = await client.POST('/tokens', { body: { account_id: server().sandbox.account_id, card_data: card() } });
+    expect(token.response.status).toBe(201);
+    expect(token.data).toMatchObject({ checkout_session: null, amount: null });
+
+    const customer = await client.POST('/customers', { body: { merchant_customer_id: unique('cs') } });
+    const cs = await client.POST('/customers/sessions', { body: { account_id: server().sandbox.account_id, country: 'BR', customer_id: customer.data!.id } });
+    expect(cs.response.status).toBe(201);
+    const enrolled = await client.POST('/customers/sessions/{customer_session}/payment-methods', {
+      params: { path: { customer_session: cs.data!.customer_session } },
+      body: { account_id: server().sandbox.account_id, payment_method_type: 'CARD', country: 'BR', card_data: card() },
+    });
+    expect(enrolled.response.status).toBe(201);
+    expect(enrolled.data).toMatchObject({ status: 'ENROLLED', type: 'CARD' });
+  });
+
+  it('createPaymentLink, getPaymentLink, cancelPaymentLink', async () => {
+    const link = await client.POST('/payment-links', { body: { account_id: server().sandbox.account_id, country: 'BR', description: 'Invoice', amount: { currency: 'BRL', value: 250 } } });
+    expect(link.response.status).toBe(201);
+    expect(link.data).toMatchObject({ status: 'ACTIVE', checkout_url: expect.stringContaining(`/checkout/links/${link.data!.code}`) });
+    const read = await client.GET('/payment-links/{code}', { params: { path: { code: link.data!.code } } });
+    expect(read.data).toEqual(link.data);
+    const canceled = await client.POST('/payment-links/{code}/cancel', { params: { path: { code: link.data!.code } } });
+    expect(canceled.data).toMatchObject({ status: 'CANCELED' });
+  });
+});
+
 describe('coverage', () => {
   it('exercised every operation of the spec', () => {
     const exercised = new Set(rec.calls.map((c) => c.route));

@@ -222,3 +222,37 @@ describe('admin resources', () => {
     expect(err.status).toBe(404);
   });
 });
+
+describe('checkoutSessions, tokens, customerSessions and paymentLinks', () => {
+  const card = () => ({ number: '4507990000000002', holder_name: 'MARIA SILVA', security_code: '123', ...futureExpiry() });
+
+  it('a session, its token and the payment with it; a replay throws 409 TOKEN_ALREADY_USED', async () => {
+    const session = await payorch.checkoutSessions.create({
+      account_id: server().sandbox.account_id, merchant_order_id: unique('order'), payment_description: 'Shoes', country: 'BR', amount: { currency: 'BRL', value: 99 },
+    });
+    expect(await payorch.checkoutSessions.retrieve(session.checkout_session)).toEqual(session);
+    expect((await payorch.checkoutSessions.update(session.checkout_session, { amount: { currency: 'BRL', value: 100 } })).amount.value).toBe(100);
+    expect((await payorch.checkoutSessions.paymentMethods(session.checkout_session)).length).toBe(1);
+    const token = await payorch.checkoutSessions.createToken(session.checkout_session, { payment_method: { type: 'CARD', card: card() } });
+    const body = {
+      account_id: session.account_id, description: 'Shoes', country: 'BR' as const, merchant_order_id: session.merchant_order_id, amount: { currency: 'BRL', value: 100 },
+      customer_payer: {}, payment_method: { type: 'CARD' as const, token: token.token },
+    };
+    expect((await payorch.payments.create(body)).status).toBe('SUCCEEDED');
+    const err = await thrown(payorch.payments.create(body));
+    expect(err).toMatchObject({ status: 409, code: 'TOKEN_ALREADY_USED' });
+  });
+
+  it('tokens.create, customerSessions.create and enrollPaymentMethod, paymentLinks.create, retrieve and cancel', async () => {
+    expect((await payorch.tokens.create({ account_id: server().sandbox.account_id, card_data: card() })).amount).toBeNull();
+    const customer = await payorch.customers.create({ merchant_customer_id: unique('cs') });
+    const cs = await payorch.customerSessions.create({ account_id: server().sandbox.account_id, country: 'BR', customer_id: customer.id });
+    const method = await payorch.customerSessions.enrollPaymentMethod(cs.customer_session, { account_id: server().sandbox.account_id, payment_method_type: 'CARD', country: 'BR', card_data: card() });
+    expect(method.status).toBe('ENROLLED');
+    const link = await payorch.paymentLinks.create({ account_id: server().sandbox.account_id, country: 'BR', amount: { currency: 'BRL', value: 5 } });
+    expect(await payorch.paymentLinks.retrieve(link.code)).toEqual(link);
+    expect((await payorch.paymentLinks.cancel(link.code)).status).toBe('CANCELED');
+    const missing = await thrown(payorch.paymentLinks.retrieve(crypto.randomUUID()));
+    expect(missing).toMatchObject({ status: 404, code: 'PAYMENT_LINK_NOT_FOUND' });
+  });
+});

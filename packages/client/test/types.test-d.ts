@@ -197,6 +197,10 @@ describe('webhook events', () => {
       case 'payment.operation.failed':
         expectTypeOf(event.data.transaction).toEqualTypeOf<Schemas['Transaction']>();
         break;
+      case 'payment_link.paid':
+        expectTypeOf(event.type).toEqualTypeOf<'payment_link'>();
+        expectTypeOf(event.data.payment_link).toEqualTypeOf<Schemas['PaymentLink']>();
+        break;
       default:
         // every event of the spec is handled above
         expectTypeOf(event).toBeNever();

@@ -387,6 +387,15 @@ for (const backend of backends()) {
         body: JSON.stringify({ account_id: t.sandbox.account_id, country: 'BR', amount: { currency: 'BRL', value: 10 }, availability: { finish_at: '2020-01-01T00:00:00Z' } }),
       });
       await expectProblem(past, 400, 'INVALID_REQUEST');
+      const window = { start_at: '2020-01-01T00:00:00Z', finish_at: '2020-02-01T00:00:00Z' };
+      const expired = await t.fetch('/payment-links', {
+        method: 'POST',
+        headers: json,
+        body: JSON.stringify({ account_id: t.sandbox.account_id, country: 'BR', amount: { currency: 'BRL', value: 10 }, availability: window }),
+      });
+      const expiredLink = (await expired.json()) as Schemas['PaymentLink'];
+      expect(expiredLink.status).toBe('EXPIRED');
+      expect(await openLinkCheckout(deps.db, expiredLink.code, 'https://payorch.example')).toMatchObject({ ok: false, reason: 'EXPIRED' });
     });
   });
 }

@@ -52,6 +52,9 @@ interface A {
   /** A's CARD routing and A's connection to SANDBOX_A (every organization starts with both). */
   routingId: string;
   connectionId: string;
+  /** An OPEN checkout session and an ACTIVE payment link of A. */
+  checkoutSession: string;
+  paymentLink: string;
 }
 /** Organization B's own resources, for probes that mix B's ids with one of A's. */
 interface B { creds: Credentials; customerId: string; payment: Schemas['Payment']; endpointId: string; paymentBody: Schemas['CreatePaymentRequest'] }
@@ -327,6 +330,35 @@ const table: Record<string, (a: A, b: B) => Probe[]> = {
     { what: "A's endpoint and delivery", params: { webhook_endpoint_id: a.endpoint.id, delivery_id: a.delivery.id }, expect: { status: 404, code: 'WEBHOOK_ENDPOINT_NOT_FOUND' } },
     { what: "B's endpoint, A's delivery", params: { webhook_endpoint_id: b.endpointId, delivery_id: a.delivery.id }, expect: { status: 404, code: 'WEBHOOK_DELIVERY_NOT_FOUND' } },
   ],
+  createCheckoutSession: (a) => [
+    {
+      what: "A's account",
+      body: { account_id: a.creds.account_id, merchant_order_id: 'o-1', payment_description: 'x', country: 'BR', amount: { currency: 'BRL', value: 1 } },
+      expect: { status: 403, code: 'INVALID_ACCOUNT_ID' },
+    },
+    {
+      what: "B's account, A's customer",
+      body: { account_id: '{B}', merchant_order_id: 'o-1', payment_description: 'x', country: 'BR', amount: { currency: 'BRL', value: 1 }, customer_id: a.customerId },
+      expect: { status: 404, code: 'CUSTOMER_NOT_FOUND' },
+    },
+  ],
+  getCheckoutSession: (a) => [{ what: "A's session", params: { checkout_session: a.checkoutSession }, expect: { status: 404, code: 'CHECKOUT_SESSION_NOT_FOUND' } }],
+  updateCheckoutSession: (a) => [
+    { what: "A's session", params: { checkout_session: a.checkoutSession }, body: { payment_description: 'taken over' }, expect: { status: 404, code: 'CHECKOUT_SESSION_NOT_FOUND' } },
+  ],
+  listCheckoutPaymentMethods: (a) => [{ what: "A's session", params: { checkout_session: a.checkoutSession }, expect: { status: 404, code: 'CHECKOUT_SESSION_NOT_FOUND' } }],
+  createToken: (a) => [
+    { what: "A's account", body: { account_id: a.creds.account_id, card_data: cardBody(a.creds.account_id).card_data }, expect: { status: 403, code: 'INVALID_ACCOUNT_ID' } },
+  ],
+  createPaymentLink: (a) => [
+    { what: "A's account", body: { account_id: a.creds.account_id, country: 'BR', amount: { currency: 'BRL', value: 1 } }, expect: { status: 403, code: 'INVALID_ACCOUNT_ID' } },
+  ],
+  getPaymentLink: (a) => [{ what: "A's link", params: { code: a.paymentLink }, expect: { status: 404, code: 'PAYMENT_LINK_NOT_FOUND' } }],
+  cancelPaymentLink: (a) => [{ what: "A's link", params: { code: a.paymentLink }, expect: { status: 404, code: 'PAYMENT_LINK_NOT_FOUND' } }],
+  createCustomerSession: (a) => [
+    { what: "A's account and customer", body: { account_id: a.creds.account_id, country: 'BR', customer_id: a.customerId }, expect: { status: 403, code: 'INVALID_ACCOUNT_ID' } },
+    { what: "B's account, A's customer", body: { account_id: '{B}', country: 'BR', customer_id: a.customerId }, expect: { status: 404, code: 'CUSTOMER_NOT_FOUND' } },
+  ],
   redeliverWebhookDelivery: (a, b) => [
     { what: "A's endpoint and delivery", params: { webhook_endpoint_id: a.endpoint.id, delivery_id: a.delivery.id }, expect: { status: 404, code: 'WEBHOOK_ENDPOINT_NOT_FOUND' } },
     { what: "B's endpoint, A's delivery", params: { webhook_endpoint_id: b.endpointId, delivery_id: a.delivery.id }, expect: { status: 404, code: 'WEBHOOK_DELIVERY_NOT_FOUND' } },
@@ -354,6 +386,8 @@ async function snapshot(t: TestServer, a: A): Promise<Record<string, unknown>> {
     delivery: await get(`/webhook-endpoints/${a.endpoint.id}/deliveries/${a.delivery.id}`),
     routings: await get(`/routing?account_id=${a.creds.account_id}`),
     connections: await get('/connections'),
+    checkoutSession: await get(`/checkout/sessions/${a.checkoutSession}`),
+    paymentLink: await get(`/payment-links/${a.paymentLink}`),
   };
 }
 
@@ -367,7 +401,7 @@ for (const backend of backends()) {
     /** B's call of one operation; A's ids swapped for unknown ones when `swap` is given. */
     function call(operationId: string, probe: Probe, swap?: Map<string, string>): Promise<Response> {
       const op = operations[operationId]!;
-      const sub = (s: string) => (swap ? [...swap].reduce((acc, [from, to]) => acc.split(from).join(to), s) : s);
+      const sub = (s: string) => (swap ? [...swap].reduce((acc, [from, to]) => acc.split(from).join(to), s) : s).split('{B}').join(b.creds.account_id);
       const path = op.path.replace(/\{(\w+)\}/g, (_, name: string) => probe.params?.[name] ?? `{${name}}`);
       const headers: Record<string, string> = { 'public-api-key': b.creds.public_api_key, 'private-secret-key': b.creds.private_secret_key };
       if (probe.body !== undefined) Object.assign(headers, json);
@@ -410,7 +444,19 @@ for (const backend of backends()) {
       const authorized = await authorizedPayment(t, {}, customerId);
       const [routing] = (await (await t.fetch(`/routing?account_id=${t.sandbox.account_id}`)).json()) as Schemas['RoutingList'];
       const [connection] = (await (await t.fetch('/connections')).json()) as Schemas['ConnectionList'];
-      a = { creds: t.sandbox, merchantCustomerId, customerId, token, paymentKey, paid, chargedBack, disputed, endpoint, delivery: delivery!, authorized, routingId: routing!.id, connectionId: connection!.connection_id };
+      const session = await t.fetch('/checkout/sessions', {
+        method: 'POST',
+        headers: json,
+        body: JSON.stringify({ account_id: t.sandbox.account_id, merchant_order_id: 'a-order', payment_description: 'A', country: 'BR', amount: { currency: 'BRL', value: 10 }, customer_id: customerId }),
+      });
+      expect(session.status).toBe(201);
+      const link = await t.fetch('/payment-links', { method: 'POST', headers: json, body: JSON.stringify({ account_id: t.sandbox.account_id, country: 'BR', amount: { currency: 'BRL', value: 10 } }) });
+      expect(link.status).toBe(201);
+      a = {
+        creds: t.sandbox, merchantCustomerId, customerId, token, paymentKey, paid, chargedBack, disputed, endpoint, delivery: delivery!, authorized, routingId: routing!.id, connectionId: connection!.connection_id,
+        checkoutSession: ((await session.json()) as Schemas['CheckoutSession']).checkout_session,
+        paymentLink: ((await link.json()) as Schemas['PaymentLink']).code,
+      };
 
       // B: PCI certified, with a customer, a payment and an endpoint of its own.
       const creds = await t.createOrganization({ pciCertified: true });
@@ -434,7 +480,7 @@ for (const backend of backends()) {
 
     for (const [operationId, row] of Object.entries(table)) {
       it(`${operationId}: B cannot reach A's resources`, async () => {
-        const foreign = [a.customerId, a.token, a.creds.account_id, a.paid.id, a.chargedBack.payment.id, a.chargedBack.chargeback.id, a.disputed.payment.id, a.disputed.chargeback.id, a.endpoint.id, a.delivery.id, a.delivery.event_id, a.merchantCustomerId, a.authorized.id, a.authorized.transactions.id, a.paid.transactions.id, a.routingId, a.connectionId];
+        const foreign = [a.checkoutSession, a.paymentLink, a.customerId, a.token, a.creds.account_id, a.paid.id, a.chargedBack.payment.id, a.chargedBack.chargeback.id, a.disputed.payment.id, a.disputed.chargeback.id, a.endpoint.id, a.delivery.id, a.delivery.event_id, a.merchantCustomerId, a.authorized.id, a.authorized.transactions.id, a.paid.transactions.id, a.routingId, a.connectionId];
         for (const probe of row(a, b)) {
           const res = await call(operationId, probe);
           if (typeof probe.expect === 'function') {

@@ -36,10 +36,11 @@ export async function createLink(
   }
   const start = body.availability?.start_at;
   const finish = body.availability?.finish_at;
+  // A window already past is accepted (Yuno's own example has one): the link is simply EXPIRED.
   const startMs = start ? Date.parse(start) : Date.now();
-  if (finish !== undefined && Date.parse(finish) <= Math.max(startMs, Date.now())) {
-    const errors = [{ path: '/body/availability/finish_at', message: 'must be after start_at and in the future' }];
-    return { ok: false, problem: problem('INVALID_REQUEST', 'The link would never be payable: availability.finish_at must be after start_at and in the future.', { errors }) };
+  if (finish !== undefined && Date.parse(finish) <= startMs) {
+    const errors = [{ path: '/body/availability/finish_at', message: 'must be after start_at' }];
+    return { ok: false, problem: problem('INVALID_REQUEST', 'The link would never be payable: availability.finish_at must be after start_at.', { errors }) };
   }
   if (!(await tenancyRepository.accountBelongsTo(db, body.account_id, organizationId))) {
     return { ok: false, problem: problem('INVALID_ACCOUNT_ID', 'The account_id is not an account of your organization.') };

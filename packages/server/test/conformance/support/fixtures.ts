@@ -60,6 +60,26 @@ export class Fixtures {
     return ex;
   }
 
+  /** An OPEN checkout session of the target's account (150.5 BRL). */
+  async checkoutSession(): Promise<string> {
+    const ex = await this.call('createCheckoutSession', {
+      body: { account_id: this.accountId, merchant_order_id: `conf-${freshKey()}`, payment_description: 'Conformance', country: 'BR', amount: { currency: 'BRL', value: 150.5 } },
+    });
+    return (ex.body as { checkout_session: string }).checkout_session;
+  }
+
+  /** An ACTIVE payment link of the target's account. */
+  async paymentLink(body: Record<string, unknown> = {}): Promise<string> {
+    const ex = await this.call('createPaymentLink', { body: { account_id: this.accountId, country: 'BR', amount: { currency: 'BRL', value: 10 }, ...body } });
+    return (ex.body as { code: string }).code;
+  }
+
+  /** An open customer session for a new customer. */
+  async customerSession(): Promise<string> {
+    const ex = await this.call('createCustomerSession', { body: { account_id: this.accountId, country: 'BR', customer_id: await this.customer() } });
+    return (ex.body as { customer_session: string }).customer_session;
+  }
+
   async customer(): Promise<string> {
     const ex = await this.call('createCustomer', { body: { merchant_customer_id: `conf-fixture-${process.pid}-${++this.n}-${Date.now()}` } });
     return (ex.body as { id: string }).id;
@@ -217,6 +237,10 @@ const withAccount = (fx: Fixtures, example: unknown, more: Record<string, unknow
  * the generic preparation below; add an entry here when a new operation needs more.
  */
 export const PREPARE: Record<string, Prepare> = {
+  createCheckoutSession: async (fx, ex) => ({ body: withAccount(fx, ex, { customer_id: await fx.customer() }) }),
+  createCustomerSession: async (fx, ex) => ({ body: withAccount(fx, ex, { customer_id: await fx.customer() }) }),
+  // The token endpoint takes the session's own account (or none).
+  createCheckoutToken: async (fx, ex) => ({ params: { checkout_session: await fx.checkoutSession() }, body: ex }),
   enrollPaymentMethod: async (fx, ex) => ({ params: { customer_id: await fx.customer() }, body: withAccount(fx, ex) }),
   listPaymentMethods: async (fx) => ({ params: { customer_id: await fx.customer() } }),
   createPayment: async (fx, ex) => {
@@ -337,6 +361,8 @@ export const CONFLICT: Record<string, (fx: Fixtures, example: unknown, done: Req
   },
   // Nothing to cancel or refund on a declined payment.
   cancelOrRefundPayment: async (fx, ex) => ({ params: { payment_id: (await fx.payment({ card: '4000000000000002' })).id }, body: ex }),
+  // A link whose window is over is EXPIRED: it cannot be canceled.
+  cancelPaymentLink: async (fx) => ({ params: { code: await fx.paymentLink({ availability: { start_at: '2020-01-01T00:00:00Z', finish_at: '2020-02-01T00:00:00Z' } }) } }),
   // No redelivery to a disabled endpoint.
   redeliverWebhookDelivery: async (fx, _ex, done) => {
     await fx.call('updateWebhookEndpoint', { params: { webhook_endpoint_id: done.params!.webhook_endpoint_id! }, body: { enabled: false } });
@@ -345,7 +371,7 @@ export const CONFLICT: Record<string, (fx: Fixtures, example: unknown, done: Req
 };
 
 /** Body members that name another resource: an unknown id there is a 404. */
-export const REFERENCES = ['customer_payer.id', 'payment_method.vaulted_token', 'data.payment_id'];
+export const REFERENCES = ['customer_payer.id', 'payment_method.vaulted_token', 'payment_method.token', 'data.payment_id', 'customer_id'];
 
 /** Path parameters by name, for operations without an entry in PREPARE. */
 const PATH_FIXTURES: Record<string, (fx: Fixtures) => Promise<string>> = {
@@ -356,6 +382,9 @@ const PATH_FIXTURES: Record<string, (fx: Fixtures) => Promise<string>> = {
   webhook_endpoint_id: (fx) => fx.webhookEndpoint(),
   routing_id: (fx) => fx.routing(),
   connection_id: async (fx) => (await fx.connections()).SANDBOX_A!,
+  checkout_session: (fx) => fx.checkoutSession(),
+  code: (fx) => fx.paymentLink(),
+  customer_session: (fx) => fx.customerSession(),
 };
 
 export async function prepareRequest(op: SpecOperation, fx: Fixtures, example: unknown): Promise<Req> {
