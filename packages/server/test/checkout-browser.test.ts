@@ -170,7 +170,7 @@ for (const backend of backends()) {
       }
     });
 
-    it('a hostile page framing the form gets nothing: the browser refuses to render it, and a foreign parent_origin is refused', async () => {
+    it('a hostile page framing the form gets nothing: the browser refuses to render it; a foreign parent_origin, another organization’s key or an unknown session get no form', async () => {
       const session = await newSession();
       const formUrl = `${t.running.url}/checkout/sessions/${session.checkout_session}?${new URLSearchParams({ public_key: t.sandbox.public_api_key, parent_origin: merchant.url })}`;
       const page = await browser.newPage();
@@ -189,6 +189,10 @@ for (const backend of backends()) {
       expect(res.status).toBe(403);
       expect(res.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
       expect(await res.text()).not.toContain('id="card-form"');
+      // Another organization's public key finds no such session; nor does an unknown id.
+      const other = await t.createOrganization();
+      expect((await fetch(formUrl.replace(t.sandbox.public_api_key, other.public_api_key))).status).toBe(404);
+      expect((await fetch(formUrl.replace(session.checkout_session, '00000000-0000-4000-8000-000000000000'))).status).toBe(404);
       // And the allowed page's form answers only that origin.
       const ok = await fetch(formUrl);
       expect(ok.headers.get('content-security-policy')).toContain(`frame-ancestors ${merchant.url};`);
@@ -231,7 +235,7 @@ for (const backend of backends()) {
       }
     });
 
-    it('a payment link page shows amount and description, is paid through the form, then refuses; a canceled link refuses', async () => {
+    it('a payment link page shows amount and description, is paid through the form, then refuses, as do a canceled and an expired link; its pay call refuses another origin', async () => {
       const link = (await post('/payment-links', {
         account_id: t.sandbox.account_id,
         country: 'BR',
@@ -264,6 +268,20 @@ for (const backend of backends()) {
       const canceled = await fetch(other.checkout_url);
       expect(canceled.status).toBe(410);
       expect(await canceled.text()).toContain('data-code="CANCELED"');
+      // Past its window: refused too.
+      const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
+      const window = { start_at: ago(120_000), finish_at: ago(60_000) };
+      const expired = (await post('/payment-links', { account_id: t.sandbox.account_id, country: 'BR', amount: { currency: 'BRL', value: 10 }, availability: window })) as { checkout_url: string };
+      const late = await fetch(expired.checkout_url);
+      expect(late.status).toBe(410);
+      expect(await late.text()).toContain('data-code="EXPIRED"');
+      // The pay call answers the link page's own origin only.
+      const forged = await fetch(`${link.checkout_url}/pay`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', origin: hostile.url },
+        body: JSON.stringify({ token: '00000000-0000-4000-8000-000000000000', checkout_session: '00000000-0000-4000-8000-000000000000' }),
+      });
+      expect(forged.status).toBe(403);
     });
   });
 }
