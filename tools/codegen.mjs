@@ -11,7 +11,7 @@ import { readFile, writeFile, mkdir } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundle, loadConfig } from '@redocly/openapi-core';
-import openapiTS, { astToString } from 'openapi-typescript';
+import openapiTS, { astToString, stringToAST } from 'openapi-typescript';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const defaultSpecEntry = join(root, 'spec/openapi.yaml');
@@ -37,7 +37,13 @@ export async function generate({ specEntry = defaultSpecEntry, bundleOut = defau
   }
   const parsed = { ...doc.parsed, 'x-generated': NOTICE };
   const json = `${JSON.stringify(parsed, null, 2)}\n`;
-  const ast = await openapiTS(structuredClone(parsed), { alphabetize: false, immutable: false, rootTypes: false, defaultNonNullable: false });
+  const ast = await openapiTS(structuredClone(parsed), {
+    alphabetize: false,
+    immutable: false,
+    rootTypes: false,
+    defaultNonNullable: false,
+    transform: (schema) => (schema?.[RECORDED_EVENT] === true ? recordedEventType(parsed, schema) : undefined),
+  });
   const ts = `/**\n * ${NOTICE}\n */\n\n${astToString(ast)}`;
   return [
     { path: bundleOut, content: json },
@@ -47,6 +53,48 @@ export async function generate({ specEntry = defaultSpecEntry, bundleOut = defau
 }
 
 const SCHEMA_REF = '#/components/schemas/';
+const RECORDED_EVENT = 'x-webhook-event-recorded';
+
+/**
+ * The webhook events' component schemas, in the order of the spec's `webhooks`, each checked: a POST body
+ * that is a component whose `type_event` is the webhook's own name as a `const`.
+ * @param {any} doc the bundled spec
+ * @returns {Array<{ name: string, schemaName: string, schema: any, op: any }>}
+ */
+function webhookBodies(doc) {
+  const deref = (node) => (typeof node?.$ref === 'string' ? doc.components?.[node.$ref.split('/')[2]]?.[node.$ref.split('/')[3]] : node);
+  return Object.entries(doc.webhooks ?? {}).map(([name, item]) => {
+    const op = item.post;
+    const ref = deref(op?.requestBody)?.content?.['application/json']?.schema?.$ref;
+    if (typeof ref !== 'string' || !ref.startsWith(SCHEMA_REF)) {
+      throw new Error(`webhook ${name}: its POST body must be application/json with a $ref to a component schema`);
+    }
+    const schemaName = ref.slice(SCHEMA_REF.length);
+    const schema = deref(doc.components.schemas[schemaName]);
+    if (schema?.properties?.type_event?.const !== name) {
+      throw new Error(`webhook ${name}: ${schemaName}.type_event must be \`const: ${name}\` (the union is discriminated by it)`);
+    }
+    return { name, schemaName, schema, op };
+  });
+}
+
+/**
+ * The type of a schema marked `x-webhook-event-recorded: true` (Event: an event as GET /events lists it):
+ * the union of the webhook bodies, each with only the members the marked schema declares (a recorded
+ * event has no per-delivery `retry`). So a listed event narrows on `type_event` to its `data` like a
+ * delivered one, with no cast. Every body must have every member the marked schema declares.
+ * @param {any} doc the bundled spec
+ * @param {any} schema the marked schema
+ */
+function recordedEventType(doc, schema) {
+  const members = Object.keys(schema.properties ?? {});
+  const union = webhookBodies(doc).map(({ name, schemaName, schema: body }) => {
+    const missing = members.filter((m) => !(m in (body.properties ?? {})));
+    if (missing.length > 0) throw new Error(`webhook ${name}: ${schemaName} lacks ${missing.join(', ')}, which a recorded event (${RECORDED_EVENT}) has`);
+    return `Pick<components["schemas"][${JSON.stringify(schemaName)}], ${members.map((m) => JSON.stringify(m)).join(' | ')}>`;
+  });
+  return stringToAST(`type RecordedEvent = ${union.join(' | ')};`)[0].type;
+}
 
 /**
  * The TypeScript of the webhook event union: one entry per webhook of the spec, its request body's
@@ -56,18 +104,7 @@ const SCHEMA_REF = '#/components/schemas/';
  * @returns {string}
  */
 export function webhookEvents(doc) {
-  const deref = (node) => (typeof node?.$ref === 'string' ? doc.components?.[node.$ref.split('/')[2]]?.[node.$ref.split('/')[3]] : node);
-  const entries = Object.entries(doc.webhooks ?? {}).map(([name, item]) => {
-    const op = item.post;
-    const ref = deref(op?.requestBody)?.content?.['application/json']?.schema?.$ref;
-    if (typeof ref !== 'string' || !ref.startsWith(SCHEMA_REF)) {
-      throw new Error(`webhook ${name}: its POST body must be application/json with a $ref to a component schema`);
-    }
-    const schemaName = ref.slice(SCHEMA_REF.length);
-    const typeEvent = deref(doc.components.schemas[schemaName])?.properties?.type_event;
-    if (typeEvent?.const !== name) {
-      throw new Error(`webhook ${name}: ${schemaName}.type_event must be \`const: ${name}\` (the union is discriminated by it)`);
-    }
+  const entries = webhookBodies(doc).map(({ name, schemaName, op }) => {
     const summary = (op.description ?? op.summary ?? '').split(/(?<=\.)\s/)[0].trim();
     return `    /** ${summary.replaceAll('*/', '*\\/')} */\n    ${JSON.stringify(name)}: components["schemas"][${JSON.stringify(schemaName)}];`;
   });

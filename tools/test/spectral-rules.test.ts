@@ -157,6 +157,35 @@ const violations: Record<string, Violation[]> = {
       path: [...SCHEMAS, 'CreatePaymentRequest', 'properties', 'metadata', 'items'],
     },
   ],
+  'payorch-personal-data-declared': [
+    {
+      name: 'property of a person schema without a decision',
+      path: [...SCHEMAS, 'CustomerPayer', 'properties', 'email'],
+      mutate: (d) => void delete schemas(d).CustomerPayer.properties.email['x-personal-data'],
+    },
+    {
+      // Spectral places a diagnostic on a $ref'd node at its target; the message names the property.
+      name: '$ref property without a decision (the sibling keyword is read as written)',
+      path: [...SCHEMAS, 'Address'],
+      mutate: (d) => void delete schemas(d).CustomerPayer.properties.billing_address['x-personal-data'],
+    },
+    {
+      name: 'a decision that is not a boolean',
+      path: [...SCHEMAS, 'Address', 'properties', 'city'],
+      mutate: (d) => void (schemas(d).Address.properties.city['x-personal-data'] = 'yes'),
+    },
+    {
+      name: 'a schema outside the list that marks one property must decide the others',
+      path: [...SCHEMAS, 'Contact', 'properties', 'phone_number'],
+      mutate: (d) => {
+        schemas(d).Contact = {
+          type: 'object',
+          properties: { name: { type: 'string', maxLength: 64, 'x-personal-data': true }, phone_number: { type: 'string', maxLength: 20 } },
+        };
+        schemas(d).Payment.properties.contact = { $ref: '#/components/schemas/Contact' };
+      },
+    },
+  ],
   // A missing member is reported on the object that lacks it.
   'payorch-security-declared': [
     { name: 'operation without security', path: GET_PAY, mutate: (d) => void delete getPayment(d).security },
@@ -258,11 +287,11 @@ describe('diagnostics in a multi-file spec point at the file, line and property'
     return found;
   }
 
-  it('string without maxLength, error response with another media type, camelCase property', async () => {
+  it('string without maxLength, error response with another media type, camelCase property without a personal-data decision', async () => {
     dir = await mkdtemp(join(tmpdir(), 'payorch-spectral-'));
     await cp(join(repoRoot, 'spec'), join(dir, 'spec'), { recursive: true });
     const customer = 'spec/components/schemas/Customer.yaml';
-    await edit(customer, /^( {2}gender:\n {4}type: \[string, 'null'\]\n) {4}maxLength: 32\n/m, '$1');
+    await edit(customer, /^( {2}gender:\n {4}x-personal-data: true\n {4}type: \[string, 'null'\]\n) {4}maxLength: 32\n/m, '$1');
     await edit(customer, /^properties:\n/m, "properties:\n  preferredLanguage:\n    type: [string, 'null']\n    maxLength: 35\n");
     await edit('spec/openapi.yaml', /^( {4}BadRequest:\n(?: {6}.*\n)*? {6}content:\n {8})application\/problem\+json:/m, '$1application/json:');
 
@@ -278,6 +307,9 @@ describe('diagnostics in a multi-file spec point at the file, line and property'
     expect(at('payorch-string-max-length')).toEqual([{ file: customer, line: gender, path: 'properties.gender' }]);
     const camel = await lineOf(customer, '  preferredLanguage:');
     expect(at('payorch-snake-case-properties')).toEqual([{ file: customer, line: camel, path: 'properties.preferredLanguage' }]);
+    // A new property of a person schema must decide whether it is personal; the existing ones (bare
+    // $refs with the decision as a sibling keyword included) all have.
+    expect(at('payorch-personal-data-declared')).toEqual([{ file: customer, line: camel, path: 'properties.preferredLanguage' }]);
     // Every operation using the shared response is reported at the response's `content` in openapi.yaml.
     const problems = at('payorch-problem-json-errors');
     expect(problems.length).toBeGreaterThan(0);

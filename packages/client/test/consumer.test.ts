@@ -1,13 +1,13 @@
 /**
- * The integrator's view: `npm pack` @payorch/client ALONE (as published: the API types are bundled in
- * its dist, @payorch/types is only a devDependency), install the tarball into a fresh project outside
+ * The integrator's view: `npm pack` @payorch/client ALONE (the API types are bundled in its dist,
+ * @payorch/types is only a devDependency) with the client guide's own install commands, which install the tarball into a fresh project outside
  * the workspace (openapi-fetch comes from the npm registry, nothing else is fetched: there is no
  * @payorch/types to fetch), type-check a small consumer and every TypeScript snippet of the READMEs under
  * NodeNext (emitting the consumer) and Bundler resolution with the workspace's TypeScript, then run the
  * consumer against the test server. Prints a summary (sizes, timings, the script's output).
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -147,6 +147,21 @@ async function readmeSnippets(): Promise<{ name: string; code: string }[]> {
   return snippets;
 }
 
+/** The folder the install commands name for the reader's app (replaced by the test's temporary project). */
+const APP_DIR = '../my-shop';
+
+/**
+ * The ```sh block after `<!-- install-commands -->` in docs/guides/client.md, which the client's README
+ * repeats word for word: the commands this test runs.
+ */
+async function installCommands(): Promise<string> {
+  const block = (text: string) => /<!-- install-commands[^\n]*-->\n```sh\n([\s\S]*?)```/.exec(text)?.[1];
+  const guide = block(await readFile(join(WORKSPACE_ROOT, 'docs/guides/client.md'), 'utf8'));
+  expect(guide, 'docs/guides/client.md: a ```sh block after <!-- install-commands -->').toBeDefined();
+  expect(block(await readFile(join(WORKSPACE_ROOT, 'packages/client/README.md'), 'utf8')), 'packages/client/README.md shows the same install commands').toBe(guide);
+  return guide!.split('\n').filter((l) => l.trim() && !l.trimStart().startsWith('#')).join('\n');
+}
+
 const tsconfig = (options: Record<string, unknown>, files: string[]) =>
   JSON.stringify({
     compilerOptions: { target: 'ES2022', lib: ['ES2022', 'DOM'], strict: true, types: [], skipLibCheck: false, ...options },
@@ -171,21 +186,26 @@ describe('consumer project (packed tarballs, outside the workspace)', () => {
       }
     };
 
-    // 1. npm pack of the client alone, as a publish would.
-    const client = await step('npm pack', async () => {
-      const { stdout } = await run('npm', ['pack', '-w', '@payorch/client', '--pack-destination', dir!, '--json'], { cwd: WORKSPACE_ROOT, env: cleanEnv() });
-      return (JSON.parse(stdout.slice(stdout.indexOf('['))) as { name: string; filename: string; size: number; unpackedSize: number; files: { path: string }[] }[])[0]!;
-    });
-    expect(client.name).toBe('@payorch/client');
-    const clientFiles = client.files.map((f) => f.path);
+    // 1–2. The install commands of the client guide (docs/guides/client.md, its `install` block; the client's
+    // README shows the same block), run as written from the workspace root, the reader's app being a fresh
+    // project in a temporary folder: npm pack of the client alone, then npm install of the tarball
+    // (openapi-fetch from the npm cache or registry). `npm_config_prefer_offline` only says to use the cache first.
+    await writeFile(join(dir, 'package.json'), JSON.stringify({ name: 'payorch-consumer', private: true, type: 'module' }));
+    const commands = await installCommands();
+    expect(commands).toContain(APP_DIR);
+    await step('the guide\'s install commands (npm pack, npm install)', () =>
+      run('sh', ['-ec', commands.replaceAll(APP_DIR, dir!)], { cwd: WORKSPACE_ROOT, env: cleanEnv({ npm_config_prefer_offline: 'true', npm_config_loglevel: 'error' }) }),
+    );
+    const consumer = JSON.parse(await readFile(join(dir, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+    const filename = /^file:(?:\.\/)?(payorch-client-[\w.-]+\.tgz)$/.exec(consumer.dependencies?.['@payorch/client'] ?? '')?.[1];
+    expect(filename, `the app depends on the packed tarball: ${JSON.stringify(consumer.dependencies)}`).toBeDefined();
+    const { stdout: listing } = await run('tar', ['-tzf', join(dir, filename!)]);
+    const clientFiles = listing.trim().split('\n').map((f) => f.replace(/^package\//, ''));
+    const client = { filename: filename!, size: (await stat(join(dir, filename!))).size, files: clientFiles };
     expect(clientFiles).toEqual(
       expect.arrayContaining(['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts', 'dist/node.js', 'dist/node.d.ts', 'dist/types/index.d.ts', 'dist/types/generated/openapi.d.ts', 'dist/types/generated/webhook-events.d.ts']),
     );
     expect(clientFiles.filter((f) => f.startsWith('test/') || f.startsWith('scripts/') || f.includes('tsconfig'))).toEqual([]);
-
-    // 2. A fresh project that installs the tarball alone (openapi-fetch from the registry).
-    await writeFile(join(dir, 'package.json'), JSON.stringify({ name: 'payorch-consumer', private: true, type: 'module', dependencies: { '@payorch/client': `file:./${client.filename}` } }));
-    await step('npm install', () => run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts', '--loglevel=error'], { cwd: dir!, env: cleanEnv() }));
     const installed = JSON.parse(await readFile(join(dir, 'node_modules/@payorch/client/package.json'), 'utf8')) as { version: string; dependencies?: Record<string, string>; peerDependencies?: Record<string, string> };
     expect(installed.version).toBe('0.1.0');
     expect(Object.keys({ ...installed.dependencies, ...installed.peerDependencies })).toEqual(['openapi-fetch']);
@@ -244,7 +264,7 @@ describe('consumer project (packed tarballs, outside the workspace)', () => {
     console.info(
       [
         'consumer test:',
-        `  packed ${client.filename} ${(client.size / 1024).toFixed(1)} kB (unpacked ${(client.unpackedSize / 1024).toFixed(1)} kB, ${client.files.length} files)`,
+        `  packed ${client.filename} ${(client.size / 1024).toFixed(1)} kB (${client.files.length} files)`,
         ...Object.entries(timings).map(([k, v]) => `  ${k}: ${v}`),
         `  consumer output: ${stdout.trim()}`,
       ].join('\n'),

@@ -15,6 +15,7 @@ import {
   type Problem,
   type Schemas,
   type WebhookEvent,
+  type WebhookEventMap,
   type WebhookEventType,
 } from '../src/index.js';
 
@@ -164,6 +165,27 @@ describe('webhook events', () => {
   it('verifyWebhook returns the union of the spec\'s events', () => {
     expectTypeOf(verifyWebhook('{}', {}, 'whsec_x')).resolves.toEqualTypeOf<WebhookEvent>();
     expectTypeOf<WebhookEventType>().toEqualTypeOf<Schemas['WebhookEventType']>();
+  });
+
+  it('a listed or retrieved event (GET /events) is the same union, less the per-delivery retry: no cast', async () => {
+    const page = await payorch.events.list();
+    const listed = page.events[0]!;
+    expectTypeOf(listed).toEqualTypeOf<{ [K in WebhookEventType]: Omit<WebhookEventMap[K], 'retry'> }[WebhookEventType]>();
+    expectTypeOf(listed.type_event).toEqualTypeOf<WebhookEventType>();
+    // @ts-expect-error `data` differs per event: no `payment` before narrowing
+    void listed.data.payment;
+    // @ts-expect-error a recorded event is not a delivery: it has no retry count
+    void listed.retry;
+    if (listed.type_event === 'payment.succeeded') expectTypeOf(listed.data.payment.status).toEqualTypeOf<Schemas['PaymentStatus']>();
+    if (listed.type_event === 'enrollment.unenrolled') expectTypeOf(listed.data).toEqualTypeOf<Schemas['EventEnrollmentData']>();
+    for await (const event of payorch.events.list({ type: 'payment.refunded' })) {
+      if (event.type_event === 'payment.refunded') expectTypeOf(event.data.payment.amount.refunded).toEqualTypeOf<number>();
+    }
+    const retrieved = await payorch.events.retrieve(listed.id);
+    expectTypeOf(retrieved).toEqualTypeOf(listed);
+    // The raw openapi-fetch call narrows the same way.
+    const raw = await payorch.GET('/events/{event_id}', { params: { path: { event_id: listed.id } } });
+    if (raw.data?.type_event === 'payment.succeeded') expectTypeOf(raw.data.data.payment.status).toEqualTypeOf<Schemas['PaymentStatus']>();
   });
 
   it('narrows by type_event to the event\'s own data', async () => {

@@ -11,6 +11,7 @@ import { accessLog } from './http/access-log.js';
 import { boundBodyShape } from './http/body-bounds.js';
 import { dispatch } from './http/dispatch.js';
 import { errorHandler } from './http/errors.js';
+import { createFieldMessages } from './http/field-messages.js';
 import { metricsEndpoint } from './http/metrics-endpoint.js';
 import { problemBody } from './http/problems.js';
 import { requestId } from './http/request-id.js';
@@ -97,6 +98,6 @@ export function createApp(options: CreateAppOptions): express.Express {
   app.use(base, bodyBounds.afterValidation, dispatchOperation);
 
   app.use((req, res) => sendProblem(req, res, 404, problemBody('NOT_FOUND', `No route ${req.method} ${req.path}.`)));
-  app.use(errorHandler(deps.log));
+  app.use(errorHandler(deps.log, createFieldMessages(loadSpec())));
   return app;
 }

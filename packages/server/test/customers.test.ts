@@ -12,11 +12,14 @@ import { backends, useServer } from './support/harness.js';
 const full = fullCustomer();
 
 interface ObjectSchema {
-  properties: Record<string, unknown>;
+  properties: Record<string, { 'x-personal-data'?: boolean }>;
   required: string[];
 }
 const spec = createRequire(import.meta.url)('@payorch/types/openapi.json') as {
-  components: { schemas: { Customer: ObjectSchema; CreateCustomerRequest: ObjectSchema } };
+  components: {
+    schemas: { Customer: ObjectSchema; CreateCustomerRequest: ObjectSchema; UpdateCustomerRequest: ObjectSchema };
+    examples: { CreateCustomerRequest: { value: Record<string, unknown> } };
+  };
 };
 const customerSchema = spec.components.schemas.Customer;
 
@@ -26,24 +29,48 @@ describe('createCustomer test data', () => {
   });
 });
 
+describe('the customer schemas agree', () => {
+  // A field added to one of them and not the others is what the "add a field" walkthrough (docs/contributing.md)
+  // used to leave to memory: create, update and the customer name the same fields, the request example
+  // (the replay's body) sends them all, and each field is personal in all three or in none.
+  const { Customer, CreateCustomerRequest, UpdateCustomerRequest } = spec.components.schemas;
+  const fields = (s: ObjectSchema) => Object.keys(s.properties).sort();
+  const ASSIGNED = ['id', 'created_at', 'updated_at'];
+
+  it('the same fields in CreateCustomerRequest, UpdateCustomerRequest and Customer (but those the service assigns)', () => {
+    expect(fields(UpdateCustomerRequest)).toEqual(fields(CreateCustomerRequest));
+    expect(fields(Customer)).toEqual([...fields(CreateCustomerRequest), ...ASSIGNED].sort());
+  });
+
+  it('the CreateCustomerRequest example sends every field', () => {
+    expect(Object.keys(spec.components.examples.CreateCustomerRequest.value).sort()).toEqual(fields(CreateCustomerRequest));
+  });
+
+  it('each field has the same x-personal-data decision in all three', () => {
+    const decisions = (s: ObjectSchema) => Object.fromEntries(fields(CreateCustomerRequest).map((f) => [f, s.properties[f]?.['x-personal-data']]));
+    expect(decisions(UpdateCustomerRequest)).toEqual(decisions(CreateCustomerRequest));
+    expect(decisions(Customer)).toEqual(decisions(CreateCustomerRequest));
+  });
+});
+
 const ISO_MICROS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
-/** One bad input per row: what to send, and the field the 400 must name. */
-const badInputs: { name: string; body: unknown; field: string }[] = [
+/** One bad input per row: what to send, the field the 400 must name and, where given, what it says (field-messages.ts). */
+const badInputs: { name: string; body: unknown; field: string; message?: RegExp }[] = [
   { name: 'missing merchant_customer_id', body: { email: 'a@b.co' }, field: '/body/merchant_customer_id' },
-  { name: 'merchant_customer_id too short', body: { merchant_customer_id: 'ab' }, field: '/body/merchant_customer_id' },
+  { name: 'merchant_customer_id too short', body: { merchant_customer_id: 'ab' }, field: '/body/merchant_customer_id', message: /^must be 3 to 255 characters long — / },
   { name: 'merchant_customer_id too long', body: { merchant_customer_id: 'x'.repeat(256) }, field: '/body/merchant_customer_id' },
   { name: 'merchant_customer_id not a string', body: { merchant_customer_id: 12345 }, field: '/body/merchant_customer_id' },
   { name: 'first_name too short', body: { merchant_customer_id: 'cus-1', first_name: 'Al' }, field: '/body/first_name' },
   { name: 'last_name too long', body: { merchant_customer_id: 'cus-1', last_name: 'y'.repeat(256) }, field: '/body/last_name' },
-  { name: 'date_of_birth not YYYY-MM-DD', body: { merchant_customer_id: 'cus-1', date_of_birth: '28/02/1990' }, field: '/body/date_of_birth' },
-  { name: 'email not an email', body: { merchant_customer_id: 'cus-1', email: 'not-an-email' }, field: '/body/email' },
+  { name: 'date_of_birth not YYYY-MM-DD', body: { merchant_customer_id: 'cus-1', date_of_birth: '28/02/1990' }, field: '/body/date_of_birth', message: /^must be a date as YYYY-MM-DD/ },
+  { name: 'email not an email', body: { merchant_customer_id: 'cus-1', email: 'not-an-email' }, field: '/body/email', message: /^must be an email address/ },
   { name: 'nationality not ISO 3166-1', body: { merchant_customer_id: 'cus-1', nationality: 'XX' }, field: '/body/nationality' },
   { name: 'country lowercase', body: { merchant_customer_id: 'cus-1', country: 'br' }, field: '/body/country' },
   { name: 'merchant_customer_created_at not a date-time', body: { merchant_customer_id: 'cus-1', merchant_customer_created_at: 'yesterday' }, field: '/body/merchant_customer_created_at' },
   { name: 'unknown field', body: { merchant_customer_id: 'cus-1', emial: 'a@b.co' }, field: '/body/emial' },
   { name: 'unknown field in document', body: { merchant_customer_id: 'cus-1', document: { document_type: 'CPF', number: '1' } }, field: '/body/document/number' },
-  { name: 'phone with letters', body: { merchant_customer_id: 'cus-1', phone: { number: 'abc', country_code: '55' } }, field: '/body/phone/number' },
+  { name: 'phone with letters', body: { merchant_customer_id: 'cus-1', phone: { number: 'abc', country_code: '55' } }, field: '/body/phone/number', message: /^must be 4 to 20 digits$/ },
   {
     name: 'metadata over 50 entries',
     body: { merchant_customer_id: 'cus-1', metadata: Array.from({ length: 51 }, (_, i) => ({ key: `k${i}`, value: 'v' })) },
@@ -87,11 +114,18 @@ for (const backend of backends()) {
       expect([...customerSchema.required].sort()).toEqual(Object.keys(customerSchema.properties).sort());
     });
 
-    it.each(badInputs)('400 names the field: $name', async ({ body, field }) => {
+    it.each(badInputs)('400 names the field: $name', async ({ body, field, message }) => {
       const res = await t.fetch('/customers', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
       const problem = await expectProblem(res, 400, 'INVALID_REQUEST');
       const paths = (problem.errors as { path: string }[]).map((e) => e.path);
       expect(paths).toContain(field);
+      if (message) expect((problem.errors as { path: string; message: string }[]).find((e) => e.path === field)?.message).toMatch(message);
+    });
+
+    it('400: a malformed id in the path says a UUID, not a length', async () => {
+      const res = await t.fetch('/customers/abc');
+      const problem = await expectProblem(res, 400, 'INVALID_REQUEST');
+      expect(problem.errors).toEqual([{ path: '/params/customer_id', message: expect.stringMatching(/^must be a UUID as this API returned it, for example [0-9a-f-]{36}$/) }]);
     });
 
     it('400: malformed JSON', async () => {

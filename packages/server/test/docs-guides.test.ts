@@ -13,6 +13,8 @@ import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { PROBLEMS } from '../src/http/problems.js';
 import { CONNECTORS } from '../src/providers/connectors.js';
+import { CARDS_B } from '../src/providers/sandbox/acquirer-b/server.js';
+import { REASONS as B_REASONS } from '../src/providers/sandbox/sandbox-b-provider.js';
 import { TEST_CARDS } from '../src/providers/sandbox/test-cards.js';
 import { expectSchema } from './support/assertions.js';
 import { useServer } from './support/harness.js';
@@ -52,6 +54,18 @@ describe('docs/guides/test-cards.md', () => {
     if (card.outcome === 'DECLINED') expect(what).toMatch(/^declined/);
     if (card.outcome === 'ERROR') expect(what).toMatch(/^provider error/);
     if (card.chargebackFollows) expect(what).toContain('chargeback');
+  });
+});
+
+describe('docs/guides/test-cards.md: SANDBOX_B', () => {
+  const rows = tableRows(guide('test-cards'), "card number | `SANDBOX_B`'s refusal");
+
+  it('lists exactly SANDBOX_B’s refusals, with its reason, our response code, ISO 8583 and advice codes', () => {
+    expect(rows.map((r) => unquote(r[0]!)).sort()).toEqual(Object.keys(CARDS_B).sort());
+    for (const row of rows) {
+      const [reasonCode, reason, iso, advice] = CARDS_B[unquote(row[0]!)]!;
+      expect(row.slice(1), row[0]).toEqual([`\`${reasonCode}\` ${reason}`, `\`${B_REASONS[reasonCode]![0]}\``, `\`${iso}\``, advice ? `\`${advice}\`` : '—']);
+    }
   });
 });
 

@@ -33,9 +33,9 @@ for (const backend of backends()) {
         expect(res.status).toBe(200);
       }
       const unenrolled = await list(t, `type=enrollment.unenrolled&created_gte=${encodeURIComponent(start)}`);
-      expect(unenrolled.events.map((e) => (e.data as unknown as { payment_method: { vaulted_token: string } }).payment_method.vaulted_token)).toEqual([...tokens].reverse());
+      expect(unenrolled.events.map((e) => (e.type_event === 'enrollment.unenrolled' ? e.data.payment_method.vaulted_token : e.type_event))).toEqual([...tokens].reverse());
       expect(unenrolled).toMatchObject({ has_more: false, next_cursor: null });
-      for (const e of unenrolled.events) expect(e).toMatchObject({ type: 'enrollment', type_event: 'enrollment.unenrolled', account_id: t.sandbox.account_id });
+      for (const e of unenrolled.events) expect(e).toMatchObject({ type: 'enrollment', type_event: 'enrollment.unenrolled', account_id: t.sandbox.account_id, version: 1 });
 
       // Page by page: one event a page, the same events in the same order.
       const first = await list(t, `type=enrollment.unenrolled&created_gte=${encodeURIComponent(start)}&limit=1`);

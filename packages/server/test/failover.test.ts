@@ -1,10 +1,14 @@
 /**
  * The failover table (src/orchestration/failover.ts), row by row, and what it makes of the sandbox test
- * cards: soft failures move a payment on to the next provider, hard declines never do.
+ * cards and of every connector's code table: soft failures move a payment on to the next provider, hard
+ * declines never do. The routing guide's table is FAILOVER_RULES rendered (UPDATE_FAILOVER_DOCS=1
+ * rewrites it), so the guide says what the code does.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { FAILOVER_TABLE, failoverDecision, movesOn, type AttemptAnswer, type FailoverDecision } from '../src/orchestration/failover.js';
+import { FAILOVER_RULES, failoverDecision, failoverRule, movesOn, type AttemptAnswer, type FailoverDecision, type FailoverRule } from '../src/orchestration/failover.js';
+import { CONNECTORS } from '../src/providers/connectors.js';
+import { CARDS_B } from '../src/providers/sandbox/acquirer-b/server.js';
 import { TEST_CARDS } from '../src/providers/sandbox/test-cards.js';
 
 const answered = (outcome: 'SUCCEEDED' | 'DECLINED' | 'ERROR', iso: string, advice: string | null = null): AttemptAnswer => ({
@@ -47,10 +51,20 @@ describe('failover table', () => {
     expect(['APPROVED', 'HARD_DECLINE', 'SOFT_FAILURE', 'UNKNOWN'].filter((d) => movesOn(d as FailoverDecision))).toEqual(['SOFT_FAILURE', 'UNKNOWN']);
   });
 
-  it('the documented table has a row for every decision, and each decision appears in the cases above', () => {
-    const documented = new Set(FAILOVER_TABLE.map((r) => r.decision));
-    expect([...documented].sort()).toEqual(['APPROVED', 'HARD_DECLINE', 'SOFT_FAILURE', 'UNKNOWN']);
-    for (const row of FAILOVER_TABLE) expect(cases.some(([, , d]) => d === row.decision)).toBe(true);
+  it('the rules decide every decision, each example by its own row (the first that matches)', () => {
+    expect([...new Set(FAILOVER_RULES.map((r) => r.decision))].sort()).toEqual(['APPROVED', 'HARD_DECLINE', 'SOFT_FAILURE', 'UNKNOWN']);
+    for (const rule of FAILOVER_RULES) {
+      for (const e of rule.examples ?? []) expect(failoverRule(answered('DECLINED', e.iso, e.advice ?? null)), `${e.what}: "${rule.answer}"`).toBe(rule);
+    }
+    // Each case above is decided by a row of the table with that decision.
+    for (const [name, answer, decision] of cases) expect(failoverRule(answer).decision, name).toBe(decision);
+  });
+
+  it("every connector's code table and both sandbox acquirers' cards decide as their rows say", () => {
+    for (const connector of CONNECTORS) {
+      for (const row of connector.codes) expect(failoverDecision({ answered: true, result: row }), `${connector.id} ${row.providerCode}`).toBe(row.decision);
+    }
+    for (const [pan, [, , iso, advice]] of Object.entries(CARDS_B)) expect(failoverDecision(answered('DECLINED', iso, advice)), `SANDBOX_B ${pan}`).toBe('HARD_DECLINE');
   });
 
   it('sandbox test cards: 0077 (provider error) moves on; 0010 insufficient funds, stolen, invalid card, CVV stop', () => {
@@ -67,7 +81,24 @@ describe('failover table', () => {
   });
 });
 
+/** The guide's table: one row per rule, in order, the examples after the rule's words. */
+function renderRules(rules: readonly FailoverRule[]): string {
+  const examples = (r: FailoverRule) =>
+    r.examples ? `, e.g. ${r.examples.map((e) => `${e.what} (ISO \`${e.iso}\`${e.advice ? `, advice \`${e.advice}\`` : ''})`).join(', ')}` : '';
+  return ['| the provider answered | what happens |', '|---|---|', ...rules.map((r) => `| ${r.answer}${examples(r)} | ${r.effect} |`)].join('\n');
+}
+
 describe('the failover table in the docs', () => {
+  it('docs/guides/routing.md renders FAILOVER_RULES, row by row, between its markers (UPDATE_FAILOVER_DOCS=1 rewrites it)', () => {
+    const file = new URL('../../../docs/guides/routing.md', import.meta.url);
+    const guide = readFileSync(file, 'utf8');
+    const markers = /(<!-- failover-table:start[^\n]*-->\n)([\s\S]*?)\n(<!-- failover-table:end -->)/;
+    expect(guide, 'routing.md has <!-- failover-table:start … --> and <!-- failover-table:end --> markers').toMatch(markers);
+    const expected = renderRules(FAILOVER_RULES);
+    if (process.env.UPDATE_FAILOVER_DOCS === '1') writeFileSync(file, guide.replace(markers, (_all, start: string, _table, end: string) => `${start}${expected}\n${end}`));
+    else expect(markers.exec(guide)![2], 'run UPDATE_FAILOVER_DOCS=1 npx vitest run --project server test/failover.test.ts').toBe(expected);
+  });
+
   const section = (file: string, heading: string) => {
     const text = readFileSync(new URL(`../../../${file}`, import.meta.url), 'utf8');
     const start = text.indexOf(heading);

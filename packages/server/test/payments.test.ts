@@ -15,7 +15,7 @@ const ISO_MICROS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 const PAYMENT_FIELDS = [
   'id', 'account_id', 'description', 'country', 'status', 'sub_status', 'merchant_order_id', 'created_at', 'updated_at', 'amount',
   'checkout', 'payment_method', 'customer_payer', 'additional_data', 'taxes', 'transactions', 'transactions_history', 'split',
-  'callback_url', 'workflow', 'metadata',
+  'callback_url', 'workflow', 'metadata', 'routing_rules',
 ].sort();
 
 /** Yuno's create shape: no taxes or split; the create-only members instead. */
@@ -437,9 +437,10 @@ for (const backend of backends()) {
       expect(Object.keys(p).sort()).toEqual(PAYMENT_FIELDS);
       expect(p.transactions_history).toBeNull();
       expect(p.transactions[0]!.provider_data.raw_response).toBeNull();
-      // The same payment as the create response, in the retrieval shape.
+      // The same payment as the create response, in the retrieval shape (routing_rules included).
       expect(p.transactions).toEqual([created.transactions]);
-      const { transactions: _t, transactions_history: _h, split_marketplace: _s, fraud_screening: _f, payment_link_id: _l, subscription_code: _c, routing_rules: _r, simplified_mode: _m, ...shared } = created;
+      const { transactions: _t, transactions_history: _h, split_marketplace: _s, fraud_screening: _f, payment_link_id: _l, subscription_code: _c, simplified_mode: _m, ...shared } = created;
+      expect(shared.routing_rules).toMatchObject({ condition: { id: 0 } });
       expect(p).toMatchObject(shared);
       expect(res.headers.get('etag')).toMatch(/^"[A-Za-z0-9_-]+"$/);
     });

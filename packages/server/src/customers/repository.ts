@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/database.js';
+import { PERSONAL_DATA, type PersonalData } from '../platform/personal-data.js';
 
 /** A customers row as stored (jsonb columns come back parsed). */
 export interface CustomerRow {
@@ -49,10 +50,22 @@ const INSERTED: Record<keyof NewCustomerRow, (v: unknown) => unknown> = {
 export type CustomerChanges = Partial<Omit<NewCustomerRow, 'id' | 'organization_id'>>;
 const UPDATABLE = new Set<string>(Object.keys(INSERTED).filter((f) => f !== 'id' && f !== 'organization_id'));
 
-/** The personal data a deletion clears (merchant_customer_id stays: payments and logs refer to it). */
-const CLEARED_ON_DELETE = `first_name = NULL, last_name = NULL, gender = NULL, date_of_birth = NULL, email = NULL, nationality = NULL,
-  country = NULL, document = NULL, phone = NULL, billing_address = NULL, shipping_address = NULL, metadata = '[]',
-  merchant_customer_created_at = NULL`;
+/**
+ * The statement that deletes a customer: marks it deleted and clears every field the spec declares
+ * personal on `Customer` (`x-personal-data: true`; a column has the field's name). The rest stays:
+ * merchant_customer_id (payments and logs refer to it), the id and the timestamps. A personal field that is
+ * neither nullable nor a list cannot be cleared: the server refuses to start rather than keep it.
+ */
+export function deletionSql(personal: PersonalData): string {
+  const sets = personal.fieldsOf('Customer').map((f) => {
+    if (f.cleared === undefined) throw new Error(`Customer.${f.name} is personal but neither nullable nor a list: a deletion could not clear it`);
+    return `${f.name} = ${f.cleared === 'null' ? 'NULL' : `'[]'`}`;
+  });
+  return `UPDATE customers SET deleted_at = clock_timestamp(), updated_at = clock_timestamp(), ${sets.join(', ')}
+    WHERE id = $1 AND organization_id = $2 AND deleted_at IS NULL
+    RETURNING id`;
+}
+const DELETION_SQL = deletionSql(PERSONAL_DATA);
 
 const INSERT_FIELDS = Object.keys(INSERTED) as (keyof NewCustomerRow)[];
 const INSERT_SQL = `INSERT INTO customers (${INSERT_FIELDS.join(', ')})
@@ -145,12 +158,7 @@ export const customersRepository = {
 
   /** Marks the customer deleted and clears its personal data; false when there was no live customer. */
   async markDeleted(db: Queryable, organizationId: string, id: string): Promise<boolean> {
-    const rows = await db.query(
-      `UPDATE customers SET deleted_at = clock_timestamp(), updated_at = clock_timestamp(), ${CLEARED_ON_DELETE}
-        WHERE id = $1 AND organization_id = $2 AND deleted_at IS NULL
-        RETURNING id`,
-      [id, organizationId],
-    );
+    const rows = await db.query(DELETION_SQL, [id, organizationId]);
     return rows.length > 0;
   },
 };

@@ -8,6 +8,7 @@ import { isDatabaseUnavailable } from '../db/database.js';
 import { ConcurrencyLimitedError } from '../db/organization-gate.js';
 import { UnrecordedOutcomeError } from '../idempotency/idempotency.js';
 import type { Logger } from '../platform/logger.js';
+import type { FieldMessages } from './field-messages.js';
 import { describeFieldErrors, problemBody, ProblemError, type FieldError, type ProblemReply } from './problems.js';
 import { sendProblem } from './send.js';
 import type { OperationInfo } from './spec.js';
@@ -20,12 +21,13 @@ export class NotImplementedError extends Error {
 
 type ValidatorError = Error & { status?: number; errors?: { path?: string; message?: string; errorCode?: string }[]; type?: string; expose?: boolean; limit?: number };
 
-function fieldErrors(err: ValidatorError): FieldError[] {
+function fieldErrors(err: ValidatorError, operation: OperationInfo | undefined, messages: FieldMessages): FieldError[] {
   // An if/then's own summary ("must match "then" schema") names no field: the then-branch's errors do (http/discriminators.ts).
-  const errors = (err.errors ?? []).filter((e) => e.errorCode !== 'if.openapi.validation').map((e) => ({
-    path: pointerOf(e.path ?? ''),
-    message: e.message ?? 'is invalid',
-  }));
+  const errors = (err.errors ?? []).filter((e) => e.errorCode !== 'if.openapi.validation').map((e) => {
+    const path = pointerOf(e.path ?? '');
+    // Pattern, format, length and range errors say what to send, from the field's schema (field-messages.ts).
+    return { path, message: messages(operation, path, e.message ?? 'is invalid', e.errorCode) };
+  });
   // Each alternative may say the same of one place ("/body must be object"): once is enough.
   return errors.filter((e, i) => errors.findIndex((o) => o.path === e.path && o.message === e.message) === i);
 }
@@ -37,7 +39,7 @@ function pointerOf(path: string): string {
   return path.replace(/^\.?/, '').replace(/^(?!\/)/, '/').replace(/\./g, '/');
 }
 
-export function errorHandler(log: Logger): ErrorRequestHandler {
+export function errorHandler(log: Logger, messages: FieldMessages): ErrorRequestHandler {
   return (err: ValidatorError, req: Request, res: Response, _next) => {
     const send = (status: number, body: ReturnType<typeof problemBody>, headers?: Record<string, string>) =>
       sendProblem(req, res, status, body, headers);
@@ -69,7 +71,7 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
     if (err.status && err.status < 500 && !isResponseValidation) {
       switch (err.status) {
         case 400: {
-          const errors = fieldErrors(err);
+          const errors = fieldErrors(err, res.locals.operation as OperationInfo | undefined, messages);
           return send(400, problemBody('INVALID_REQUEST', describeFieldErrors(errors), { errors }));
         }
         case 404:

@@ -44,43 +44,101 @@ const ISSUER_UNAVAILABLE_ISO = new Set([
   '96', // system malfunction
 ]);
 
-export function failoverDecision(answer: AttemptAnswer): FailoverDecision {
-  if (!answer.answered) {
-    // No answer at all: sent (TIMEOUT, CONNECTION_CUT) → the provider may have acted. NOT_SENT certainly did
-    // not reach it. BAD_RESPONSE is an answer we cannot read (an HTTP 5xx, a broken body): soft for routing,
-    // and the attempt is still looked up by reconciliation (maybeProcessed).
-    return answer.kind === 'TIMEOUT' || answer.kind === 'CONNECTION_CUT' ? 'UNKNOWN' : 'SOFT_FAILURE';
-  }
-  const { outcome, iso8583ResponseCode: iso, merchantAdviceCode: advice } = answer.result;
-  if (outcome === 'SUCCEEDED') return 'APPROVED';
-  if (outcome === 'ERROR') return 'SOFT_FAILURE';
-  if (advice !== null && NEVER_RETRY_ADVICE.has(advice)) return 'HARD_DECLINE';
-  if (advice !== null && RETRY_LATER_ADVICE.has(advice)) return 'SOFT_FAILURE';
-  if (ISSUER_UNAVAILABLE_ISO.has(iso)) return 'SOFT_FAILURE';
-  return 'HARD_DECLINE';
+/** One row of the failover table: what a try's outcome looks like, and what follows. */
+export interface FailoverRule {
+  /** The routing guide's "the provider answered" cell (Markdown), built from the same code sets the rule matches. */
+  answer: string;
+  /** The guide's "what happens" cell. */
+  effect: string;
+  decision: FailoverDecision;
+  matches(answer: AttemptAnswer): boolean;
+  /** Answers this row decides (the guide names them; the test checks this row is the first to match each). */
+  examples?: readonly { iso: string; advice?: string; what: string }[];
 }
+
+const list = (codes: Iterable<string>) => [...codes].map((c) => `\`${c}\``).join(', ');
+const declined = (a: AttemptAnswer) => a.answered && a.result.outcome === 'DECLINED';
+const adviceIn = (set: ReadonlySet<string>) => (a: AttemptAnswer) => declined(a) && a.answered && a.result.merchantAdviceCode !== null && set.has(a.result.merchantAdviceCode);
+const NEXT_STEP = 'the next step is tried';
+const STOP = 'the payment is `DECLINED`: no other provider is asked';
+
+/**
+ * THE failover table, read top down: the first row that matches decides. failoverDecision walks it, and
+ * docs/guides/routing.md renders it between its `failover-table` markers (test/failover.test.ts keeps
+ * them equal), so the guide cannot say something the code does not do.
+ */
+export const FAILOVER_RULES: readonly FailoverRule[] = [
+  {
+    answer: 'could not be reached (`NOT_SENT`: connection refused, DNS, TLS), or an unreadable answer (`BAD_RESPONSE`: an HTTP 5xx, a broken body)',
+    effect: NEXT_STEP,
+    decision: 'SOFT_FAILURE',
+    matches: (a) => !a.answered && a.kind !== 'TIMEOUT' && a.kind !== 'CONNECTION_CUT',
+  },
+  {
+    answer: "nothing within the connection's `timeout_ms` (`TIMEOUT`), or the connection broke before the answer (`CONNECTION_CUT`)",
+    effect: `${NEXT_STEP}; the unanswered try stays \`PENDING\` until the reconciliation asks that provider what happened (below)`,
+    decision: 'UNKNOWN',
+    matches: (a) => !a.answered && (a.kind === 'TIMEOUT' || a.kind === 'CONNECTION_CUT'),
+  },
+  {
+    answer: 'approved',
+    effect: 'the payment is `SUCCEEDED` (or `PENDING` / `AUTHORIZED` with `capture: false`): no other provider is asked',
+    decision: 'APPROVED',
+    matches: (a) => a.answered && a.result.outcome === 'SUCCEEDED',
+  },
+  {
+    answer: 'a provider error (`ERROR`), whatever its codes',
+    effect: NEXT_STEP,
+    decision: 'SOFT_FAILURE',
+    matches: (a) => a.answered && a.result.outcome === 'ERROR',
+  },
+  {
+    answer: `declined with merchant advice ${list(NEVER_RETRY_ADVICE)} ("do not try again", "cancelled"), whatever the ISO 8583 code`,
+    effect: `${STOP} (a *hard* decline)`,
+    decision: 'HARD_DECLINE',
+    matches: adviceIn(NEVER_RETRY_ADVICE),
+    examples: [{ iso: '91', advice: '03', what: 'issuer inoperative, but do not try again' }],
+  },
+  {
+    answer: `declined with merchant advice ${list(RETRY_LATER_ADVICE)} "try again later", whatever the ISO 8583 code`,
+    effect: `${NEXT_STEP} (a *soft* decline)`,
+    decision: 'SOFT_FAILURE',
+    matches: adviceIn(RETRY_LATER_ADVICE),
+    examples: [{ iso: '05', advice: '02', what: 'do not honor, try again later, as test card …0036' }],
+  },
+  {
+    answer: `declined with ISO 8583 ${list(ISSUER_UNAVAILABLE_ISO)} (the issuer or the network could not decide)`,
+    effect: `${NEXT_STEP} (a *soft* decline)`,
+    decision: 'SOFT_FAILURE',
+    matches: (a) => declined(a) && a.answered && ISSUER_UNAVAILABLE_ISO.has(a.result.iso8583ResponseCode),
+  },
+  {
+    answer: 'any other decline',
+    effect: `${STOP} (a *hard* decline: retrying it elsewhere is what card schemes fine merchants for)`,
+    decision: 'HARD_DECLINE',
+    matches: declined,
+    examples: [
+      { iso: '51', what: 'insufficient funds' },
+      { iso: '05', what: 'do not honor' },
+      { iso: '43', what: 'stolen card' },
+      { iso: '41', what: 'lost card' },
+      { iso: '14', what: 'invalid card' },
+      { iso: 'N7', what: 'security code' },
+    ],
+  },
+];
+
+/** The first row of FAILOVER_RULES that matches (every answer matches one: the last takes any decline). */
+export function failoverRule(answer: AttemptAnswer): FailoverRule {
+  const rule = FAILOVER_RULES.find((r) => r.matches(answer));
+  if (!rule) throw new Error(`no failover rule for ${JSON.stringify(answer)}`);
+  return rule;
+}
+
+export const failoverDecision = (answer: AttemptAnswer): FailoverDecision => failoverRule(answer).decision;
 
 /** Whether the decision moves the payment on to the next step of its route. */
 export const movesOn = (decision: FailoverDecision) => decision === 'SOFT_FAILURE' || decision === 'UNKNOWN';
-
-/** The table as the docs render it (test/failover.test.ts checks each row against failoverDecision). */
-export const FAILOVER_TABLE: readonly { answer: string; example: string; decision: FailoverDecision }[] = [
-  { answer: 'Approved', example: 'ISO 00', decision: 'APPROVED' },
-  { answer: 'Provider error (outcome ERROR)', example: 'ISO 96 system malfunction', decision: 'SOFT_FAILURE' },
-  { answer: 'Not sent (connection refused, DNS, TLS)', example: 'NOT_SENT', decision: 'SOFT_FAILURE' },
-  { answer: 'Unreadable answer (HTTP 5xx, malformed body)', example: 'BAD_RESPONSE', decision: 'SOFT_FAILURE' },
-  { answer: 'No answer within the connection timeout', example: 'TIMEOUT', decision: 'UNKNOWN' },
-  { answer: 'Connection cut before the answer', example: 'CONNECTION_CUT', decision: 'UNKNOWN' },
-  { answer: 'Decline, merchant advice "try again later"', example: 'ISO 05 + MAC 02', decision: 'SOFT_FAILURE' },
-  { answer: 'Decline, issuer or network unavailable', example: 'ISO 19, 28, 68, 90, 91, 92, 96', decision: 'SOFT_FAILURE' },
-  { answer: 'Decline, merchant advice "do not try again" / cancelled', example: 'MAC 03, MAC 21 (any ISO code)', decision: 'HARD_DECLINE' },
-  { answer: 'Insufficient funds', example: 'ISO 51', decision: 'HARD_DECLINE' },
-  { answer: 'Do not honor', example: 'ISO 05 (no MAC, or MAC 03)', decision: 'HARD_DECLINE' },
-  { answer: 'Stolen / lost card', example: 'ISO 43, 41', decision: 'HARD_DECLINE' },
-  { answer: 'Invalid card number', example: 'ISO 14', decision: 'HARD_DECLINE' },
-  { answer: 'Security code (CVV) failure', example: 'ISO N7', decision: 'HARD_DECLINE' },
-  { answer: 'Any other decline', example: 'e.g. ISO 57, 62', decision: 'HARD_DECLINE' },
-];
 
 /**
  * The reasons payorch_failovers_total is labelled with: why there was no answer, or our response code of

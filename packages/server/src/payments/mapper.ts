@@ -121,6 +121,7 @@ export function toApiPayment(p: PaymentRow, transactions: TransactionRow[], hist
     transactions: transactions.map((t) => toApiTransaction(t, options)),
     transactions_history: history ? history.map(toApiHistory) : null,
     split: [],
+    routing_rules: routingRulesOf(p),
   };
 }
 

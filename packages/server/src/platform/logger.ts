@@ -2,8 +2,11 @@
  * Structured JSON logs (pino). Card data, secrets and customer data are removed here, by configuration,
  * so that no call site has to remember: request bodies are never logged, the paths below are censored
  * wherever they appear in a logged object, and an error (`err`, `error`) is logged as a redacted shape.
+ * The personal fields are the spec's (`x-personal-data: true`, platform/personal-data.ts): a member
+ * named like a field declared personal there is censored at any depth, with no list to update.
  */
 import { pino, type Logger } from 'pino';
+import { PERSONAL_DATA, personalCensor, type PersonalData } from './personal-data.js';
 
 export type { Logger } from 'pino';
 
@@ -84,13 +87,16 @@ export function redactError(err: unknown, depth = 0): RedactedError {
   };
 }
 
-export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
+/** `personal`: another declaration than the served spec's (a test's copy of the spec). */
+export function createLogger(level: string, destination?: pino.DestinationStream, personal: PersonalData = PERSONAL_DATA): Logger {
   return pino(
     {
       level,
       base: { service: 'payorch' },
       timestamp: pino.stdTimeFunctions.isoTime,
       redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+      // The spec's personal fields, by name at any depth (platform/personal-data.ts).
+      formatters: { log: personalCensor(personal) },
       serializers: { err: (err: unknown) => redactError(err), error: (err: unknown) => redactError(err) },
     },
     destination,

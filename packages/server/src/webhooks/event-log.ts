@@ -6,7 +6,7 @@
 import type { Schemas } from '@payorch/types';
 import { toIsoMicros, type Queryable } from '../db/database.js';
 import type { FieldError } from '../http/problems.js';
-import { resourceKind, type EventType } from './event-types.js';
+import { ENVELOPE_VERSION, resourceKind, type EventType } from './event-types.js';
 import { webhooksRepository as repo, type EventLogRow } from './repository.js';
 import { pageOf } from '../http/paging.js';
 
@@ -14,6 +14,7 @@ export const EVENT_RETENTION_DAYS = 30;
 
 const oldestKept = (now: Date) => new Date(now.getTime() - EVENT_RETENTION_DAYS * 86_400_000).toISOString();
 
+/** The event as delivered, less the per-delivery `retry`; its data as stored (the row's type decides its shape). */
 function toApiEvent(row: EventLogRow): Schemas['Event'] {
   const type = row.type as EventType;
   return {
@@ -21,9 +22,10 @@ function toApiEvent(row: EventLogRow): Schemas['Event'] {
     type: resourceKind(type),
     type_event: type,
     account_id: row.account_id,
+    version: ENVELOPE_VERSION,
     created_at: toIsoMicros(row.created_at),
-    data: row.data as Schemas['Event']['data'],
-  };
+    data: row.data,
+  } as Schemas['Event'];
 }
 
 export type ListEventsResult = { kind: 'ok'; value: Schemas['EventList'] } | { kind: 'invalid'; errors: FieldError[] };

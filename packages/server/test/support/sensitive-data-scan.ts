@@ -20,8 +20,16 @@
  *      dates (20xx…), which pass Luhn one time in ten.
  * UUIDs have no 13-digit group, ISO timestamps no 13-digit run, and masked PANs (450799******0002,
  * ****1111) have none either.
+ *
+ * Personal data, as the spec declares it (`x-personal-data: true`, src/platform/personal-data.ts — the
+ * same declaration the server's deletion and log redaction read, so a field added to the spec is looked
+ * for here without a list to update):
+ *   - in a log line, a member named like a personal field with a value (not null, empty or `[redacted]`),
+ *     at any depth;
+ *   - in the customers table, a deleted customer that still has a personal field of `Customer`.
  */
 import type { Queryable } from '../../src/db/database.js';
+import { PERSONAL_DATA, type PersonalData } from '../../src/platform/personal-data.js';
 
 export interface Secret {
   /** What it is, for the report (never the value). */
@@ -30,7 +38,7 @@ export interface Secret {
 }
 
 export interface Finding {
-  kind: 'pan' | 'security_code' | 'secret';
+  kind: 'pan' | 'security_code' | 'secret' | 'personal';
   /** `table payments.payment_method (id=…)` or `log line 12`. */
   where: string;
   /** Context with the finding masked: never a full PAN, code or secret. */
@@ -42,6 +50,8 @@ export interface ScanInput {
   db?: Queryable;
   logs?: readonly string[];
   secrets?: readonly Secret[];
+  /** Which fields are personal: the served spec's declaration unless a test gives another. */
+  personal?: PersonalData;
 }
 
 const PAN_CANDIDATE =
@@ -91,8 +101,9 @@ export function maskPan(pan: string): string {
 const codeLabel = (key: string, value: string) => `${key} with a ${value.length}-character value`;
 const hasDigit = (v: unknown) => (typeof v === 'number' ? true : typeof v === 'string' && /\d/.test(v));
 
-export async function scanForSensitiveData({ db, logs = [], secrets = [] }: ScanInput): Promise<Finding[]> {
+export async function scanForSensitiveData({ db, logs = [], secrets = [], personal = PERSONAL_DATA }: ScanInput): Promise<Finding[]> {
   const known = secrets.filter((s) => s.value.length >= 8);
+  const personalNames = new Set(personal.names);
   const findings = new Map<string, Finding>();
 
   /** The text around [start, end) with the hit replaced by `label`, every long digit run and every secret masked. */
@@ -160,6 +171,9 @@ export async function scanForSensitiveData({ db, logs = [], secrets = [] }: Scan
           const text = JSON.stringify({ [k]: v });
           add('security_code', where, text, 0, text.length, codeLabel(k, String(v)));
         }
+        if (opts.log && personalNames.has(k) && !isEmptyOrCensored(v)) {
+          add('personal', where, k, 0, k.length, `personal field ${k} logged with a value`);
+        }
         walk(v, where, opts, depth);
       }
     } else if (typeof value === 'string') scanText(value, where, opts, depth + 1);
@@ -172,6 +186,18 @@ export async function scanForSensitiveData({ db, logs = [], secrets = [] }: Scan
       `SELECT c.relname AS name FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
         WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p') ORDER BY 1`,
     );
+    if (tables.some((t) => t.name === 'customers')) {
+      // A deleted customer keeps nothing the spec declares personal on Customer (its column has the field's name).
+      const deleted = await db.query<{ id: string; j: Record<string, unknown> }>('SELECT id, to_jsonb(c) AS j FROM customers c WHERE deleted_at IS NOT NULL');
+      for (const row of deleted) {
+        for (const f of personal.fieldsOf('Customer')) {
+          if (f.name in row.j && !isEmptyOrCensored(row.j[f.name])) {
+            const label = `personal field ${f.name} kept on a deleted customer`;
+            add('personal', `table customers.${f.name} (id=${row.id})`, label, 0, label.length, label);
+          }
+        }
+      }
+    }
     for (const { name } of tables) {
       // Every column of every row as text (numbers exact, jsonb as JSON text, bytea as \x hex).
       const cells = await db.query<{ row: string; id: string | null; key: string; value: string | null }>(
@@ -186,6 +212,11 @@ export async function scanForSensitiveData({ db, logs = [], secrets = [] }: Scan
     }
   }
   return [...findings.values()];
+}
+
+/** Nothing personal left in a value: null, an empty string or list, or the logger's censor mark. */
+function isEmptyOrCensored(v: unknown): boolean {
+  return v === null || v === undefined || v === '' || v === '[redacted]' || (Array.isArray(v) && v.length === 0);
 }
 
 /** The hex of a secret's bytes as bytea would hold them: its UTF-8, and the key it encodes (base64). */

@@ -3014,6 +3014,7 @@ export interface components {
              */
             workflow: "DIRECT" | "SDK_CHECKOUT";
             metadata: components["schemas"]["Metadata"];
+            routing_rules: components["schemas"]["PaymentRoutingRules"];
         };
         /** @description Payments of the organization, newest first, each in the retrieval shape (as getPayment answers it). */
         PaymentList: {
@@ -3365,26 +3366,8 @@ export interface components {
          * @enum {string}
          */
         WebhookDeliveryStatus: "PENDING" | "DELIVERED" | "FAILED" | "CANCELED";
-        /** @description A webhook event as recorded (issue 15): the envelope endpoints receive, without the per-delivery `retry`. Kept 30 days after `created_at`, so that a merchant who missed deliveries can catch up. */
-        Event: {
-            /**
-             * Format: uuid
-             * @description The event's id; the `webhook-id` header and the envelope's `id` of every delivery of it.
-             */
-            id: string;
-            /** @description The kind of resource the event is about (`payment`, `enrollment`). */
-            type: string;
-            type_event: components["schemas"]["WebhookEventType"];
-            /** @description The account the resource belongs to, when it belongs to one. */
-            account_id: string | null;
-            /**
-             * Format: date-time
-             * @description When the event happened (the state change it announces).
-             */
-            created_at: string;
-            /** @description The event's `data`, exactly as delivered (its shape per `type_event` is in the spec's `webhooks`). */
-            data: Record<string, never>;
-        };
+        /** @description A webhook event as recorded (issue 15): the envelope endpoints receive, without the per-delivery `retry`. Kept 30 days after `created_at`, so that a merchant who missed deliveries can catch up. Its `data` is the one of its `type_event` in the spec's `webhooks`: generated code types an event as their union (`x-webhook-event-recorded`, tools/codegen.mjs), so it narrows on `type_event` with no cast. */
+        Event: Pick<components["schemas"]["EventEnrollmentEnrolled"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventEnrollmentDeclined"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventEnrollmentUnenrolled"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentSucceeded"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentDeclined"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentChargeback"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentDisputeSubmitted"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentDisputeWon"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentDisputeLost"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentAuthorized"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentCaptured"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentCanceled"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentRefunded"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentOperationFailed"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data">;
         /** @description The organization's events, newest first. */
         EventList: {
             events: components["schemas"]["Event"][];
@@ -4800,6 +4783,23 @@ export interface components {
             /** @description Why the status changed, for example a chargeback reason or a decline code, when known. */
             reason: string | null;
         };
+        /** @description The routing condition that matched the payment. */
+        PaymentRoutingCondition: {
+            /** @description Identifier of the routing condition. */
+            id: number;
+            name: string | null;
+            description: string | null;
+        };
+        /** @description How the payment was routed: the routing and the condition set (or default route) that chose its providers. */
+        PaymentRoutingRules: {
+            /** @description Whether smart routing chose the provider. */
+            smart_routing: boolean;
+            /** @description Whether routing monitors were applied. */
+            monitors: boolean;
+            condition: components["schemas"]["PaymentRoutingCondition"];
+            /** @description The routing that applied (`r_…`), null when none did. */
+            routing_id?: string | null;
+        };
         /** @description Amount to charge, in major units of the currency (150.5 means 150.50 BRL). The server also rejects more decimals than the currency's ISO 4217 minor units allow (400). */
         CreatePaymentAmount: {
             /** @description ISO 4217 currency code. */
@@ -4974,23 +4974,6 @@ export interface components {
                 processing_fee?: "MERCHANT" | "RECIPIENT" | "SHARED";
                 chargebacks?: boolean;
             };
-        };
-        /** @description The routing condition that matched the payment. */
-        PaymentRoutingCondition: {
-            /** @description Identifier of the routing condition. */
-            id: number;
-            name: string | null;
-            description: string | null;
-        };
-        /** @description How the payment was routed: the routing and the condition set (or default route) that chose its providers. */
-        PaymentRoutingRules: {
-            /** @description Whether smart routing chose the provider. */
-            smart_routing: boolean;
-            /** @description Whether routing monitors were applied. */
-            monitors: boolean;
-            condition: components["schemas"]["PaymentRoutingCondition"];
-            /** @description The routing that applied (`r_…`), null when none did. */
-            routing_id?: string | null;
         };
         /**
          * @description What a dispute evidence document shows (Yuno's evidence categories).

@@ -12,8 +12,8 @@ import { answerToResult, SandboxProvider } from './sandbox-provider.js';
 /** The account used when a call names no connection: acquirer B accepts any well-formed account and password. */
 export const SANDBOX_B_DEFAULT_CREDENTIALS = { merchant_account: 'PayorchSandbox', password: 'sandbox-b-password' } as const;
 
-/** B's refusalReasonCode → our response code and message. */
-const REASONS: Record<string, [string, string]> = {
+/** B's refusalReasonCode → our response code and message (docs/guides/test-cards.md shows them per card). */
+export const REASONS: Record<string, [string, string]> = {
   '51': ['INSUFFICIENT_FUNDS', 'Insufficient funds'],
   '2': ['DECLINED_BY_BANK', 'Declined by the issuing bank'],
   '24': ['INVALID_SECURITY_CODE', 'Invalid security code'],
