@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Schemas } from '@payorch/types';
 import { describe, expect, it } from 'vitest';
 import { openLinkCheckout, payLink } from '../src/checkout/payment-links.js';
+import { RetentionJob } from '../src/retention/job.js';
 import { expectProblem, expectSchema } from './support/assertions.js';
 import { backends, useServer, type Credentials, type TestServer } from './support/harness.js';
 import { CARDS, createCustomer, getPayment, postPayment, rawCard } from './support/payments.js';
@@ -38,7 +39,7 @@ async function createSession(t: TestServer, overrides: Partial<Schemas['Checkout
 }
 
 /** What the hosted form does: the card, with the public key alone (no secret key sent). */
-function tokenize(t: TestServer, sessionId: string, publicKey = t.sandbox.public_api_key, card = CARDS.approved): Promise<Response> {
+function tokenize(t: TestServer, sessionId: string, publicKey = t.sandbox.public_api_key, card: string = CARDS.approved): Promise<Response> {
   const c = rawCard(card);
   return t.fetch(`/checkout/sessions/${sessionId}/token`, {
     method: 'POST',
@@ -109,6 +110,8 @@ for (const backend of backends()) {
       await expectProblem(await t.fetch(`/checkout/sessions/${randomUUID()}`), 404, 'CHECKOUT_SESSION_NOT_FOUND');
       const otherReads = await t.fetch(`/checkout/sessions/${session.id}`, { headers: { 'public-api-key': other.public_api_key, 'private-secret-key': other.private_secret_key } });
       await expectProblem(otherReads, 404, 'CHECKOUT_SESSION_NOT_FOUND');
+      const moved = await t.fetch(`/checkout/sessions/${session.id}`, { method: 'PATCH', headers: json, body: JSON.stringify({ account_id: other.account_id }) });
+      await expectProblem(moved, 403, 'INVALID_ACCOUNT_ID');
     });
 
     it('a currency no provider serves: nothing to pay with', async () => {
@@ -236,6 +239,12 @@ for (const backend of backends()) {
       await t.db.query("UPDATE one_time_tokens SET expires_at = clock_timestamp() - interval '1 second' WHERE token = $1", [token]);
       await expectProblem(await postPayment(t, payBody(t, session, token)), 422, 'TOKEN_EXPIRED');
       expect(await paymentsOfOrder(t, session.merchant_order_id)).toHaveLength(0);
+      // The retention run destroys the sealed card of a token that expired unused; the row stays masked.
+      const report = await new RetentionJob({ db: t.db, log: t.running.deps.log, pauseMs: 0 }).runOnce();
+      expect(report.expiredTokens).toBeGreaterThanOrEqual(1);
+      const [row] = await t.db.query<{ card_ciphertext: unknown; card_data: { lfd: string } }>('SELECT card_ciphertext, card_data FROM one_time_tokens WHERE token = $1', [token]);
+      expect(row).toMatchObject({ card_ciphertext: null, card_data: { lfd: '0002' } });
+      await expectProblem(await postPayment(t, payBody(t, session, token)), 422, 'TOKEN_EXPIRED');
     });
 
     it('a declined card leaves the session open for another card', async () => {
@@ -349,7 +358,7 @@ for (const backend of backends()) {
       const after = (await (await t.fetch(`/payment-links/${link.code}`)).json()) as Schemas['PaymentLink'];
       expect(after).toMatchObject({ status: 'PAID', payments_number: 1, payments: [paid.payment.id] });
       const events = (await (await t.fetch('/events?type=payment_link.paid')).json()) as Schemas['EventList'];
-      expect(events.events.map((e) => (e.data as { payment_id: string }).payment_id)).toContain(paid.payment.id);
+      expect(events.events.map((e) => (e.data as unknown as { payment_id: string }).payment_id)).toContain(paid.payment.id);
       expect((await getPayment(t, paid.payment.id)).merchant_order_id).toBe(link.merchant_order_id);
 
       // A paid one-time link takes nothing more, and cannot be canceled.

@@ -1,7 +1,7 @@
 /**
  * Retention (issue 15): removes what is past its documented lifetime — webhook events (and their
  * deliveries and attempts) 30 days after created_at (EVENT_RETENTION_DAYS), idempotency records once
- * expired (24 hours). Every instance runs it; each batch is one short transaction of at most
+ * expired (24 hours), the sealed cards of one-time tokens that expired unused. Every instance runs it; each batch is one short transaction of at most
  * `batchSize` rows claimed with SKIP LOCKED, with a pause between batches, so it never holds locks a
  * request waits for and two instances never do the same work. Reads already hide expired events
  * (webhooks/event-log.ts), so a late or slow run changes no answer.
@@ -9,6 +9,7 @@
 import type { Database } from '../db/database.js';
 import type { Logger } from '../platform/logger.js';
 import { EVENT_RETENTION_DAYS } from '../webhooks/event-log.js';
+import { checkoutRepository } from '../checkout/repository.js';
 import { retentionRepository as repo } from './repository.js';
 
 export interface RetentionOptions {
@@ -28,6 +29,8 @@ export interface RetentionOptions {
 export interface RetentionReport {
   events: number;
   idempotencyKeys: number;
+  /** One-time tokens that expired unused whose sealed card was destroyed (checkout/tokens.ts). */
+  expiredTokens: number;
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref?.());
@@ -79,8 +82,9 @@ export class RetentionJob {
     const report = {
       events: await drain(() => db.transaction((tx) => repo.purgeEvents(tx, before, batchSize))),
       idempotencyKeys: await drain(() => db.transaction((tx) => repo.purgeIdempotencyKeys(tx, batchSize))),
+      expiredTokens: await drain(() => db.transaction((tx) => checkoutRepository.shredExpiredTokens(tx, batchSize))),
     };
-    if (report.events + report.idempotencyKeys > 0) this.options.log.info(report, 'retention removed expired records');
+    if (report.events + report.idempotencyKeys + report.expiredTokens > 0) this.options.log.info(report, 'retention removed expired records');
     return report;
   }
 }

@@ -73,6 +73,26 @@ export const UNREACHABLE_ALLOWED: { status: number; operations: '*' | readonly (
     operations: ['updateConnection'],
     why: 'PROVIDER_NOT_AVAILABLE needs a connection to a provider the service does not run: a sandbox one outside sandbox mode (this suite runs in sandbox mode); production-mode.test.ts reaches it and checks the body',
   },
+  {
+    status: 409,
+    operations: ['updateCheckoutSession', 'createCheckoutToken'],
+    why: 'INVALID_STATUS needs a paid (or expired) checkout session: a payment with one of its tokens; checkout.test.ts reaches both and checks the bodies',
+  },
+  {
+    status: 403,
+    operations: ['updateCheckoutSession'],
+    why: "INVALID_ACCOUNT_ID needs a PATCH naming another account than the session's (the examples name none); checkout.test.ts reaches it",
+  },
+  {
+    status: 409,
+    operations: ['enrollCustomerSessionPaymentMethod'],
+    why: "the vault's enrollment answers 409 INVALID_STATUS only for non-card methods completing a hosted approval; a customer session enrolls cards only, so it cannot occur (documented because the enrollment's answers are shared)",
+  },
+  {
+    status: 502,
+    operations: ['enrollCustomerSessionPaymentMethod'],
+    why: "PROVIDER_UNAVAILABLE comes from the enrollment's verify call (or a write failing after it); a customer session's enrollment sends no verify today, so it cannot occur (documented because the enrollment's answers are shared)",
+  },
 ];
 
 /**

@@ -116,6 +116,9 @@ export async function send(target: Target, op: SpecOperation, req: Req = {}): Pr
     if (op.security === 'merchant') {
       headers.set('public-api-key', target.merchant.public_api_key);
       headers.set('private-secret-key', target.merchant.private_secret_key);
+    } else if (op.security === 'public') {
+      // A shopper's browser: the public key alone.
+      headers.set('public-api-key', target.merchant.public_api_key);
     } else if (op.security === 'admin') {
       headers.set('admin-api-key', target.adminKey);
     }
@@ -136,7 +139,7 @@ export async function send(target: Target, op: SpecOperation, req: Req = {}): Pr
   const ex: Exchange = { op, path, status: res.status, headers: res.headers, text, body: undefined, notImplemented: false, idempotencyKey, rawBody };
   target.recorder.hit(op.operationId, res.status);
   checkConformance(target.recorder, ex);
-  if (target.rateLimit && op.security === 'merchant' && auth === 'default' && ex.status !== 401) {
+  if (target.rateLimit && (op.security === 'merchant' || op.security === 'public') && auth === 'default' && ex.status !== 401) {
     expect(res.headers.get('ratelimit-limit'), `${op.operationId} → ${ex.status}: RateLimit-Limit`).toBe(String(target.rateLimit));
   }
   return ex;

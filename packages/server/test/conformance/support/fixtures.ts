@@ -240,7 +240,7 @@ export const PREPARE: Record<string, Prepare> = {
   createCheckoutSession: async (fx, ex) => ({ body: withAccount(fx, ex, { customer_id: await fx.customer() }) }),
   createCustomerSession: async (fx, ex) => ({ body: withAccount(fx, ex, { customer_id: await fx.customer() }) }),
   // The token endpoint takes the session's own account (or none).
-  createCheckoutToken: async (fx, ex) => ({ params: { checkout_session: await fx.checkoutSession() }, body: ex }),
+  createCheckoutToken: async (fx, ex) => ({ params: { checkout_session: await fx.checkoutSession() }, body: withAccount(fx, ex) }),
   enrollPaymentMethod: async (fx, ex) => ({ params: { customer_id: await fx.customer() }, body: withAccount(fx, ex) }),
   listPaymentMethods: async (fx) => ({ params: { customer_id: await fx.customer() } }),
   createPayment: async (fx, ex) => {
