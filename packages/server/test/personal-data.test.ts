@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generate } from '../../../tools/codegen.mjs';
 import { deletionSql } from '../src/customers/repository.js';
+import { migrate } from '../src/db/migrate.js';
 import { createLogger } from '../src/platform/logger.js';
 import { PERSONAL_DATA, personalDataOf, type PersonalData, type SpecWithSchemas } from '../src/platform/personal-data.js';
 import { backends, openTestDatabase } from './support/harness.js';
@@ -66,6 +67,7 @@ describe.each(backends())('deleting a customer clears it (%s)', (backend) => {
   let drop: () => Promise<void>;
   beforeAll(async () => {
     ({ db, drop } = await openTestDatabase(backend));
+    await migrate(db); // a PGlite from the pool is migrated already; a PostgreSQL schema starts empty
     // The migration the walkthrough asks for (docs/contributing.md).
     await db.query('ALTER TABLE customers ADD COLUMN nickname text');
   });
