@@ -26,7 +26,7 @@ export const FAVICON = join(root, 'docs/assets/favicon.svg');
 const defaultOut = join(root, 'dist/docs');
 
 /** The order a newcomer reads them in; a guide not listed here comes after these, by name. */
-const GUIDE_ORDER = ['getting-started', 'test-cards', 'errors', 'idempotency', 'webhooks', 'client', 'routing', 'provider-notifications', 'yuno-compatibility'];
+const GUIDE_ORDER = ['getting-started', 'test-cards', 'errors', 'idempotency', 'webhooks', 'client', 'checkout', 'routing', 'provider-notifications', 'yuno-compatibility'];
 
 const require = createRequire(import.meta.url);
 /** Redoc's standalone bundle (React and its other dependencies inside): one script, no network. */

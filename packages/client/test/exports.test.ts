@@ -40,8 +40,8 @@ describe('package.json', () => {
   });
 
   const entries = Object.entries(pkg.exports).filter((e): e is [string, { types: string; default: string }] => typeof e[1] === 'object');
-  it('exports ".", and "./node" with types first', () => {
-    expect(entries.map(([k]) => k)).toEqual(['.', './node']);
+  it('exports ".", "./node" and "./checkout" with types first', () => {
+    expect(entries.map(([k]) => k)).toEqual(['.', './node', './checkout']);
     for (const [, conditions] of entries) expect(Object.keys(conditions)).toEqual(['types', 'default']);
   });
 
@@ -64,6 +64,12 @@ describe('entries', () => {
   it('"@payorch/client/node" loads by name and exports evidenceFromFile', async () => {
     const mod = await import('@payorch/client/node');
     expect(typeof mod.evidenceFromFile).toBe('function');
+  });
+
+  it('"@payorch/client/checkout" loads by name, exports the browser helper and imports nothing', async () => {
+    const mod = await import('@payorch/client/checkout');
+    for (const name of ['mountCardForm', 'cardFormUrl', 'isCardFormResult']) expect(typeof (mod as Record<string, unknown>)[name], name).toBe('function');
+    expect(readFileSync(join(root, 'dist/checkout.js'), 'utf8')).not.toMatch(/^\s*import\b|\bimport\(/m);
   });
 
   it('the core (everything reachable from dist/index.js) imports no Node built-in', () => {

@@ -30,6 +30,8 @@ import { brandIconsRouter } from './vault/brand-icons.js';
 import { faviconRouter } from './http/favicon.js';
 import { sandboxPagesRouter } from './vault/sandbox-pages.js';
 import { walletPageRouter } from './payments/async-methods/wallet-page.js';
+import { checkoutSources } from './hosted/checkout-sources.js';
+import { hostedPagesRouter } from './hosted/router.js';
 
 /** packages/server/dist/docs, from src/ (tests) and from dist/ alike. */
 const DOCS_SITE = fileURLToPath(new URL('../dist/docs', import.meta.url));
@@ -85,11 +87,13 @@ export function createApp(options: CreateAppOptions): express.Express {
   const authFailures = new AuthFailureLimiter(storeFor(deps.config.authFailuresPerMinute), deps.config.authFailuresPerMinute);
   // The operator's scrape (outside the API and its spec; METRICS_TOKEN: see http/metrics-endpoint.ts).
   app.get('/metrics', metricsEndpoint(deps, authFailures));
-  // Not in the API contract (brand images, the sandbox provider's HTML page): before the spec router's 404.
+  // Not in the API contract (brand images, the sandbox provider's HTML page, the hosted checkout pages): before the spec router's 404.
   // The sandbox page exists in sandbox mode only: elsewhere it would approve enrollments with no bank check.
   app.use(faviconRouter(DOCS_SITE));
   app.use(brandIconsRouter());
   if (deps.config.sandbox) app.use(sandboxPagesRouter(deps), walletPageRouter(deps));
+  // The hosted card form and payment link pages (/checkout/…, each with its own CSP: hosted/origins.ts).
+  app.use(hostedPagesRouter(deps, checkoutSources));
   const bodyBounds = boundBodyShape(spec, ops);
   app.use(base, resolveOperation(ops), authenticate(deps, authFailures), limiter, parseJsonBody(bodyBounds.checkRaw), rejectUnstorableStrings, bodyBounds.beforeValidation);
   app.use(openApiValidator(deps.config.validateResponses));

@@ -10,8 +10,8 @@ import type { FieldError } from '../http/problems.js';
 
 const { creditCardType } = cardValidator;
 
-/** The API's brand names for the library's card types. */
-const BRAND_OF_TYPE: Readonly<Record<string, string>> = {
+/** The API's brand names for the library's card types (the hosted form gets the same table: hosted/card-rules.ts). */
+export const BRAND_OF_TYPE: Readonly<Record<string, string>> = {
   visa: 'VISA',
   mastercard: 'MASTERCARD',
   'american-express': 'AMEX',
