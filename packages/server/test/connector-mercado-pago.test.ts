@@ -17,7 +17,7 @@ import { NotificationSignatureError, ProviderUnavailableError, type Charge, type
 import { startMercadoPagoDouble, type DoubleAccount, type MercadoPagoDouble } from './doubles/mercado-pago/server.js';
 import { connectProvider, routeCards } from './support/connectors.js';
 import { backends, useServer, type TestServer } from './support/harness.js';
-import { describeFindings, scanForSensitiveData } from './support/sensitive-data-scan.js';
+import { describeFindings, scanForSensitiveData, NO_PERSONAL_DATA } from './support/sensitive-data-scan.js';
 import { authorizedPayment, createPayment, getPayment, postLifecycle, rawCard } from './support/payments.js';
 
 type Created = Schemas['CreatedPayment'];
@@ -369,6 +369,7 @@ describe("the double's request log", () => {
   it('holds no card number, security code or connection secret', async () => {
     expect(double.requests.length).toBeGreaterThan(0);
     const findings = await scanForSensitiveData({
+      personal: NO_PERSONAL_DATA,
       logs: double.requests.map((r) => JSON.stringify(r)),
       secrets: accounts.flatMap((a) => [
         { name: 'an access token', value: a.access_token },

@@ -195,7 +195,6 @@ for (const backend of backends()) {
       { name: 'currency not ISO 4217', mutate: (b) => ({ ...b, amount: { currency: 'XYZ', value: 10 } }), field: '/body/amount/currency' },
       { name: 'currency lowercase', mutate: (b) => ({ ...b, amount: { currency: 'brl', value: 10 } }), field: '/body/amount/currency' },
       { name: 'country not ISO 3166', mutate: (b) => ({ ...b, country: 'XX' }), field: '/body/country' },
-      { name: 'workflow SDK_CHECKOUT', mutate: (b) => ({ ...b, workflow: 'SDK_CHECKOUT' }), field: '/body/workflow' },
       { name: 'customer_payer.id not a uuid', mutate: (b) => ({ ...b, customer_payer: { id: 'abc' } }), field: '/body/customer_payer/id' },
       { name: 'payment_method.type CASH (not a type payorch takes)', mutate: (b) => ({ ...b, payment_method: { type: 'CASH', vaulted_token: randomUUID() } }), field: '/body/payment_method/type' },
       // Without vaulted_token the card must be in detail.card.card_data; with it, card_data is refused.

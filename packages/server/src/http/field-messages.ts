@@ -57,6 +57,8 @@ export const PATTERN_PHRASES: Record<string, string> = {
   '^([0-9A-Fa-f]{2}){16,64}$': '32 to 128 hexadecimal digits (an even number of them)',
   '^[A-Za-z0-9][A-Za-z0-9-]{0,99}$': '1 to 100 letters, digits or `-`, starting with a letter or digit',
   '^(TEST|APP_USR)-[A-Za-z0-9-]{16,240}$': 'a Mercado Pago access token (TEST-… or APP_USR-…)',
+  '^[0-9]{1,11}(\\.[0-9]{1,4})?$': 'a decimal amount written as digits, up to 11 before the point and 4 after, such as "49.90"',
+  '^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?$': 'an origin: http:// or https://, a host and an optional port, with no path (like https://shop.example)',
   '^sk_sandbox_[A-Za-z0-9_]{8,120}$': 'a sandbox secret key: sk_sandbox_ followed by 8 to 120 letters, digits or `_`',
 };
 

@@ -101,6 +101,12 @@ export function maskPan(pan: string): string {
 const codeLabel = (key: string, value: string) => `${key} with a ${value.length}-character value`;
 const hasDigit = (v: unknown) => (typeof v === 'number' ? true : typeof v === 'string' && /\d/.test(v));
 
+/**
+ * For what a provider receives (a test double's request log): the payer's name, email or document go to
+ * the provider by design, so only card data and secrets are looked for there.
+ */
+export const NO_PERSONAL_DATA: PersonalData = { names: [], fieldsOf: () => [] };
+
 export async function scanForSensitiveData({ db, logs = [], secrets = [], personal = PERSONAL_DATA }: ScanInput): Promise<Finding[]> {
   const known = secrets.filter((s) => s.value.length >= 8);
   const personalNames = new Set(personal.names);
