@@ -115,17 +115,17 @@ for (const backend of backends()) {
       expect(((await replay.json()) as Schemas['CreatedPayment']).status).toBe('SUCCEEDED');
     });
 
-    it('cancel-or-refund: the idempotency record cannot be completed after the refund: the answer is the true one (201), and the key replays it', async () => {
+    it('cancel-or-refund: the idempotency record cannot be completed (phase C writes it since claim-on-bind): 502, reconciled, and the key replays the true answer (201)', async () => {
       const payment = await createPayment(t, { amount: { currency: 'BRL', value: 30 } });
       const key = randomUUID();
       state.fault = { statement: COMPLETE, error: lostConnection };
-      const first = await postLifecycle(t, payment.id, 'cancel-or-refund', {}, { key });
+      await settleLater(await postLifecycle(t, payment.id, 'cancel-or-refund', {}, { key }));
       state.fault = null;
-      expect(first.status, await first.clone().text()).toBe(201);
-      expect(((await first.json()) as Schemas['Payment']).status).toBe('REFUNDED');
+      await reconcileNow(t, payment.id);
       const replay = await postLifecycle(t, payment.id, 'cancel-or-refund', {}, { key });
-      expect(replay.status).toBe(201);
+      expect(replay.status, await replay.clone().text()).toBe(201);
       expect(replay.headers.get('idempotent-replayed')).toBe('true');
+      expect(((await replay.json()) as Schemas['Payment']).status).toBe('REFUNDED');
     });
 
     it('enrollment: the write after an answered verify fails: 502, nothing enrolled, and the same key runs again', async () => {
