@@ -39,12 +39,14 @@ export interface GenRequest {
  * expressing a rule in the schema itself.
  */
 export const FIXUPS: Record<string, (arb: fc.Arbitrary<unknown>) => fc.Arbitrary<unknown>> = {
-  // CreatePaymentMethod: "With `vaulted_token`, `detail.card` may carry options but not `card_data`; without it,
-  // `detail.card.card_data` is required" (400 otherwise).
+  // CreatePaymentMethod: a card comes from exactly one of `vaulted_token`, a one-time `token` or
+  // `detail.card.card_data` (400 otherwise); an asynchronous method takes only `type` (400 naming the field).
   CreatePaymentMethod: (arb) =>
     arb.filter((v) => {
-      const pm = v as { vaulted_token?: unknown; detail?: { card?: { card_data?: unknown } } };
-      return ('vaulted_token' in pm) !== (pm.detail?.card !== undefined && 'card_data' in pm.detail.card);
+      const pm = v as { type?: string; vaulted_token?: unknown; token?: unknown; vault_on_success?: boolean; detail?: { card?: { card_data?: unknown } } };
+      if (pm.type !== undefined && pm.type !== 'CARD') return !('vaulted_token' in pm) && !('token' in pm) && pm.detail === undefined && pm.vault_on_success !== true;
+      const sources = ['vaulted_token' in pm, 'token' in pm, pm.detail?.card !== undefined && 'card_data' in pm.detail.card];
+      return sources.filter(Boolean).length === 1;
     }),
   // CreatePaymentCustomerPayer: "paying with `vaulted_token` or `vault_on_success` needs an `id`".
   CreatePaymentRequest: (arb) =>
