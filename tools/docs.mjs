@@ -115,7 +115,7 @@ header nav a { color: var(--accent); text-decoration: none; white-space: nowrap;
 header nav a[aria-current="page"], header nav a.here { color: var(--fg); font-weight: 600; }
 main { max-width: 54rem; margin: 0 auto; padding: 1rem 1.5rem 4rem; }
 a { color: var(--accent); }
-code { background: var(--code); padding: 0.1em 0.3em; border-radius: 3px; font-size: 0.92em; overflow-wrap: break-word; }
+code { background: var(--code); padding: 0.1em 0.3em; border-radius: 3px; font-size: 0.92em; overflow-wrap: anywhere; }
 /* Long lines wrap rather than run off the edge: every character stays visible at any width. */
 pre { background: var(--code); padding: 0.9rem 1rem; white-space: pre-wrap; overflow-wrap: anywhere; border-radius: 6px; line-height: 1.45; }
 pre code { background: none; padding: 0; }
@@ -133,7 +133,7 @@ th { background: var(--code); }
 .tasks strong { display: block; color: var(--accent); font-size: 1.05em; margin-bottom: 0.2rem; }
 .guides li { margin: 0.4rem 0; }
 .pages { border-top: 1px solid var(--line); margin-top: 3rem; padding-top: 1rem; font-size: 0.92em; }
-.pages a { margin-right: 1rem; white-space: nowrap; }
+.pages a { margin-right: 1rem; display: inline-block; max-width: 100%; }
 .muted { color: var(--muted); }
 @media (max-width: 600px) {
   header { padding: 0.6rem 1rem; }
