@@ -199,6 +199,8 @@ describe('webhook events', () => {
       case 'payment.captured':
       case 'payment.canceled':
       case 'payment.refunded':
+      case 'payment.pending':
+      case 'payment.expired':
         expectTypeOf(event.data.payment).toEqualTypeOf<Schemas['Payment']>();
         break;
       case 'payment.chargeback':
