@@ -21,7 +21,11 @@ import type { PurposeBox } from '../vault/crypto/secret-box.js';
 import { linkRefusal, UNPAID_STATUSES } from './link-state.js';
 import { checkoutRepository as repo, type SessionRow, type TokenRow } from './repository.js';
 
-const sessionPaid = (s: SessionRow) => s.payment_status !== null && !(UNPAID_STATUSES as readonly string[]).includes(s.payment_status);
+// A session with a payment whose status this transaction cannot see yet (PostgreSQL re-reads only the
+// locked session row after waiting for its lock, not the payment the other transaction inserted) has a
+// payment in flight: taken, like a paid one. Only a payment known to have failed leaves the session open.
+const sessionPaid = (s: SessionRow) =>
+  s.payment_id !== null && (s.payment_status === null || !(UNPAID_STATUSES as readonly string[]).includes(s.payment_status));
 
 /** A token pays within 10 minutes of its creation. */
 export const TOKEN_TTL_SECONDS = 600;
