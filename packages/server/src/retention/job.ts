@@ -6,6 +6,7 @@
  * request waits for and two instances never do the same work. Reads already hide expired events
  * (webhooks/event-log.ts), so a late or slow run changes no answer.
  */
+import { PeriodicRun } from '../platform/periodic.js';
 import type { Database } from '../db/database.js';
 import type { Logger } from '../platform/logger.js';
 import { EVENT_RETENTION_DAYS } from '../webhooks/event-log.js';
@@ -36,32 +37,18 @@ export interface RetentionReport {
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref?.());
 
 export class RetentionJob {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<unknown> | undefined;
-  private stopped = false;
+  private readonly periodic: PeriodicRun;
 
-  constructor(private readonly options: RetentionOptions) {}
-
-  start(): void {
-    this.stopped = false;
-    const schedule = () => {
-      this.timer = setTimeout(() => {
-        this.running = this.runOnce()
-          .catch((err: unknown) => this.options.log.error({ err }, 'retention run failed'))
-          .finally(() => {
-            this.running = undefined;
-            if (!this.stopped) schedule();
-          });
-      }, this.options.intervalMs ?? 600_000);
-      this.timer.unref?.();
-    };
-    schedule();
+  constructor(private readonly options: RetentionOptions) {
+    this.periodic = new PeriodicRun(() => this.runOnce(), options.intervalMs ?? 600_000, (err: unknown) => this.options.log.error({ err }, 'retention run failed'));
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    await this.running;
+  start(): void {
+    this.periodic.start();
+  }
+
+  stop(): Promise<void> {
+    return this.periodic.stop();
   }
 
   /** One run: batches of each kind until one comes back short (or maxBatches), in small transactions. */
@@ -71,7 +58,7 @@ export class RetentionJob {
     const before = new Date(now.getTime() - EVENT_RETENTION_DAYS * 86_400_000).toISOString();
     const drain = async (batch: () => Promise<number>) => {
       let total = 0;
-      for (let i = 0; i < maxBatches && !this.stopped; i++) {
+      for (let i = 0; i < maxBatches && !this.periodic.isStopped; i++) {
         const n = await batch();
         total += n;
         if (n < batchSize) break;

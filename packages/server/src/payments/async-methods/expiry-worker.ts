@@ -7,6 +7,7 @@
  * is called: the provider's own deadline is the same one (it refuses a late payment; if one is reported
  * paid all the same, the notification takes it: settle.ts).
  */
+import { PeriodicRun } from '../../platform/periodic.js';
 import type { Database } from '../../db/database.js';
 import type { Logger } from '../../platform/logger.js';
 import { expireAsyncPayment } from './settle.js';
@@ -22,32 +23,18 @@ export interface ExpiryWorkerOptions {
 }
 
 export class ExpiryWorker {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<unknown> | undefined;
-  private stopped = true;
+  private readonly periodic: PeriodicRun;
 
-  constructor(private readonly options: ExpiryWorkerOptions) {}
-
-  start(): void {
-    this.stopped = false;
-    const schedule = () => {
-      this.timer = setTimeout(() => {
-        this.running = this.runOnce()
-          .catch((err: unknown) => this.options.log.warn({ err }, 'expiry worker: a run failed; the next one retries'))
-          .finally(() => {
-            this.running = undefined;
-            if (!this.stopped) schedule();
-          });
-      }, this.options.intervalMs ?? 5_000);
-      this.timer.unref?.();
-    };
-    schedule();
+  constructor(private readonly options: ExpiryWorkerOptions) {
+    this.periodic = new PeriodicRun(() => this.runOnce(), options.intervalMs ?? 5_000, (err: unknown) => this.options.log.warn({ err }, 'expiry worker: a run failed; the next one retries'));
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    await this.running;
+  start(): void {
+    this.periodic.start();
+  }
+
+  stop(): Promise<void> {
+    return this.periodic.stop();
   }
 
   /** Expires every payment past its deadline at `now` (tests pass a later clock); how many this worker expired. */
