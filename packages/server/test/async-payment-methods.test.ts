@@ -133,6 +133,10 @@ for (const backend of backends()) {
 
     it('PIX paid, then refunded (part, then the rest): REFUNDED with payment.refunded; a cash voucher paid answers 409 REFUND_NOT_SUPPORTED with nothing written', async () => {
       const pix = await create(t, 'PIX');
+      // One CREATED row in the history, written with the payment (as for cards), and its routing decision.
+      const created = await t.db.query<{ n: number }>("SELECT count(*)::int AS n FROM payment_history WHERE payment_id = $1 AND status = 'CREATED'", [pix.id]);
+      expect(created[0]!.n).toBe(1);
+      expect((await t.db.query<{ r: unknown }>('SELECT routing_rules AS r FROM payments WHERE id = $1', [pix.id]))[0]!.r).not.toBeNull();
       await settled(t, pix.id, 'PAY');
       const purchase = pix.transactions.id;
       const part = await postLifecycle(t, pix.id, 'refund', { amount: { currency: 'BRL', value: 20.5 } }, { transactionId: purchase });

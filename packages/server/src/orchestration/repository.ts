@@ -207,8 +207,4 @@ export const orchestrationRepository = {
     );
     return rows[0];
   },
-
-  async setRoutingRules(db: Queryable, paymentId: string, rules: unknown): Promise<void> {
-    await db.query('UPDATE payments SET routing_rules = $2 WHERE id = $1', [paymentId, json(rules)]);
-  },
 };

@@ -183,9 +183,9 @@ async function start(
     customer_payer: payerOf(customer, input.customer_payer ?? {}),
     payment_method: asyncPaymentMethod(type, null),
     request_details: { checkout: input.checkout ?? null, fraud_screening: input.fraud_screening ?? null, split_marketplace: input.split_marketplace ?? null },
+    // The routing decision and the CREATED history row are written with it (one statement), as for cards.
+    routing_rules: o.routing.routingRulesOf(plan),
   });
-  await orchestrationRepository.setRoutingRules(db, paymentId, o.routing.routingRulesOf(plan));
-  await payments.insertHistory(db, { id: randomUUID(), paymentId, status: 'CREATED', subStatus: 'CREATED', transactionId: null, transactionStatus: null, reason: null });
   await binding.bind(db, `payment:${paymentId}`);
   const walk = {
     organizationId: merchant.organizationId,
