@@ -23,7 +23,8 @@ import { basePath, indexOperations, loadSpec } from './http/spec.js';
 import { openApiValidator } from './http/validator.js';
 import { handlers as defaultHandlers } from './handlers.js';
 import { AuthFailureLimiter } from './ratelimit/auth-failures.js';
-import { rateLimit } from './ratelimit/middleware.js';
+import { publicRateLimit, rateLimit } from './ratelimit/middleware.js';
+import { PublicLimiter } from './ratelimit/public.js';
 import { DatabaseRateLimitStore, MemoryRateLimitStore } from './ratelimit/store.js';
 import { authenticate } from './tenancy/authenticate.js';
 import { brandIconsRouter } from './vault/brand-icons.js';
@@ -84,6 +85,13 @@ export function createApp(options: CreateAppOptions): express.Express {
 
   const storeFor = (limit: number) => (deps.config.rateLimitStore === 'database' ? new DatabaseRateLimitStore(deps.db, limit) : new MemoryRateLimitStore());
   const limiter = rateLimit(storeFor(deps.config.rateLimitPerMinute), { limit: deps.config.rateLimitPerMinute, windowSeconds: 60 });
+  // The unauthenticated checkout surface: hosted pages and public-key routes (ratelimit/public.ts).
+  const publicLimiter = new PublicLimiter(storeFor);
+  const publicLimits = publicRateLimit(publicLimiter, {
+    perAddress: deps.config.hostedRateLimitPerAddress,
+    perKey: deps.config.publicKeyRateLimitPerMinute,
+    perSession: deps.config.checkoutSessionRateLimitPerMinute,
+  });
   const authFailures = new AuthFailureLimiter(storeFor(deps.config.authFailuresPerMinute), deps.config.authFailuresPerMinute);
   // The operator's scrape (outside the API and its spec; METRICS_TOKEN: see http/metrics-endpoint.ts).
   app.get('/metrics', metricsEndpoint(deps, authFailures));
@@ -93,9 +101,9 @@ export function createApp(options: CreateAppOptions): express.Express {
   app.use(brandIconsRouter());
   if (deps.config.sandbox) app.use(sandboxPagesRouter(deps), walletPageRouter(deps));
   // The hosted card form and payment link pages (/checkout/…, each with its own CSP: hosted/origins.ts).
-  app.use(hostedPagesRouter(deps, checkoutSources));
+  app.use(hostedPagesRouter(deps, checkoutSources, publicLimiter));
   const bodyBounds = boundBodyShape(spec, ops);
-  app.use(base, resolveOperation(ops), authenticate(deps, authFailures), limiter, parseJsonBody(bodyBounds.checkRaw), rejectUnstorableStrings, bodyBounds.beforeValidation);
+  app.use(base, resolveOperation(ops), authenticate(deps, authFailures), limiter, publicLimits, parseJsonBody(bodyBounds.checkRaw), rejectUnstorableStrings, bodyBounds.beforeValidation);
   app.use(openApiValidator(deps.config.validateResponses));
   app.use(base, bodyBounds.afterValidation, lenientInput(spec, ops), dispatchOperation);
 

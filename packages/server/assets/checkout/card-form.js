@@ -245,6 +245,23 @@
     return undefined;
   }
 
+  /**
+   * A payment link's page has no checkout session until the shopper submits (a visit writes nothing): the
+   * first submit makes one, later tries (another card after a decline) use it.
+   */
+  function checkoutReady() {
+    if (config.submitUrl) return Promise.resolve();
+    return post(config.sessionUrl, {}).then(function (answer) {
+      config.submitUrl = answer.submit_url;
+      config.reference.checkout_session = answer.checkout_session;
+    });
+  }
+
+  function forgetSession() {
+    config.submitUrl = null;
+    delete config.reference.checkout_session;
+  }
+
   var busy = false;
   var done = false;
   form.addEventListener('submit', function (event) {
@@ -265,7 +282,10 @@
     };
     // A checkout session's token: Yuno's `payment_method.card`; a customer session's enrollment: `card_data`.
     var body = config.submitBody ? Object.assign({}, config.submitBody, { card_data: cardFields }) : { payment_method: { type: 'CARD', card: cardFields } };
-    post(config.submitUrl, body, { 'public-api-key': config.publicKey })
+    checkoutReady()
+      .then(function () {
+        return post(config.submitUrl, body, { 'public-api-key': config.publicKey });
+      })
       .then(function (answer) {
         clearCard();
         var data = answer.card_data || {};
@@ -273,6 +293,8 @@
         return deliver(config.mode === 'enrollment' ? { vaulted_token: answer.vaulted_token, card: shown } : { token: answer.token, card: shown });
       })
       .catch(function (problem) {
+        // A link's session that takes no more cards (or was paid meanwhile): the next try gets a new one.
+        if (config.sessionUrl && problem && problem.status === 409) forgetSession();
         statusEl.textContent = '';
         showServerErrors(problem);
       })

@@ -76,7 +76,7 @@ export async function enrollThroughSession(
   context: { baseUrl: string; log: Logger },
 ): Promise<
   | { ok: true; method: Schemas['EnrolledPaymentMethod'] }
-  | { ok: false; problem: EnrollProblem | ReturnType<typeof problem<'CUSTOMER_SESSION_NOT_FOUND'> | typeof problem<'INVALID_ACCOUNT_ID'>> }
+  | { ok: false; problem: EnrollProblem | ReturnType<typeof problem<'CUSTOMER_SESSION_NOT_FOUND'> | typeof problem<'INVALID_ACCOUNT_ID'> | typeof problem<'INVALID_STATUS'>> }
 > {
   const session = await findOpenCustomerSession(db, merchant.organizationId, sessionId);
   if (!session) return { ok: false, problem: problem('CUSTOMER_SESSION_NOT_FOUND', `No open customer session ${sessionId}.`) };
@@ -86,6 +86,11 @@ export async function enrollThroughSession(
   // The card is checked with this request's own paths before the vault sees it.
   const checked = checkCard(body.card_data, '/body/card_data');
   if (!checked.ok) return checked;
+  // A session enrolls a bounded number of cards (each one is a provider call and a stored card).
+  const max = deps.config.checkoutSessionMaxCards;
+  if (!(await repo.takeCustomerSessionCard(db, merchant.organizationId, session.id, max))) {
+    return { ok: false, problem: problem('INVALID_STATUS', `The customer session took its ${max} cards; create a new customer session.`) };
+  }
   const enrolled = await enrollPaymentMethod(
     {
       db,

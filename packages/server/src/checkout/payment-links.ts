@@ -1,9 +1,9 @@
 /**
  * Payment links (issue 25 §5): a page payorch hosts (`checkout_url`) where a shopper pays the link's amount
- * through the hosted card form. The page (served by the hosted form's routes) uses the two functions at
- * the end: `openLinkCheckout` makes a checkout session of the link (its tokens are bound to the link's
- * amount), and `payLink` pays with a one-time token of that session through createPayment, like any
- * payment. One-time links take one live payment (checked under the link's row lock in the token claim).
+ * through the hosted card form. The page (served by the hosted form's routes) uses the functions at the
+ * end: `linkPage` reads what a visit shows (a visit writes nothing), `openLinkCheckout` makes a checkout
+ * session of the link when the shopper submits a card (its tokens are bound to the link's amount), and
+ * `payLink` pays with a one-time token of that session through createPayment, like any payment. One-time links take one live payment (checked under the link's row lock in the token claim).
  */
 import type { Lenient } from '../http/lenient-input.js';
 import type { CreatePaymentInput } from '../payments/create-payment.js';
@@ -88,15 +88,17 @@ export async function cancelLink(
 // ---- For the link's hosted page (addressed by the code alone: the code is the capability) ----
 
 /** What the hosted page shows and tokenizes with, or why it refuses. */
-export type LinkCheckout =
-  | { ok: true; link: Schemas['PaymentLink']; session: Schemas['CheckoutSession']; publicApiKey: string; merchantName: string | null }
+export type LinkPage =
+  | { ok: true; link: Schemas['PaymentLink']; publicApiKey: string; merchantName: string | null }
   | { ok: false; reason: 'NOT_FOUND' | 'CANCELED' | 'EXPIRED' | 'PAID' | 'NOT_STARTED' | 'IN_PROCESS'; link?: Schemas['PaymentLink'] };
 
+export type LinkCheckout = (LinkPage & { ok: false }) | (LinkPage & { ok: true; session: Schemas['CheckoutSession'] });
+
 /**
- * A new checkout session of the link for one visit of its page, with the organization's public key the
- * page's card form tokenizes with. Refuses a link that takes no payment now.
+ * What a visit of the link's page reads (it writes nothing): the link, whether it takes a payment now,
+ * and the organization's public key the page's card form tokenizes with.
  */
-export async function openLinkCheckout(db: Queryable, code: string, pageOrigin: string): Promise<LinkCheckout> {
+export async function linkPage(db: Queryable, code: string): Promise<LinkPage> {
   const row = await repo.findLinkByCode(db, code);
   if (!row) return { ok: false, reason: 'NOT_FOUND' };
   const link = toApiLink(row);
@@ -106,6 +108,19 @@ export async function openLinkCheckout(db: Queryable, code: string, pageOrigin: 
   if (await linkRefusal(db, row.organization_id, code, false)) return { ok: false, reason: 'IN_PROCESS', link };
   const publicApiKey = await tenancyRepository.newestActivePublicKey(db, row.organization_id);
   if (!publicApiKey) return { ok: false, reason: 'NOT_FOUND' };
+  const org = await tenancyRepository.findOrganization(db, row.organization_id);
+  return { ok: true, link, publicApiKey, merchantName: org?.name ?? null };
+}
+
+/**
+ * A new checkout session of the link (its tokens are bound to the link's amount), when a shopper
+ * submits a card on the link's page (served on `pageOrigin`), not per visit: a visit must cost no
+ * write. Refuses a link that takes no payment now.
+ */
+export async function openLinkCheckout(db: Queryable, code: string, pageOrigin: string): Promise<LinkCheckout> {
+  const page = await linkPage(db, code);
+  if (!page.ok) return page;
+  const row = (await repo.findLinkByCode(db, code))!;
   const created = await createSession(
     db,
     row.organization_id,
@@ -122,8 +137,7 @@ export async function openLinkCheckout(db: Queryable, code: string, pageOrigin: 
     code,
   );
   if (!created.ok) return { ok: false, reason: 'NOT_FOUND' };
-  const org = await tenancyRepository.findOrganization(db, row.organization_id);
-  return { ok: true, link, session: toApiSession(created.session), publicApiKey, merchantName: org?.name ?? null };
+  return { ...page, session: toApiSession(created.session) };
 }
 
 /**

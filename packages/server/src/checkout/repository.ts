@@ -162,6 +162,29 @@ export const checkoutRepository = {
     return (await this.findSession(db, organizationId, id))!;
   },
 
+  /**
+   * Counts one more card (a token) for the session while it has taken fewer than `max`; false when it has
+   * taken them all (one atomic statement: concurrent requests cannot pass the cap together).
+   */
+  async takeSessionCard(db: Queryable, organizationId: string, id: string, max: number): Promise<boolean> {
+    const rows = await db.query(`UPDATE checkout_sessions SET cards_taken = cards_taken + 1 WHERE id = $1 AND organization_id = $2 AND cards_taken < $3 RETURNING id`, [
+      id,
+      organizationId,
+      max,
+    ]);
+    return rows.length > 0;
+  },
+
+  /** As takeSessionCard, for the cards a customer session enrolls. */
+  async takeCustomerSessionCard(db: Queryable, organizationId: string, id: string, max: number): Promise<boolean> {
+    const rows = await db.query(`UPDATE customer_sessions SET cards_taken = cards_taken + 1 WHERE id = $1 AND organization_id = $2 AND cards_taken < $3 RETURNING id`, [
+      id,
+      organizationId,
+      max,
+    ]);
+    return rows.length > 0;
+  },
+
   async setSessionPayment(db: Queryable, id: string, paymentId: string): Promise<void> {
     await db.query(`UPDATE checkout_sessions SET payment_id = $2, updated_at = clock_timestamp() WHERE id = $1`, [id, paymentId]);
   },
@@ -246,6 +269,11 @@ export const checkoutRepository = {
 
   async findLink(db: Queryable, organizationId: string, code: string, lock = false): Promise<LinkRow | undefined> {
     return (await db.query<LinkRow>(`${LINK_SELECT} WHERE l.code = $1 AND l.organization_id = $2${lock ? ' FOR UPDATE OF l' : ''}`, [code, organizationId]))[0];
+  },
+
+  /** The organization of a link, by code alone (one primary-key read: what the page's limits need first). */
+  async linkOrganization(db: Queryable, code: string): Promise<string | undefined> {
+    return (await db.query<{ organization_id: string }>('SELECT organization_id FROM payment_links WHERE code = $1', [code]))[0]?.organization_id;
   },
 
   /** A link by code alone: for its public page, which is addressed by the code (the capability). */

@@ -255,6 +255,11 @@ export async function createSessionToken(
   }
   const checked = checkCard(card, '/body/payment_method/card');
   if (!checked.ok) return checked;
+  // A session takes a bounded number of cards: whoever holds the public key cannot grow the tokens without end.
+  const max = deps.config.checkoutSessionMaxCards;
+  if (!(await repo.takeSessionCard(db, merchant.organizationId, row.id, max))) {
+    return { ok: false, problem: problem('INVALID_STATUS', `The checkout session took its ${max} cards; create a new checkout session.`) };
+  }
   const token = await mintToken(db, deps.services.tokenBox, checked.card, {
     organizationId: merchant.organizationId,
     accountId: row.account_id,

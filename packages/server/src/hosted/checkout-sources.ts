@@ -3,7 +3,7 @@
  * and of tenancy: the HostedSources the router reads through.
  */
 import type { AppDeps } from '../context.js';
-import { openLinkCheckout, payLink } from '../checkout/payment-links.js';
+import { linkPage, openLinkCheckout, payLink } from '../checkout/payment-links.js';
 import { checkoutRepository } from '../checkout/repository.js';
 import { sessionStatus } from '../checkout/sessions.js';
 import { linkBase } from '../platform/config.js';
@@ -48,23 +48,31 @@ export const checkoutSources: HostedSources = {
     };
   },
 
-  async openLink(deps, code, pageOrigin) {
-    const opened = await openLinkCheckout(deps.db, code, pageOrigin);
-    if (!opened.ok) return { ok: false, reason: opened.reason, ...(opened.link ? { country: opened.link.country } : {}) };
-    const { link } = opened;
+  async linkOrganization(deps, code) {
+    return checkoutRepository.linkOrganization(deps.db, code);
+  },
+
+  async viewLink(deps, code) {
+    const page = await linkPage(deps.db, code);
+    if (!page.ok) return { ok: false, reason: page.reason, ...(page.link ? { country: page.link.country } : {}) };
+    const { link } = page;
     return {
       ok: true,
-      checkoutSessionId: opened.session.checkout_session,
-      publicKey: opened.publicApiKey,
+      publicKey: page.publicApiKey,
       link: {
         code: link.code,
-        organizationName: opened.merchantName,
+        organizationName: page.merchantName,
         country: link.country,
         amount: link.amount,
         description: link.description,
         callbackUrl: link.callback_url,
       },
     };
+  },
+
+  async openLink(deps, code, pageOrigin) {
+    const opened = await openLinkCheckout(deps.db, code, pageOrigin);
+    return opened.ok ? { ok: true, checkoutSessionId: opened.session.checkout_session } : { ok: false, reason: opened.reason };
   },
 
   async payLink(deps, code, checkoutSession, token) {

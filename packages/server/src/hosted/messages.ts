@@ -46,6 +46,7 @@ export interface Messages {
   linkExpired: string;
   linkPaid: string;
   sessionUnavailable: string;
+  tooManyRequests: string;
   notAllowed: string;
 }
 
@@ -89,6 +90,7 @@ const en: Messages = {
   linkExpired: 'This payment link has expired.',
   linkPaid: 'This payment link has already been paid.',
   sessionUnavailable: 'This checkout is not available.',
+  tooManyRequests: 'Too many requests right now. Please wait a minute and try again.',
   notAllowed: 'This form cannot be shown on this page.',
 };
 
@@ -132,6 +134,7 @@ const es: Messages = {
   linkExpired: 'Este enlace de pago venció.',
   linkPaid: 'Este enlace de pago ya fue pagado.',
   sessionUnavailable: 'Este pago no está disponible.',
+  tooManyRequests: 'Demasiadas solicitudes en este momento. Espera un minuto e inténtalo de nuevo.',
   notAllowed: 'Este formulario no se puede mostrar en esta página.',
 };
 
@@ -175,6 +178,7 @@ const pt: Messages = {
   linkExpired: 'Este link de pagamento expirou.',
   linkPaid: 'Este link de pagamento já foi pago.',
   sessionUnavailable: 'Este pagamento não está disponível.',
+  tooManyRequests: 'Muitas solicitações neste momento. Aguarde um minuto e tente novamente.',
   notAllowed: 'Este formulário não pode ser exibido nesta página.',
 };
 

@@ -20,8 +20,10 @@ const jsonForScript = (value: unknown) => JSON.stringify(value).replace(/</g, '\
 export interface FormConfig {
   /** payment: a checkout session's token; enrollment: a customer session's card; link: pay a payment link here. */
   mode: 'payment' | 'enrollment' | 'link';
-  /** Same-origin address the card goes to, with the public key as the only credential. */
-  submitUrl: string;
+  /** Same-origin address the card goes to, with the public key as the only credential (link mode: from sessionUrl's answer). */
+  submitUrl: string | null;
+  /** Link mode: the same-origin address that makes the link's checkout session when the shopper first submits. */
+  sessionUrl?: string | null;
   /** Enrollment: the fields sent beside `card_data` (account, country); null: `payment_method.card`. */
   submitBody: Record<string, string> | null;
   publicKey: string;

@@ -3,7 +3,8 @@
  *
  *   GET  /checkout/sessions/:id            the card form for a checkout session → one-time token
  *   GET  /checkout/customer-sessions/:id   the card form for a customer session → card enrolled
- *   GET  /checkout/links/:code             a payment link: amount, description and the card form
+ *   GET  /checkout/links/:code             a payment link: amount, description and the card form (writes nothing)
+ *   POST /checkout/links/:code/session     the link page's script, when the shopper submits: a checkout session of the link
  *   POST /checkout/links/:code/pay         the link page's script pays the link with its token
  *   GET  /checkout/assets/{card-form.js, card-form.css, card-rules.js}
  *
@@ -12,16 +13,24 @@
  * (en, es, pt). Every page has a strict CSP (origins.ts); the card itself goes from the form's script to
  * the API (`POST /v1/checkout/sessions/{id}/token`, `POST /v1/customers/sessions/{id}/payment-methods`),
  * never through these routes.
+ *
+ * Anyone may call these routes, so each costs bounded work: every one but the assets is counted per client
+ * address before anything is read, then per organization once the organization is known (one key or link
+ * lookup), in budgets of their own (ratelimit/public.ts); past a limit, 429 with Retry-After (a notice page
+ * for the pages, problem+json for the script's calls). A page visit writes nothing.
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import express, { Router, type Request, type Response } from 'express';
 import type { AppDeps } from '../context.js';
+import { clientAddressKey } from '../ratelimit/auth-failures.js';
+import { sendRateLimited } from '../ratelimit/middleware.js';
+import type { PublicLimiter } from '../ratelimit/public.js';
 import { cardRulesScript } from './card-rules.js';
 import { chooseLanguage, MESSAGES, type Language } from './messages.js';
 import { chooseParentOrigin, originOf } from './origins.js';
 import { ASSETS_PATH, sendFormPage, sendNoticePage, type FormConfig } from './page.js';
-import type { HostedSources, LinkCheckout } from './sources.js';
+import type { HostedSources, LinkView } from './sources.js';
 
 /** packages/server/assets/checkout, from src/hosted and dist/hosted alike. */
 const ASSET_DIR = fileURLToPath(new URL('../../assets/checkout/', import.meta.url));
@@ -41,10 +50,34 @@ function pageOriginOf(publicBaseUrl: string | undefined, req: Request): string {
   return originOf(publicBaseUrl) ?? `${req.protocol}://${req.get('host')}`;
 }
 
-export function hostedPagesRouter(deps: AppDeps, sources: HostedSources): Router {
+export function hostedPagesRouter(deps: AppDeps, sources: HostedSources, limiter: PublicLimiter): Router {
   const router = Router();
   const pageOrigin = (req: Request) => pageOriginOf(deps.config.publicBaseUrl, req);
   const assetCache = new Map<string, string>();
+
+  /** The 429: a notice page in the shopper's language for a page, problem+json for the script's calls. */
+  const refuse = (req: Request, res: Response, seconds: number, lang?: Language) => {
+    if (req.method !== 'GET') return sendRateLimited(req, res, seconds, 'Too many checkout requests');
+    const language = lang ?? chooseLanguage(req.query.lang, undefined);
+    res.set('Retry-After', String(seconds));
+    return sendNoticePage(res, { status: 429, lang: language, code: 'RATE_LIMITED', text: MESSAGES[language].tooManyRequests });
+  };
+  /** Counts the request for the organization (sent the 429 and true when it is past its limit). */
+  const overOrganizationLimit = async (req: Request, res: Response, organizationId: string): Promise<boolean> => {
+    const wait = await limiter.hit({ key: `hosted-org:${organizationId}`, limit: deps.config.hostedRateLimitPerOrganization });
+    if (wait > 0) refuse(req, res, wait);
+    return wait > 0;
+  };
+
+  // Per client address, before any lookup (the assets are constant and cached: not counted).
+  router.use(['/checkout/sessions', '/checkout/customer-sessions', '/checkout/links'], async (req, res, next) => {
+    try {
+      const wait = await limiter.hit({ key: `address:${clientAddressKey(req.ip)}`, limit: deps.config.hostedRateLimitPerAddress });
+      return wait > 0 ? refuse(req, res, wait) : next();
+    } catch (err) {
+      return next(err);
+    }
+  });
 
   router.get(`${ASSETS_PATH}/:file`, (req, res, next) => {
     const asset = ASSETS[req.params.file];
@@ -82,6 +115,7 @@ export function hostedPagesRouter(deps: AppDeps, sources: HostedSources): Router
     const id = req.params.id;
     // The session is looked up within the key's organization: another organization's key finds nothing.
     const key = ID.test(id) ? await keyOf(req) : undefined;
+    if (key && (await overOrganizationLimit(req, res, key.organizationId))) return;
     const session = key ? await sources.checkoutSession(deps, key.organizationId, id) : undefined;
     const lang = chooseLanguage(req.query.lang, session?.country);
     if (!key || !session) return unavailable(res, lang);
@@ -112,6 +146,7 @@ export function hostedPagesRouter(deps: AppDeps, sources: HostedSources): Router
     const id = req.params.id;
     // The session is looked up within the key's organization: another organization's key finds nothing.
     const key = ID.test(id) ? await keyOf(req) : undefined;
+    if (key && (await overOrganizationLimit(req, res, key.organizationId))) return;
     const session = key ? await sources.customerSession(deps, key.organizationId, id) : undefined;
     const lang = chooseLanguage(req.query.lang, session?.country);
     if (!key || !session) return unavailable(res, lang);
@@ -141,27 +176,57 @@ export function hostedPagesRouter(deps: AppDeps, sources: HostedSources): Router
     NOT_FOUND: [404, 'linkUnavailable'],
   };
 
+  /** The link's organization once it is counted (undefined: unknown link, or the 429 was sent). */
+  const linkOrganization = async (req: Request, res: Response, code: string): Promise<{ known: boolean; refused: boolean }> => {
+    const organizationId = ID.test(code) ? await sources.linkOrganization(deps, code) : undefined;
+    if (!organizationId) return { known: false, refused: false };
+    return { known: true, refused: await overOrganizationLimit(req, res, organizationId) };
+  };
+
   router.get('/checkout/links/:code', async (req, res) => {
     const code = req.params.code;
-    const checkout: LinkCheckout = ID.test(code) ? await sources.openLink(deps, code, pageOrigin(req)) : { ok: false, reason: 'NOT_FOUND' };
-    const lang = chooseLanguage(req.query.lang, checkout.ok ? checkout.link.country : checkout.country);
-    if (!checkout.ok) {
-      const [status, text] = LINK_NOTICES[checkout.reason]!;
-      return sendNoticePage(res, { status, lang, code: checkout.reason, text: MESSAGES[lang][text] });
+    const org = await linkOrganization(req, res, code);
+    if (org.refused) return;
+    const view: LinkView = org.known ? await sources.viewLink(deps, code) : { ok: false, reason: 'NOT_FOUND' };
+    const lang = chooseLanguage(req.query.lang, view.ok ? view.link.country : view.country);
+    if (!view.ok) {
+      const [status, text] = LINK_NOTICES[view.reason]!;
+      return sendNoticePage(res, { status, lang, code: view.reason, text: MESSAGES[lang][text] });
     }
-    const { link } = checkout;
+    const { link } = view;
     const config: FormConfig = {
       mode: 'link',
-      submitUrl: `${API}/checkout/sessions/${encodeURIComponent(checkout.checkoutSessionId)}/token`,
+      // Known once the shopper submits: sessionUrl makes the link's checkout session then (a visit writes nothing).
+      submitUrl: null,
+      sessionUrl: `/checkout/links/${encodeURIComponent(code)}/session`,
       submitBody: null,
-      publicKey: checkout.publicKey,
+      publicKey: view.publicKey,
       parentOrigin: null,
       callbackUrl: originOf(link.callbackUrl) ? link.callbackUrl : null,
       completeUrl: `/checkout/links/${encodeURIComponent(code)}/pay`,
-      reference: { payment_link: code, checkout_session: checkout.checkoutSessionId },
+      reference: { payment_link: code },
     };
     // A link page is a top-level page: nobody may frame it (no clickjacking of the pay button).
     sendFormPage(res, { lang, config, summary: { merchant: link.organizationName, description: link.description, amount: link.amount }, security: {} });
+  });
+
+  /** The link page's own script only: a cross-site form or fetch carries another Origin. */
+  const fromLinkPage = (req: Request) => {
+    const origin = req.get('origin');
+    return origin === undefined || origin === pageOrigin(req);
+  };
+
+  router.post('/checkout/links/:code/session', async (req, res) => {
+    res.set('Cache-Control', 'no-store');
+    if (!fromLinkPage(req)) return res.status(403).json({ code: 'ORIGIN_NOT_ALLOWED' });
+    const code = req.params.code;
+    const org = await linkOrganization(req, res, code);
+    if (org.refused) return;
+    if (!org.known) return res.status(404).json({ code: 'NOT_FOUND' });
+    const opened = await sources.openLink(deps, code, pageOrigin(req));
+    if (!opened.ok) return res.status(LINK_NOTICES[opened.reason]![0]).json({ code: opened.reason });
+    const id = opened.checkoutSessionId;
+    return res.status(201).json({ checkout_session: id, submit_url: `${API}/checkout/sessions/${encodeURIComponent(id)}/token` });
   });
 
   router.post('/checkout/links/:code/pay', express.json({ limit: '1kb', strict: true }), async (req, res) => {
@@ -169,10 +234,11 @@ export function hostedPagesRouter(deps: AppDeps, sources: HostedSources): Router
     const token = text(body.token);
     const session = text(body.checkout_session);
     res.set('Cache-Control', 'no-store');
-    // The link page's own script only: a cross-site form or fetch carries another Origin.
-    const origin = req.get('origin');
-    if (origin !== undefined && origin !== pageOrigin(req)) return res.status(403).json({ code: 'ORIGIN_NOT_ALLOWED' });
+    if (!fromLinkPage(req)) return res.status(403).json({ code: 'ORIGIN_NOT_ALLOWED' });
     if (!ID.test(req.params.code) || !token || !ID.test(token) || !session || !ID.test(session)) return res.status(400).json({ code: 'INVALID_REQUEST' });
+    const org = await linkOrganization(req, res, req.params.code);
+    if (org.refused) return;
+    if (!org.known) return res.status(404).json({ code: 'PAYMENT_LINK_NOT_FOUND' });
     const outcome = await sources.payLink(deps, req.params.code, session, token);
     if (outcome.kind === 'refused') return res.status(outcome.status).json({ code: outcome.code });
     return res.status(200).json({ paid: outcome.kind === 'paid', status: outcome.paymentStatus });

@@ -43,13 +43,11 @@ export interface HostedPaymentLink {
 /** Why a link's page takes no card now. */
 export type LinkRefusal = 'NOT_FOUND' | 'CANCELED' | 'EXPIRED' | 'PAID' | 'NOT_STARTED' | 'IN_PROCESS';
 
-/**
- * A link page's checkout: the link, a checkout session of the link made for this visit (its tokens are
- * bound to the link's amount) and the organization's public key the form tokenizes with.
- */
-export type LinkCheckout =
-  | { ok: true; link: HostedPaymentLink; checkoutSessionId: string; publicKey: string }
-  | { ok: false; reason: LinkRefusal; country?: string };
+/** A link page's visit: the link and the organization's public key the form tokenizes with (nothing is written). */
+export type LinkView = { ok: true; link: HostedPaymentLink; publicKey: string } | { ok: false; reason: LinkRefusal; country?: string };
+
+/** A checkout session of the link, made when the shopper submits a card (its tokens are bound to the link's amount). */
+export type LinkCheckout = { ok: true; checkoutSessionId: string } | { ok: false; reason: LinkRefusal };
 
 export type LinkPayment =
   | { kind: 'paid'; paymentStatus: string }
@@ -60,7 +58,11 @@ export interface HostedSources {
   /** A checkout session of the organization (the form's public key names it). */
   checkoutSession(deps: AppDeps, organizationId: string, id: string): Promise<HostedCheckoutSession | undefined>;
   customerSession(deps: AppDeps, organizationId: string, id: string): Promise<HostedCustomerSession | undefined>;
-  /** Opens a checkout of the link for one visit of its page (on `pageOrigin`), or says why not. */
+  /** The organization of a link (one cheap read: the page's per-organization limit is checked before anything else). */
+  linkOrganization(deps: AppDeps, code: string): Promise<string | undefined>;
+  /** What the link's page shows, or why it takes no card (reads only). */
+  viewLink(deps: AppDeps, code: string): Promise<LinkView>;
+  /** A checkout session of the link for a shopper who submits a card on its page (on `pageOrigin`), or why not. */
   openLink(deps: AppDeps, code: string, pageOrigin: string): Promise<LinkCheckout>;
   /** Pays the link with a one-time token of one of its checkout sessions. */
   payLink(deps: AppDeps, code: string, checkoutSession: string, token: string): Promise<LinkPayment>;

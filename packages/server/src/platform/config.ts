@@ -61,6 +61,11 @@ const schema = z.object({
   RATE_LIMIT_STORE: z.enum(['memory', 'database'], { message: 'must be memory or database' }).optional(),
   AUTH_FAILURES_PER_MINUTE: z.coerce.number({ message: 'must be a whole number (0 turns limiting off)' }).int().min(0).default(60),
   TRUST_PROXY: trustProxy.default(false),
+  HOSTED_RATE_LIMIT_PER_ADDRESS: z.coerce.number({ message: 'must be a whole number (0 turns limiting off)' }).int().min(0).default(120),
+  HOSTED_RATE_LIMIT_PER_ORGANIZATION: z.coerce.number({ message: 'must be a whole number (0 turns limiting off)' }).int().min(0).default(3000),
+  PUBLIC_KEY_RATE_LIMIT_PER_MINUTE: z.coerce.number({ message: 'must be a whole number (0 turns limiting off)' }).int().min(0).default(1200),
+  CHECKOUT_SESSION_RATE_LIMIT_PER_MINUTE: z.coerce.number({ message: 'must be a whole number (0 turns limiting off)' }).int().min(0).default(30),
+  CHECKOUT_SESSION_MAX_CARDS: z.coerce.number({ message: 'must be a whole number from 1 to 1000' }).int().min(1).max(1000).default(20),
   SANDBOX_A_URL: z.url({ protocol: /^https?$/, message: 'must be an absolute http(s) URL' }).optional(),
   SANDBOX_B_URL: z.url({ protocol: /^https?$/, message: 'must be an absolute http(s) URL' }).optional(),
   PROVIDER_TIMEOUT_MS: z.coerce.number({ message: 'must be a whole number of milliseconds from 100 to 120000' }).int().min(100).max(120_000).default(10_000),
@@ -100,6 +105,17 @@ export interface Config {
   authFailuresPerMinute: number;
   /** Express's `trust proxy`: false (the socket's peer), a hop count, or the proxies' addresses. */
   trustProxy: false | number | string[];
+  /**
+   * The unauthenticated checkout surface (the hosted pages /checkout/… and the public-key API routes),
+   * per minute (0: off): requests per client address, hosted-page requests per organization, public-key
+   * requests per public key, and public-key requests per checkout or customer session.
+   */
+  hostedRateLimitPerAddress: number;
+  hostedRateLimitPerOrganization: number;
+  publicKeyRateLimitPerMinute: number;
+  checkoutSessionRateLimitPerMinute: number;
+  /** Cards one checkout session tokenizes, or one customer session enrolls, in its life. */
+  checkoutSessionMaxCards: number;
   /**
    * Where the sandbox acquirers run (acquirers-main.ts); unset, the service starts them itself on
    * loopback, ephemeral ports. Their ledgers live in the process that runs them.
@@ -188,6 +204,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitStore: e.RATE_LIMIT_STORE ?? (e.DATABASE_URL ? 'database' : 'memory'),
     authFailuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
     trustProxy: e.TRUST_PROXY,
+    hostedRateLimitPerAddress: e.HOSTED_RATE_LIMIT_PER_ADDRESS,
+    hostedRateLimitPerOrganization: e.HOSTED_RATE_LIMIT_PER_ORGANIZATION,
+    publicKeyRateLimitPerMinute: e.PUBLIC_KEY_RATE_LIMIT_PER_MINUTE,
+    checkoutSessionRateLimitPerMinute: e.CHECKOUT_SESSION_RATE_LIMIT_PER_MINUTE,
+    checkoutSessionMaxCards: e.CHECKOUT_SESSION_MAX_CARDS,
     sandboxAUrl: e.SANDBOX_A_URL?.replace(/\/+$/, ''),
     sandboxBUrl: e.SANDBOX_B_URL?.replace(/\/+$/, ''),
     providerApiUrls: apiUrls.urls,

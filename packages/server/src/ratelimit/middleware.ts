@@ -1,7 +1,9 @@
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { MerchantAuth } from '../context.js';
 import { problemBody } from '../http/problems.js';
 import { sendProblem } from '../http/send.js';
+import { clientAddressKey } from './auth-failures.js';
+import type { PublicLimiter } from './public.js';
 import type { RateLimitStore } from './store.js';
 
 export interface RateLimitOptions {
@@ -12,12 +14,14 @@ export interface RateLimitOptions {
 
 /**
  * After authentication: counts the organization's request and answers 429 RATE_LIMITED with
- * Retry-After past the limit. Every merchant response carries the IETF RateLimit-* headers.
+ * Retry-After past the limit. Every merchant response carries the IETF RateLimit-* headers. A request
+ * made with the public key alone is not counted here but by publicRateLimit: the public key is in
+ * shoppers' pages, and whoever copies it must not spend the merchant's server-side budget.
  */
 export function rateLimit(store: RateLimitStore, options: RateLimitOptions): RequestHandler {
   return async (req, res, next) => {
     const merchant = res.locals.merchant as MerchantAuth | undefined;
-    if (options.limit <= 0 || !merchant) return next();
+    if (options.limit <= 0 || !merchant || merchant.publicOnly) return next();
     try {
       const { count, resetAt } = await store.hit(`org:${merchant.organizationId}`, options.windowSeconds);
       const reset = Math.max(1, Math.ceil((resetAt - Date.now()) / 1000));
@@ -33,6 +37,41 @@ export function rateLimit(store: RateLimitStore, options: RateLimitOptions): Req
           { 'Retry-After': String(reset) },
         );
       }
+      return next();
+    } catch (err) {
+      return next(err);
+    }
+  };
+}
+
+/** 429 RATE_LIMITED (problem+json) with Retry-After. */
+export function sendRateLimited(req: Request, res: Response, seconds: number, what: string): void {
+  sendProblem(req, res, 429, problemBody('RATE_LIMITED', `${what}; retry after ${seconds} second${seconds === 1 ? '' : 's'}.`), { 'Retry-After': String(seconds) });
+}
+
+export interface PublicRateLimits {
+  perAddress: number;
+  perKey: number;
+  perSession: number;
+}
+
+/**
+ * After authentication, for the operations a shopper's browser calls with the public key alone (a
+ * checkout session's token, a customer session's enrollment): counted per client address, per public
+ * key and per session (the request's path names it), in that order (ratelimit/public.ts).
+ */
+export function publicRateLimit(limiter: PublicLimiter, limits: PublicRateLimits): RequestHandler {
+  return async (req, res, next) => {
+    const merchant = res.locals.merchant as MerchantAuth | undefined;
+    if (!merchant?.publicOnly) return next();
+    try {
+      const wait = await limiter.hit(
+        { key: `address:${clientAddressKey(req.ip)}`, limit: limits.perAddress },
+        { key: `public-key:${merchant.publicKey}`, limit: limits.perKey },
+        // The path is the operation's with its session id (the validator bounds that id after this).
+        { key: `public-path:${req.path.slice(0, 200)}`, limit: limits.perSession },
+      );
+      if (wait > 0) return sendRateLimited(req, res, wait, 'Too many requests for this public key, session or address');
       return next();
     } catch (err) {
       return next(err);

@@ -1,0 +1,206 @@
+/**
+ * What an anonymous visitor can make the service do through the hosted checkout (issue 25; the "Limits"
+ * of docs/guides/checkout.md): a payment link's page writes nothing (its checkout session is made when
+ * the shopper submits a card); the hosted pages and their calls are limited per client address and per
+ * organization (one merchant's hammered link does not limit another's); the public-key routes are
+ * limited per key and per session, without using up the organization's API budget; a checkout or
+ * customer session takes a bounded number of cards. One server per backend, behind a "proxy" (TRUST_PROXY)
+ * so that each test can speak from its own client addresses.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Schemas } from '@payorch/types';
+import { describe, expect, it } from 'vitest';
+import { expectProblem } from './support/assertions.js';
+import { backends, useServer, type Credentials, type TestServer } from './support/harness.js';
+import { awayFromWindowEdge } from './support/minute-window.js';
+import { CARDS, createCustomer, rawCard } from './support/payments.js';
+
+const PER_ADDRESS = 8;
+const PER_ORGANIZATION = 12;
+const PER_KEY = 30;
+const PER_SESSION = 10;
+const CARDS_PER_SESSION = 4;
+const API_PER_MINUTE = 40;
+
+const json = { 'content-type': 'application/json' };
+let lastAddress = 0;
+/** A client address of its own (TEST-NET-3; up to 65 k per run). */
+const address = () => {
+  lastAddress += 1;
+  return `203.0.${113 + Math.floor(lastAddress / 250)}.${lastAddress % 250}`;
+};
+const from = (ip: string) => ({ 'x-forwarded-for': ip });
+
+const secretHeaders = (c: Credentials) => ({ ...json, 'public-api-key': c.public_api_key, 'private-secret-key': c.private_secret_key });
+
+async function createLink(t: TestServer, c: Credentials, overrides: Partial<Schemas['PaymentLinkCreateRequest']> = {}): Promise<Schemas['PaymentLink']> {
+  const res = await t.fetch('/payment-links', {
+    method: 'POST',
+    headers: secretHeaders(c),
+    body: JSON.stringify({ account_id: c.account_id, country: 'BR', description: 'Invoice 7', amount: { currency: 'BRL', value: 25 }, one_time_use: false, ...overrides }),
+  });
+  const text = await res.text();
+  expect(res.status, text).toBe(201);
+  return JSON.parse(text) as Schemas['PaymentLink'];
+}
+
+async function createSession(t: TestServer, c: Credentials): Promise<Schemas['CheckoutSession']> {
+  const res = await t.fetch('/checkout/sessions', {
+    method: 'POST',
+    headers: secretHeaders(c),
+    body: JSON.stringify({ account_id: c.account_id, merchant_order_id: `o-${randomUUID().slice(0, 8)}`, payment_description: 'Shoes', country: 'BR', amount: { currency: 'BRL', value: 10 } }),
+  });
+  const text = await res.text();
+  expect(res.status, text).toBe(201);
+  return JSON.parse(text) as Schemas['CheckoutSession'];
+}
+
+function tokenize(t: TestServer, sessionId: string, publicKey: string, ip: string, card: string = CARDS.approved): Promise<Response> {
+  const c = rawCard(card);
+  return t.fetch(`/checkout/sessions/${sessionId}/token`, {
+    method: 'POST',
+    credentials_: false,
+    headers: { ...json, ...from(ip), 'public-api-key': publicKey },
+    body: JSON.stringify({ payment_method: { type: 'CARD', card: { number: c.number, expiration_month: c.expiration_month, expiration_year: c.expiration_year, security_code: c.security_code, holder_name: c.holder_name } } }),
+  });
+}
+
+const linkSessions = async (t: TestServer, code: string) =>
+  Number((await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM checkout_sessions WHERE payment_link_code = $1', [code]))[0]!.n);
+
+for (const backend of backends()) {
+  describe(`hosted checkout limits on ${backend}`, () => {
+    const t = useServer(backend, {
+      env: {
+        TRUST_PROXY: '1',
+        RATE_LIMIT_STORE: 'database',
+        RATE_LIMIT_PER_MINUTE: String(API_PER_MINUTE),
+        HOSTED_RATE_LIMIT_PER_ADDRESS: String(PER_ADDRESS),
+        HOSTED_RATE_LIMIT_PER_ORGANIZATION: String(PER_ORGANIZATION),
+        PUBLIC_KEY_RATE_LIMIT_PER_MINUTE: String(PER_KEY),
+        CHECKOUT_SESSION_RATE_LIMIT_PER_MINUTE: String(PER_SESSION),
+        CHECKOUT_SESSION_MAX_CARDS: String(CARDS_PER_SESSION),
+      },
+    });
+    const page = (url: string, ip: string) => fetch(url, { headers: from(ip) });
+    const pageOrigin = () => new URL(t.baseUrl).origin;
+
+    it("a payment link's page writes nothing per visit; its checkout session is made when the shopper submits, from the page's origin only", async () => {
+      const org = await t.createOrganization();
+      const link = await createLink(t, org);
+      for (let i = 0; i < 3; i++) {
+        const res = await page(link.checkout_url, address());
+        expect(res.status).toBe(200);
+        expect(await res.text()).not.toMatch(/checkout_session/);
+      }
+      expect(await linkSessions(t, link.code)).toBe(0);
+
+      const start = (headers: Record<string, string>) => fetch(`${link.checkout_url}/session`, { method: 'POST', headers: { ...json, ...from(address()), ...headers }, body: '{}' });
+      expect((await start({ origin: 'https://evil.example' })).status).toBe(403);
+      expect(await linkSessions(t, link.code)).toBe(0);
+      const res = await start({ origin: pageOrigin() });
+      const body = (await res.json()) as { checkout_session: string; submit_url: string };
+      expect(res.status, JSON.stringify(body)).toBe(201);
+      expect(body.submit_url).toBe(`/v1/checkout/sessions/${body.checkout_session}/token`);
+      expect(await linkSessions(t, link.code)).toBe(1);
+      // The session is the link's: its tokens are bound to the link's amount, and its page pays it.
+      expect((await tokenize(t, body.checkout_session, org.public_api_key, address())).status).toBe(201);
+      // A canceled link makes no more sessions.
+      await t.fetch(`/payment-links/${link.code}/cancel`, { method: 'POST', headers: secretHeaders(org) });
+      expect((await start({ origin: pageOrigin() })).status).toBe(410);
+      expect(await linkSessions(t, link.code)).toBe(1);
+    });
+
+    it('the hosted pages and their calls are limited per client address: 429 with Retry-After, other addresses unaffected', async () => {
+      const org = await t.createOrganization();
+      const link = await createLink(t, org);
+      const session = await createSession(t, org);
+      const ip = address();
+      await awayFromWindowEdge();
+      for (let i = 0; i < PER_ADDRESS; i++) expect((await page(link.checkout_url, ip)).status).toBe(200);
+      const limited = await page(link.checkout_url, ip);
+      expect(limited.status).toBe(429);
+      expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect(Number(limited.headers.get('retry-after'))).toBeLessThanOrEqual(60);
+      expect(await limited.text()).toContain('data-code="RATE_LIMITED"');
+      // Every hosted route of that address, and the public-key API, is refused before any work.
+      expect((await page(`${pageOrigin()}/checkout/sessions/${session.checkout_session}?public_key=${org.public_api_key}`, ip)).status).toBe(429);
+      const pay = await fetch(`${link.checkout_url}/pay`, { method: 'POST', headers: { ...json, ...from(ip) }, body: JSON.stringify({ token: randomUUID(), checkout_session: randomUUID() }) });
+      await expectProblem(pay, 429, 'RATE_LIMITED');
+      expect(pay.headers.get('retry-after')).toMatch(/^\d+$/);
+      await expectProblem(await tokenize(t, session.checkout_session, org.public_api_key, ip), 429, 'RATE_LIMITED');
+      // Another shopper is served.
+      expect((await page(link.checkout_url, address())).status).toBe(200);
+    });
+
+    it("one organization's hammered link does not limit another organization's pages", async () => {
+      const [a, b] = [await t.createOrganization(), await t.createOrganization()];
+      const linkA = await createLink(t, a);
+      const linkB = await createLink(t, b);
+      await awayFromWindowEdge();
+      for (let i = 0; i < PER_ORGANIZATION; i++) expect((await page(linkA.checkout_url, address())).status).toBe(200);
+      // From fresh addresses: the organization's own limit.
+      const limited = await page(linkA.checkout_url, address());
+      expect(limited.status).toBe(429);
+      expect(limited.headers.get('retry-after')).toMatch(/^\d+$/);
+      expect((await page(linkB.checkout_url, address())).status).toBe(200);
+      // The merchant's own API is not the hosted pages' budget.
+      expect((await t.fetch(`/payment-links/${linkA.code}`, { headers: secretHeaders(a) })).status).toBe(200);
+    });
+
+    it("the public-key token route: capped per session, limited per session and per key, and it does not spend the organization's API budget", async () => {
+      const org = await t.createOrganization();
+      const capped = await createSession(t, org);
+      const busy = await createSession(t, org);
+      const spare = await createSession(t, org);
+      await awayFromWindowEdge();
+      let publicCalls = 0;
+      for (let i = 0; i < CARDS_PER_SESSION; i++, publicCalls++) expect((await tokenize(t, capped.checkout_session, org.public_api_key, address())).status).toBe(201);
+      await expectProblem(await tokenize(t, capped.checkout_session, org.public_api_key, address()), 409, 'INVALID_STATUS');
+      publicCalls++;
+      const tokens = await t.db.query('SELECT 1 FROM one_time_tokens WHERE checkout_session = $1', [capped.checkout_session]);
+      expect(tokens).toHaveLength(CARDS_PER_SESSION);
+
+      // Per session, whatever the request (invalid cards included), from any address.
+      for (let i = 0; i < PER_SESSION; i++, publicCalls++) expect((await tokenize(t, busy.checkout_session, org.public_api_key, address(), '4507990000000003')).status).toBe(422);
+      const sessionLimited = await tokenize(t, busy.checkout_session, org.public_api_key, address());
+      publicCalls++;
+      await expectProblem(sessionLimited, 429, 'RATE_LIMITED');
+      expect(sessionLimited.headers.get('retry-after')).toMatch(/^\d+$/);
+
+      // Per key: the rest of the key's budget on new sessions, then 429 on any session of the key.
+      const sessions = [spare];
+      while (publicCalls < PER_KEY) {
+        const s = sessions.at(-1)!;
+        const res = await tokenize(t, s.checkout_session, org.public_api_key, address(), '4507990000000003');
+        expect(res.status).toBe(422);
+        publicCalls++;
+        if (publicCalls % PER_SESSION === 0) sessions.push(await createSession(t, org));
+      }
+      await expectProblem(await tokenize(t, (await createSession(t, org)).checkout_session, org.public_api_key, address()), 429, 'RATE_LIMITED');
+      // Anyone holding the (public) key spent it: the merchant's servers, with the secret key, are still served
+      // (the secret-key calls and the public-key ones together are past RATE_LIMIT_PER_MINUTE).
+      expect(publicCalls + 1 + 3 + sessions.length + 6).toBeGreaterThan(API_PER_MINUTE);
+      for (let i = 0; i < 6; i++) expect((await t.fetch(`/checkout/sessions/${capped.checkout_session}`, { headers: secretHeaders(org) })).status).toBe(200);
+      // Another organization's key is unaffected.
+      const other = await t.createOrganization();
+      expect((await tokenize(t, (await createSession(t, other)).checkout_session, other.public_api_key, address())).status).toBe(201);
+    });
+
+    it('a customer session takes a bounded number of cards', async () => {
+      const customerId = await createCustomer(t);
+      const res = await t.fetch('/customers/sessions', { method: 'POST', headers: json, body: JSON.stringify({ account_id: t.sandbox.account_id, country: 'BR', customer_id: customerId }) });
+      const session = (await res.json()) as Schemas['CustomerSession'];
+      expect(res.status).toBe(201);
+      const enroll = () =>
+        t.fetch(`/customers/sessions/${session.customer_session}/payment-methods`, {
+          method: 'POST',
+          credentials_: false,
+          headers: { ...json, ...from(address()), 'public-api-key': t.sandbox.public_api_key },
+          body: JSON.stringify({ account_id: t.sandbox.account_id, payment_method_type: 'CARD', country: 'BR', card_data: rawCard(CARDS.approved) }),
+        });
+      for (let i = 0; i < CARDS_PER_SESSION; i++) expect((await enroll()).status).toBeLessThan(300);
+      await expectProblem(await enroll(), 409, 'INVALID_STATUS');
+    });
+  });
+}
