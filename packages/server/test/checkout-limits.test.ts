@@ -10,6 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Schemas } from '@payorch/types';
 import { describe, expect, it } from 'vitest';
+import { RetentionJob } from '../src/retention/job.js';
 import { expectProblem } from './support/assertions.js';
 import { backends, useServer, type Credentials, type TestServer } from './support/harness.js';
 import { awayFromWindowEdge } from './support/minute-window.js';
@@ -109,6 +110,30 @@ for (const backend of backends()) {
       await t.fetch(`/payment-links/${link.code}/cancel`, { method: 'POST', headers: secretHeaders(org) });
       expect((await start({ origin: pageOrigin() })).status).toBe(410);
       expect(await linkSessions(t, link.code)).toBe(1);
+    });
+
+    it("retention deletes a link's sessions that expired unpaid, with their tokens; a paid one and a merchant's own session stay", async () => {
+      const link = await createLink(t, t.sandbox);
+      const start = async () => {
+        const res = await fetch(`${link.checkout_url}/session`, { method: 'POST', headers: { ...json, ...from(address()), origin: pageOrigin() }, body: '{}' });
+        expect(res.status).toBe(201);
+        return ((await res.json()) as { checkout_session: string }).checkout_session;
+      };
+      const tokenOf = async (session: string) => ((await (await tokenize(t, session, t.sandbox.public_api_key, address())).json()) as { token: string }).token;
+      const left = await start();
+      const leftToken = await tokenOf(left);
+      const paid = await start();
+      const pay = await fetch(`${link.checkout_url}/pay`, { method: 'POST', headers: { ...json, ...from(address()) }, body: JSON.stringify({ token: await tokenOf(paid), checkout_session: paid }) });
+      expect(await pay.json()).toMatchObject({ paid: true, status: 'SUCCEEDED' });
+      const own = await createSession(t, t.sandbox);
+      await t.db.query("UPDATE checkout_sessions SET expires_at = clock_timestamp() - interval '1 second' WHERE payment_link_code = $1 OR id = $2", [link.code, own.checkout_session]);
+
+      const report = await new RetentionJob({ db: t.db, log: t.running.deps.log, pauseMs: 0 }).runOnce();
+      expect(report.unpaidLinkSessions).toBeGreaterThanOrEqual(1);
+      const ids = (await t.db.query<{ id: string }>('SELECT id FROM checkout_sessions WHERE id = ANY($1::text[])', [[left, paid, own.checkout_session]])).map((r) => r.id);
+      expect(ids.sort()).toEqual([paid, own.checkout_session].sort());
+      expect(await t.db.query('SELECT 1 FROM one_time_tokens WHERE token = $1', [leftToken])).toHaveLength(0);
+      expect(await t.fetch(`/payment-links/${link.code}`).then((r) => r.json())).toMatchObject({ payments_number: 1 });
     });
 
     it('the hosted pages and their calls are limited per client address: 429 with Retry-After, other addresses unaffected', async () => {

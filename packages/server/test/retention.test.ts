@@ -57,7 +57,7 @@ for (const backend of backends()) {
       // The young events are still served.
       for (const id of young) expect((await t.fetch(`/events/${id}`)).status).toBe(200);
       // Nothing left to do.
-      expect(await job().runOnce()).toEqual({ events: 0, idempotencyKeys: 0, expiredTokens: 0 });
+      expect(await job().runOnce()).toEqual({ events: 0, idempotencyKeys: 0, expiredTokens: 0, unpaidLinkSessions: 0 });
     });
   });
 }

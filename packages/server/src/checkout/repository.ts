@@ -228,6 +228,26 @@ export const checkoutRepository = {
     return rows.length;
   },
 
+  /**
+   * Retention: a bounded batch of payment links' checkout sessions that expired with no payment (a shopper
+   * who opened the form and left, or an abuser), deleted with their tokens (all unused); returns how many.
+   * A merchant's own sessions are its records and stay.
+   */
+  async purgeUnpaidLinkSessions(db: Queryable, limit: number): Promise<number> {
+    const rows = await db.query<{ id: string }>(
+      `SELECT s.id FROM checkout_sessions s
+       WHERE s.payment_link_code IS NOT NULL AND s.payment_id IS NULL AND s.expires_at <= clock_timestamp()
+         AND NOT EXISTS (SELECT 1 FROM one_time_tokens t WHERE t.checkout_session = s.id AND t.payment_id IS NOT NULL)
+       ORDER BY s.expires_at LIMIT $1 FOR UPDATE OF s SKIP LOCKED`,
+      [limit],
+    );
+    if (rows.length === 0) return 0;
+    const ids = rows.map((r) => r.id);
+    await db.query('DELETE FROM one_time_tokens WHERE checkout_session = ANY($1::text[])', [ids]);
+    await db.query('DELETE FROM checkout_sessions WHERE id = ANY($1::text[])', [ids]);
+    return rows.length;
+  },
+
   async insertCustomerSession(db: Queryable, s: Omit<CustomerSessionRow, 'created_at' | 'expires_at' | 'expired'> & { ttlSeconds: number }): Promise<CustomerSessionRow> {
     await db.query(
       `INSERT INTO customer_sessions (id, organization_id, account_id, customer_id, country, callback_url, checkout_id, allowed_origins, expires_at)

@@ -1,7 +1,8 @@
 /**
  * Retention (issue 15): removes what is past its documented lifetime — webhook events (and their
  * deliveries and attempts) 30 days after created_at (EVENT_RETENTION_DAYS), idempotency records once
- * expired (24 hours), the sealed cards of one-time tokens that expired unused. Every instance runs it; each batch is one short transaction of at most
+ * expired (24 hours), the sealed cards of one-time tokens that expired unused, payment links' checkout
+ * sessions that expired unpaid (a link's page makes one per shopper who submits). Every instance runs it; each batch is one short transaction of at most
  * `batchSize` rows claimed with SKIP LOCKED, with a pause between batches, so it never holds locks a
  * request waits for and two instances never do the same work. Reads already hide expired events
  * (webhooks/event-log.ts), so a late or slow run changes no answer.
@@ -32,6 +33,8 @@ export interface RetentionReport {
   idempotencyKeys: number;
   /** One-time tokens that expired unused whose sealed card was destroyed (checkout/tokens.ts). */
   expiredTokens: number;
+  /** Payment links' checkout sessions that expired unpaid, deleted with their tokens (checkout/payment-links.ts). */
+  unpaidLinkSessions: number;
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref?.());
@@ -70,8 +73,9 @@ export class RetentionJob {
       events: await drain(() => db.transaction((tx) => repo.purgeEvents(tx, before, batchSize))),
       idempotencyKeys: await drain(() => db.transaction((tx) => repo.purgeIdempotencyKeys(tx, batchSize))),
       expiredTokens: await drain(() => db.transaction((tx) => checkoutRepository.shredExpiredTokens(tx, batchSize))),
+      unpaidLinkSessions: await drain(() => db.transaction((tx) => checkoutRepository.purgeUnpaidLinkSessions(tx, batchSize))),
     };
-    if (report.events + report.idempotencyKeys + report.expiredTokens > 0) this.options.log.info(report, 'retention removed expired records');
+    if (report.events + report.idempotencyKeys + report.expiredTokens + report.unpaidLinkSessions > 0) this.options.log.info(report, 'retention removed expired records');
     return report;
   }
 }
