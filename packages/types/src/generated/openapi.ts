@@ -1235,6 +1235,12 @@ export interface paths {
          *     otherwise; 409 `INVALID_STATUS` when paid or expired). The card is checked (422 `INVALID_CARD`), sealed
          *     with the vault's keys, and answered as a token that pays once, within 10 minutes, exactly the session's
          *     amount and currency on its account. The security code is checked and not kept.
+         *
+         *     Limits (anyone holding the public key may call it): per client address (`HOSTED_RATE_LIMIT_PER_ADDRESS`,
+         *     120 a minute), per public key (`PUBLIC_KEY_RATE_LIMIT_PER_MINUTE`, 1,200) and per session
+         *     (`CHECKOUT_SESSION_RATE_LIMIT_PER_MINUTE`, 30), each answered 429 `RATE_LIMITED` with `Retry-After`;
+         *     these calls are not counted in the organization's `RATE_LIMIT_PER_MINUTE`. A session tokenizes at most
+         *     `CHECKOUT_SESSION_MAX_CARDS` (20) cards in its life, then 409 `INVALID_STATUS`: create a new session.
          */
         post: operations["createCheckoutToken"];
         delete?: never;
@@ -1385,6 +1391,10 @@ export interface paths {
          *     with the same record and event as `POST /customers/{customer_id}/payment-methods`),
          *     without the PCI certification raw card data needs elsewhere: the card never passed through the
          *     merchant.
+         *
+         *     Limits, as for a checkout session's token: per client address, per public key and per session, 429
+         *     `RATE_LIMITED` with `Retry-After` (not counted in the organization's `RATE_LIMIT_PER_MINUTE`); a customer
+         *     session enrolls at most `CHECKOUT_SESSION_MAX_CARDS` (20) cards, then 409 `INVALID_STATUS`.
          */
         post: operations["enrollCustomerSessionPaymentMethod"];
         delete?: never;
@@ -5906,6 +5916,8 @@ export interface components {
          *     (`RATE_LIMIT_PER_MINUTE`), or, before any credential is checked, the client address's failed
          *     authentications per minute (`AUTH_FAILURES_PER_MINUTE`; which address counts behind a proxy is
          *     `TRUST_PROXY`). An address over its limit is refused for the rest of the minute, whatever key it sends.
+         *     The operations called with the public key alone have their own limits instead of the organization's:
+         *     per client address, per public key and per session (see each operation).
          *     Or (`CONCURRENCY_LIMITED`, with `Retry-After`) too many of the organization's requests are being
          *     processed at once: each organization gets at most half of the service's database connections
          *     (`DATABASE_POOL_SIZE` / 2), the excess waits in a bounded queue (500 waiting, 10 s) and is then
