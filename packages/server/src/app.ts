@@ -5,6 +5,7 @@
  */
 import express from 'express';
 import helmet from 'helmet';
+import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type { AppDeps, Handlers } from './context.js';
 import { accessLog } from './http/access-log.js';
@@ -77,8 +78,14 @@ export function createApp(options: CreateAppOptions): express.Express {
   };
   app.get('/healthz', healthzRoot('getHealth'));
   app.get('/readyz', healthzRoot('getReadiness'));
-  app.get('/openapi.json', (_req, res) => {
-    res.json(spec);
+  // Serialized once: anyone may ask for it, as often as they like (~800 KB), so a request must not cost a
+  // serialization; a client that has it revalidates with its ETag for a 304.
+  const specBody = Buffer.from(JSON.stringify(spec));
+  const specTag = `"${createHash('sha256').update(specBody).digest('hex')}"`;
+  app.get('/openapi.json', (req, res) => {
+    res.set({ ETag: specTag, 'Cache-Control': 'public, max-age=300' });
+    if (req.get('if-none-match') === specTag) return res.status(304).end();
+    return res.type('application/json').send(specBody);
   });
   // The documentation site (guides + reference), built with the server by tools/docs.mjs.
   app.use('/docs', express.static(DOCS_SITE, { index: 'index.html', fallthrough: true }));

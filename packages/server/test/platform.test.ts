@@ -97,8 +97,15 @@ for (const backend of backends()) {
         const res = await fetch(`${t.running.url}${path}`);
         expect(await res.json()).toEqual({ status: 'ok', database: 'ok' });
       }
-      const spec = (await (await fetch(`${t.running.url}/openapi.json`)).json()) as { openapi: string; paths: object };
+      const specRes = await fetch(`${t.running.url}/openapi.json`);
+      const spec = (await specRes.json()) as { openapi: string; paths: object };
       expect(spec.openapi).toBe('3.1.0');
+      // Serialized once (anyone may ask for it, repeatedly: it is ~800 KB), and revalidated for nothing.
+      const etag = specRes.headers.get('etag');
+      expect(etag).toMatch(/^"[0-9a-f]{64}"$/);
+      const again = await fetch(`${t.running.url}/openapi.json`, { headers: { 'if-none-match': etag! } });
+      expect(again.status).toBe(304);
+      expect(await again.text()).toBe('');
       expect(Object.keys(spec.paths)).toContain('/payments/{payment_id}/transactions/{transaction_id}/dispute');
       for (const [path, marker] of [
         ['/docs/', 'href="guides/getting-started.html"'],
