@@ -247,15 +247,23 @@ for (const backend of backends()) {
       const page = await browser.newPage();
       const problems = watch(page);
       try {
+        const linkSessions = async () => (await t.db.query('SELECT 1 FROM checkout_sessions WHERE payment_link_code = $1', [link.code])).length;
         await page.goto(`${link.checkout_url}?lang=en`);
         expect(await page.locator('#description').innerText()).toBe('Invoice 2026-118');
+        // The visit wrote nothing; the shopper's submit makes the link's one checkout session.
+        expect(await linkSessions()).toBe(0);
         expect(await page.locator('#summary').innerText()).toContain('R$');
+        // A declined card first: the page keeps its session for the next card.
+        await fillCard(page.mainFrame(), { number: '4507990000000028' });
+        await page.getByRole('button', { name: /Pay/ }).click();
+        await expect.poll(() => page.locator('#status').getAttribute('data-outcome')).toBe('DECLINED');
         await fillCard(page.mainFrame());
         await page.getByRole('button', { name: /Pay/ }).click();
         await expect.poll(() => page.locator('#status').getAttribute('data-outcome')).toBe('SUCCEEDED');
         expect(await page.locator('#status').innerText()).toContain('Payment approved');
         expect(problems).toEqual([]);
         expect(await json(await t.fetch(`/payment-links/${link.code}`))).toMatchObject({ status: 'PAID', payments_number: 1 });
+        expect(await linkSessions()).toBe(1);
 
         const again = await page.goto(link.checkout_url);
         expect(again?.status()).toBe(410);
