@@ -189,7 +189,12 @@ for (const backend of backends()) {
     it('a checkout session tokenizes a bounded number of cards', async () => {
       const org = await t.createOrganization();
       const capped = await createSession(t, org);
-      for (let i = 0; i < CARDS_PER_SESSION; i++) expect((await tokenize(t, capped.checkout_session, org.public_api_key, address())).status).toBe(201);
+      for (let i = 0; i < CARDS_PER_SESSION; i++) {
+        const res = await tokenize(t, capped.checkout_session, org.public_api_key, address());
+        expect(res.status).toBe(201);
+        // The headers tell the public key's budget, not the organization's.
+        expect(res.headers.get('ratelimit-limit')).toBe(String(PER_KEY));
+      }
       await expectProblem(await tokenize(t, capped.checkout_session, org.public_api_key, address()), 409, 'INVALID_STATUS');
       const tokens = await t.db.query('SELECT 1 FROM one_time_tokens WHERE checkout_session = $1', [capped.checkout_session]);
       expect(tokens).toHaveLength(CARDS_PER_SESSION);

@@ -65,12 +65,20 @@ export function publicRateLimit(limiter: PublicLimiter, limits: PublicRateLimits
     const merchant = res.locals.merchant as MerchantAuth | undefined;
     if (!merchant?.publicOnly) return next();
     try {
-      const wait = await limiter.hit(
+      const keyBucket = `public-key:${merchant.publicKey}`;
+      const { wait, counted } = await limiter.count([
         { key: `address:${clientAddressKey(req.ip)}`, limit: limits.perAddress },
-        { key: `public-key:${merchant.publicKey}`, limit: limits.perKey },
+        { key: keyBucket, limit: limits.perKey },
         // The path is the operation's with its session id (the validator bounds that id after this).
         { key: `public-path:${req.path.slice(0, 200)}`, limit: limits.perSession },
-      );
+      ]);
+      // The RateLimit-* headers tell the public key's budget (the one the merchant's pages share).
+      const key = counted.get(keyBucket);
+      if (key) {
+        res.setHeader('RateLimit-Limit', String(limits.perKey));
+        res.setHeader('RateLimit-Remaining', String(Math.max(0, limits.perKey - key.count)));
+        res.setHeader('RateLimit-Reset', String(Math.max(1, Math.ceil((key.resetAt - Date.now()) / 1000))));
+      }
       if (wait > 0) return sendRateLimited(req, res, wait, 'Too many requests for this public key, session or address');
       return next();
     } catch (err) {

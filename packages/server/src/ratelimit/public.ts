@@ -36,21 +36,28 @@ export class PublicLimiter {
 
   /** Counts the request in each bucket in order; the seconds to wait when one is past its limit, else 0. */
   async hit(...buckets: Bucket[]): Promise<number> {
+    return (await this.count(buckets)).wait;
+  }
+
+  /** As hit, with each counted bucket's count and window end (by key), for RateLimit-* headers. */
+  async count(buckets: Bucket[]): Promise<{ wait: number; counted: Map<string, { count: number; resetAt: number }> }> {
     const now = Date.now();
+    const counted = new Map<string, { count: number; resetAt: number }>();
     for (const bucket of buckets) {
       if (bucket.limit <= 0) continue;
       const until = this.blockedUntil.get(bucket.key);
       if (until !== undefined) {
-        if (until > now) return Math.max(1, Math.ceil((until - now) / 1000));
+        if (until > now) return { wait: Math.max(1, Math.ceil((until - now) / 1000)), counted };
         this.blockedUntil.delete(bucket.key);
       }
       const { count, resetAt } = await this.store(bucket.limit).hit(bucket.key, this.windowSeconds);
+      counted.set(bucket.key, { count, resetAt });
       if (count > bucket.limit) {
         this.block(bucket.key, resetAt);
-        return Math.max(1, Math.ceil((resetAt - Date.now()) / 1000));
+        return { wait: Math.max(1, Math.ceil((resetAt - Date.now()) / 1000)), counted };
       }
     }
-    return 0;
+    return { wait: 0, counted };
   }
 
   private store(limit: number): RateLimitStore {

@@ -6155,14 +6155,15 @@ export interface components {
          */
         RetryAfterInProcess: number;
         /**
-         * @description Requests allowed per window (one minute) for the caller's organization (`RATE_LIMIT_PER_MINUTE`).
-         *     The `RateLimit-*` headers come on every response to a request that passed merchant authentication,
-         *     errors included, while rate limiting is on; never on a 401.
+         * @description Requests allowed per window (one minute) for the caller's organization (`RATE_LIMIT_PER_MINUTE`);
+         *     on the operations called with the public key alone, for that public key
+         *     (`PUBLIC_KEY_RATE_LIMIT_PER_MINUTE`). The `RateLimit-*` headers come on every response to a request
+         *     that passed merchant authentication, errors included, while rate limiting is on; never on a 401.
          * @example 6000
          */
         RateLimitLimit: number;
         /**
-         * @description Requests left in the current window for the caller's organization (0 once it is used up).
+         * @description Requests left in the current window for the caller's organization, or public key (0 once it is used up).
          * @example 5987
          */
         RateLimitRemaining: number;
