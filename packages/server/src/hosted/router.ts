@@ -176,7 +176,7 @@ export function hostedPagesRouter(deps: AppDeps, sources: HostedSources, limiter
     NOT_FOUND: [404, 'linkUnavailable'],
   };
 
-  /** The link's organization once it is counted (undefined: unknown link, or the 429 was sent). */
+  /** Whether the link exists, counted for its organization (refused: the 429 was sent). */
   const linkOrganization = async (req: Request, res: Response, code: string): Promise<{ known: boolean; refused: boolean }> => {
     const organizationId = ID.test(code) ? await sources.linkOrganization(deps, code) : undefined;
     if (!organizationId) return { known: false, refused: false };
