@@ -239,6 +239,19 @@ for (const backend of backends()) {
       expect(await (await o.send('GET', `/webhooks?account_id=${o.creds.account_id}`)).json()).toEqual([]);
     });
 
+    it('renewal_days: kept with CLOSE_TO_RENEWAL, removed by clear_renewal_days or by a subscription list without it', async () => {
+      const o = await org(t);
+      const w = await o.createYuno({ name: 'Renewals', url: 'https://merchant.example.com/r', payment_triggers: ['PURCHASE'], subscription_triggers: ['CLOSE_TO_RENEWAL'], renewal_days: 7 });
+      expect(w).toMatchObject({ renewal_days: 7, unsupported_triggers: ['subscription_triggers:CLOSE_TO_RENEWAL'] });
+      const a = o.creds.account_id;
+      const cleared = (await (await o.send('PATCH', `/webhooks/${w.id}`, { account_id: a, clear_renewal_days: true })).json()) as YunoWebhook;
+      expect(cleared).toMatchObject({ renewal_days: null, subscription_triggers: ['CLOSE_TO_RENEWAL'] });
+      const again = (await (await o.send('PATCH', `/webhooks/${w.id}`, { account_id: a, renewal_days: 3 })).json()) as YunoWebhook;
+      expect(again.renewal_days).toBe(3);
+      const dropped = (await (await o.send('PATCH', `/webhooks/${w.id}`, { account_id: a, subscription_triggers: ['CREATE'] })).json()) as YunoWebhook;
+      expect(dropped).toMatchObject({ renewal_days: null, subscription_triggers: ['CREATE'], events: ['payment.succeeded', 'payment.declined'] });
+    });
+
     describe('delivery', () => {
       let receiver: Awaited<ReturnType<typeof startReceiver>>;
       beforeAll(async () => {

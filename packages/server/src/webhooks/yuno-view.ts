@@ -203,6 +203,8 @@ export async function updateWebhook(
     if (listsSent.length > 0 || renewalSent) {
       const next = { ...triggersOf(row) } as Record<TriggerList, string[]> & { renewal_days: number | null };
       for (const l of listsSent) next[l] = dedupe(patch[l] as string[]);
+      // A subscription list without CLOSE_TO_RENEWAL takes renewal_days away (it would mean nothing).
+      if (patch.subscription_triggers !== undefined && !next.subscription_triggers.includes('CLOSE_TO_RENEWAL')) next.renewal_days = null;
       if (patch.renewal_days !== undefined) next.renewal_days = patch.renewal_days;
       if (patch.clear_renewal_days === true) next.renewal_days = null;
       yunoTriggers = next as YunoTriggers;

@@ -3603,7 +3603,7 @@ export interface components {
             subscription_triggers?: components["schemas"]["YunoSubscriptionTrigger"][];
             /** @description Accepted for compatibility; no payorch event (listed in `unsupported_triggers`). */
             onboarding_triggers?: components["schemas"]["YunoOnboardingTrigger"][];
-            /** @description Kept and shown, with no effect (no subscriptions); only with `subscription_triggers` containing `CLOSE_TO_RENEWAL` (else 400). */
+            /** @description Kept and shown, with no effect (no subscriptions); only while the webhook's `subscription_triggers` contain `CLOSE_TO_RENEWAL` (else 400). Sending `subscription_triggers` without it removes `renewal_days`. */
             renewal_days?: number;
             /** @description `true` removes `renewal_days`; not together with `renewal_days`. */
             clear_renewal_days?: boolean;
