@@ -24,6 +24,7 @@ import asyncPaymentExpiry from './0023_async_payment_expiry.js';
 import sandboxPendingPayments from './0024_sandbox_pending_payments.js';
 import checkout from './0025_checkout.js';
 import paymentLinks from './0026_payment_links.js';
+import yunoWebhooks from './0027_yuno_webhooks.js';
 import checkoutLimits from './0029_checkout_limits.js';
 
 /** Every migration, in order. Add a new file (next number) and list it here; never edit an applied one. */
@@ -42,5 +43,6 @@ export const migrations: readonly Migration[] = [
   sandboxPendingPayments,
   checkout,
   paymentLinks,
+  yunoWebhooks,
   checkoutLimits,
 ];
