@@ -95,5 +95,20 @@ for (const backend of backends()) {
       expect(seen.counts.slice(-30).every((c) => c > limit)).toBe(true);
       expect(seen.atEnd).toBe(130);
     });
+
+    it('a request counted while a flush is in flight still sees the flushed requests (no leak under load)', async () => {
+      const counts = await inOneWindow(async () => {
+        const key = `org:${randomUUID()}`;
+        const store = new DatabaseRateLimitStore(t.db, 5, 600_000);
+        const first = await store.hit(key, 60); // the window's first request: written
+        const second = await store.hit(key, 60); // far below the limit: counted locally
+        const flushing = store.flush(); // takes the local count and is writing it…
+        const third = await store.hit(key, 60); // …while this one is counted
+        await flushing;
+        return [first.count, second.count, third.count];
+      });
+      // Before: the third saw only the written 1 (the flushed one was neither pending nor shared yet) and said 2.
+      expect(counts).toEqual([1, 2, 3]);
+    });
   });
 }

@@ -36,7 +36,8 @@ export class MemoryRateLimitStore implements RateLimitStore {
  * so the decision at the limit is exact up to other instances' last unflushed interval.
  */
 export class DatabaseRateLimitStore implements RateLimitStore {
-  private readonly counters = new Map<string, { window: number; windowSeconds: number; shared: number; pending: number }>();
+  /** shared: the row's count when last read; pending: counted here, not sent; inFlight: being sent by a flush. */
+  private readonly counters = new Map<string, { window: number; windowSeconds: number; shared: number; pending: number; inFlight: number }>();
   private flushTimer: NodeJS.Timeout | undefined;
   private lastPurge = 0;
 
@@ -52,19 +53,22 @@ export class DatabaseRateLimitStore implements RateLimitStore {
     const resetAt = (window + 1) * windowSeconds * 1000;
     let counter = this.counters.get(key);
     if (!counter || counter.window !== window) {
-      counter = { window, windowSeconds, shared: 0, pending: 0 };
+      counter = { window, windowSeconds, shared: 0, pending: 0, inFlight: 0 };
       this.counters.set(key, counter);
-    } else if (counter.shared + counter.pending + 1 < this.limit / 2) {
+    } else if (counter.shared + counter.inFlight + counter.pending + 1 < this.limit / 2) {
+      // A flush in flight has taken its requests out of `pending` but not yet into `shared`: they still count.
       counter.pending += 1;
       this.flushTimer ??= setTimeout(() => void this.flush(), this.flushMs).unref();
-      return { count: counter.shared + counter.pending, resetAt };
+      return { count: counter.shared + counter.inFlight + counter.pending, resetAt };
     }
     const add = counter.pending + 1;
     counter.pending = 0;
+    // What this instance knows was counted, should the row not show an in-flight flush yet.
+    const known = counter.shared + counter.inFlight + add;
     const total = await this.add(key, window, add);
     counter.shared = Math.max(counter.shared, total);
     await this.purgeOldWindows(now, window);
-    return { count: total, resetAt };
+    return { count: Math.max(total, known), resetAt };
   }
 
   /** Adds the locally counted requests to the shared rows (errors keep them pending for the next try). */
@@ -74,15 +78,18 @@ export class DatabaseRateLimitStore implements RateLimitStore {
       const add = counter.pending;
       if (add === 0) continue;
       counter.pending = 0;
+      counter.inFlight += add;
       try {
         const total = await this.add(key, counter.window, add);
         counter.shared = Math.max(counter.shared, total);
       } catch {
         counter.pending += add;
+      } finally {
+        counter.inFlight -= add;
       }
     }
     const now = Date.now();
-    for (const [key, c] of this.counters) if (c.pending === 0 && c.window < windowOf(now, c.windowSeconds)) this.counters.delete(key);
+    for (const [key, c] of this.counters) if (c.pending === 0 && c.inFlight === 0 && c.window < windowOf(now, c.windowSeconds)) this.counters.delete(key);
   }
 
   private async add(key: string, window: number, count: number): Promise<number> {
