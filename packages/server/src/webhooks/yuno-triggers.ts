@@ -25,7 +25,8 @@ export const TRIGGER_EVENTS: { [L in TriggerList]: Record<TriggerOf<L>, readonly
   },
   payment_triggers: {
     AUTHORIZE: ['payment.authorized', 'payment.declined'],
-    PURCHASE: ['payment.succeeded', 'payment.declined'],
+    // An asynchronous purchase (PIX, vouchers, wallets) waits for the shopper, then is paid or expires.
+    PURCHASE: ['payment.succeeded', 'payment.declined', 'payment.pending', 'payment.expired'],
     CAPTURE: ['payment.captured', 'payment.operation.failed'],
     CANCEL: ['payment.canceled', 'payment.operation.failed'],
     REFUND: ['payment.refunded', 'payment.operation.failed'],
