@@ -111,60 +111,65 @@ export function hostedPagesRouter(deps: AppDeps, sources: HostedSources, limiter
     return parentOrigin ? { ok: true as const, parentOrigin } : { ok: false as const };
   };
 
-  router.get('/checkout/sessions/:id', async (req, res) => {
-    const id = req.params.id;
-    // The session is looked up within the key's organization: another organization's key finds nothing.
+  /**
+   * What both session pages do before their form: find the session within the key's organization
+   * (another organization's key finds nothing), count the organization's page views, and refuse an
+   * unknown, closed or wrongly framed session. Resolves undefined once a refusal page was sent.
+   */
+  async function openSession<S extends { open: boolean; country: string | null; allowedOrigins: string[]; callbackUrl: string | null }>(
+    req: Request,
+    res: Response,
+    find: (organizationId: string, id: string) => Promise<S | undefined>,
+  ) {
+    const id = String(req.params.id);
     const key = ID.test(id) ? await keyOf(req) : undefined;
-    if (key && (await overOrganizationLimit(req, res, key.organizationId))) return;
-    const session = key ? await sources.checkoutSession(deps, key.organizationId, id) : undefined;
+    if (key && (await overOrganizationLimit(req, res, key.organizationId))) return undefined;
+    const session = key ? await find(key.organizationId, id) : undefined;
     const lang = chooseLanguage(req.query.lang, session?.country);
-    if (!key || !session) return unavailable(res, lang);
-    if (!session.open) return sendNoticePage(res, { status: 410, lang, code: 'CLOSED', text: MESSAGES[lang].errorSession });
-    const publicKey = key.publicKey;
+    if (!key || !session) return void unavailable(res, lang);
+    if (!session.open) return void sendNoticePage(res, { status: 410, lang, code: 'CLOSED', text: MESSAGES[lang].errorSession });
     const frame = framing(req, session);
-    if (!frame.ok) return sendNoticePage(res, { status: 403, lang, code: 'ORIGIN_NOT_ALLOWED', text: MESSAGES[lang].notAllowed });
-    const callbackUrl = originOf(session.callbackUrl) ? session.callbackUrl : null;
+    if (!frame.ok) return void sendNoticePage(res, { status: 403, lang, code: 'ORIGIN_NOT_ALLOWED', text: MESSAGES[lang].notAllowed });
+    return { id, publicKey: key.publicKey, session, lang, parentOrigin: frame.parentOrigin, callbackUrl: originOf(session.callbackUrl) ? session.callbackUrl : null };
+  }
+
+  router.get('/checkout/sessions/:id', async (req, res) => {
+    const page = await openSession(req, res, (organizationId, id) => sources.checkoutSession(deps, organizationId, id));
+    if (!page) return;
+    const { id, session, parentOrigin } = page;
     const config: FormConfig = {
       mode: 'payment',
       submitUrl: `${API}/checkout/sessions/${encodeURIComponent(id)}/token`,
       submitBody: null,
-      publicKey,
-      parentOrigin: frame.parentOrigin,
-      callbackUrl,
+      publicKey: page.publicKey,
+      parentOrigin,
+      callbackUrl: page.callbackUrl,
       completeUrl: null,
       reference: { checkout_session: id },
     };
     sendFormPage(res, {
-      lang,
+      lang: page.lang,
       config,
       summary: { merchant: session.organizationName, description: session.description, amount: session.amount },
-      security: { frameAncestor: frame.parentOrigin ?? undefined },
+      security: { frameAncestor: parentOrigin ?? undefined },
     });
   });
 
   router.get('/checkout/customer-sessions/:id', async (req, res) => {
-    const id = req.params.id;
-    // The session is looked up within the key's organization: another organization's key finds nothing.
-    const key = ID.test(id) ? await keyOf(req) : undefined;
-    if (key && (await overOrganizationLimit(req, res, key.organizationId))) return;
-    const session = key ? await sources.customerSession(deps, key.organizationId, id) : undefined;
-    const lang = chooseLanguage(req.query.lang, session?.country);
-    if (!key || !session) return unavailable(res, lang);
-    if (!session.open) return sendNoticePage(res, { status: 410, lang, code: 'CLOSED', text: MESSAGES[lang].errorSession });
-    const publicKey = key.publicKey;
-    const frame = framing(req, session);
-    if (!frame.ok) return sendNoticePage(res, { status: 403, lang, code: 'ORIGIN_NOT_ALLOWED', text: MESSAGES[lang].notAllowed });
+    const page = await openSession(req, res, (organizationId, id) => sources.customerSession(deps, organizationId, id));
+    if (!page) return;
+    const { id, session, parentOrigin } = page;
     const config: FormConfig = {
       mode: 'enrollment',
       submitUrl: `${API}/customers/sessions/${encodeURIComponent(id)}/payment-methods`,
       submitBody: { account_id: session.accountId, payment_method_type: 'CARD', country: session.country },
-      publicKey,
-      parentOrigin: frame.parentOrigin,
-      callbackUrl: originOf(session.callbackUrl) ? session.callbackUrl : null,
+      publicKey: page.publicKey,
+      parentOrigin,
+      callbackUrl: page.callbackUrl,
       completeUrl: null,
       reference: { customer_session: id },
     };
-    sendFormPage(res, { lang, config, summary: { merchant: session.organizationName }, security: { frameAncestor: frame.parentOrigin ?? undefined } });
+    sendFormPage(res, { lang: page.lang, config, summary: { merchant: session.organizationName }, security: { frameAncestor: parentOrigin ?? undefined } });
   });
 
   const LINK_NOTICES: Readonly<Record<string, [number, keyof typeof MESSAGES.en]>> = {
