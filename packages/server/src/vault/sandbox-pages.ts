@@ -42,6 +42,16 @@ export function callbackTarget(row: Pick<PaymentMethodRow, 'callback_url' | 'vau
   return url.toString();
 }
 
+/** The shopper's two answers, posted back to `action` as `decision` (the refusing one first). */
+export function decisionForm(action: string, refuse: { value: string; label: string }, approve: { value: string; label: string }): string {
+  return `<form method="post" action="${escapeHtml(action)}">
+<div class="actions">
+<button type="submit" name="decision" value="${escapeHtml(refuse.value)}">${escapeHtml(refuse.label)}</button>
+<button type="submit" name="decision" value="${escapeHtml(approve.value)}">${escapeHtml(approve.label)}</button>
+</div>
+</form>`;
+}
+
 export function sendPage(res: Response, status: number, title: string, content: string, options: { formTarget?: string } = {}): void {
   const nonce = randomBytes(16).toString('base64');
   const formAction = ["'self'", ...(options.formTarget ? [new URL(options.formTarget).origin] : [])].join(' ');
@@ -128,12 +138,7 @@ export function sandboxPagesRouter(deps: Pick<AppDeps, 'db' | 'log' | 'config'>)
       `<h1>Enroll your ${escapeHtml(TYPE_LABEL[row.type] ?? row.type)}</h1>
 <p>${escapeHtml(row.organization_name)} asks to save this payment method for future payments.</p>
 ${details(row)}
-<form method="post" action="${escapeHtml(`${API_BASE_PATH}/sandbox/enrollments/${row.vaulted_token}`)}">
-<div class="actions">
-<button type="submit" name="decision" value="decline">Decline</button>
-<button type="submit" name="decision" value="approve">Approve</button>
-</div>
-</form>`,
+${decisionForm(`${API_BASE_PATH}/sandbox/enrollments/${row.vaulted_token}`, { value: 'decline', label: 'Decline' }, { value: 'approve', label: 'Approve' })}`,
       target ? { formTarget: target } : {},
     );
   });

@@ -14,7 +14,7 @@
 import express, { Router, type Response } from 'express';
 import type { AppDeps } from '../../context.js';
 import { API_BASE_PATH } from '../../vault/brand-icons.js';
-import { escapeHtml, sendPage } from '../../vault/sandbox-pages.js';
+import { decisionForm, escapeHtml, sendPage } from '../../vault/sandbox-pages.js';
 import { paymentsRepository as payments, type PaymentRow } from '../repository.js';
 import { settleSandboxPending } from './sandbox.js';
 import { WAITING } from './methods.js';
@@ -70,12 +70,7 @@ export function walletPageRouter(deps: Pick<AppDeps, 'db' | 'log' | 'services'>)
       'Approve payment',
       `<h1>Pay ${escapeHtml(p.amount_value)} ${escapeHtml(p.currency)}</h1>
 <p>${escapeHtml(p.description)} — with your ${escapeHtml(String((p.payment_method as { type?: string }).type))} wallet.</p>
-<form method="post" action="${escapeHtml(`${API_BASE_PATH}/sandbox/payments/${p.id}/wallet`)}">
-<div class="actions">
-<button type="submit" name="decision" value="cancel">Cancel</button>
-<button type="submit" name="decision" value="approve">Approve</button>
-</div>
-</form>`,
+${decisionForm(`${API_BASE_PATH}/sandbox/payments/${p.id}/wallet`, { value: 'cancel', label: 'Cancel' }, { value: 'approve', label: 'Approve' })}`,
       target ? { formTarget: target } : {},
     );
   });
