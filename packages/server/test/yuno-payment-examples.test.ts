@@ -133,7 +133,12 @@ describe.skipIf(!present)('Yuno payment examples (../shared/yuno-openapi/create-
           // What is card or account data in the request is nowhere in the reply.
           const wallet = (((body.payment_method as Json).detail as Json | undefined)?.wallet ?? {}) as Json;
           const account = ((((body.payment_method as Json).detail as Json | undefined)?.bank_transfer as Json | undefined)?.account ?? {}) as Json;
-          for (const secret of [wallet.payment_token, account.number]) if (typeof secret === 'string') expect(text).not.toContain(secret);
+          for (const secret of [wallet.payment_token, account.number]) {
+            if (typeof secret !== 'string') continue;
+            expect(text).not.toContain(secret);
+            // …nor in any table or log line (the teardown scan).
+            t.rememberSecret(secret, 'card or account data of a published example');
+          }
           if (body.callback_url === 'www.example.com') expect((await t.db.query<{ u: string }>('SELECT callback_url AS u FROM payments WHERE id = $1', [p.id]))[0]!.u).toBe('https://www.example.com');
           return;
         }
