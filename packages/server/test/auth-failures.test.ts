@@ -10,7 +10,7 @@ import { loadConfig } from '../src/platform/config.js';
 import { clientAddressKey } from '../src/ratelimit/auth-failures.js';
 import { expectProblem } from './support/assertions.js';
 import { ADMIN_KEY, backends, useServer, type TestServer } from './support/harness.js';
-import { awayFromWindowEdge } from './support/minute-window.js';
+import { inOneWindow } from './support/minute-window.js';
 
 
 const unknownKey = (i: number) => ({ 'public-api-key': `pk_unknown_${i}_${Math.random().toString(36).slice(2)}`, 'private-secret-key': 'sk_wrong' });
@@ -58,17 +58,23 @@ for (const backend of backends()) {
     const t = useServer(backend, { env: { AUTH_FAILURES_PER_MINUTE: '5', TRUST_PROXY: 'loopback' } });
 
     it('past the limit an address gets 429 + Retry-After for any key, even a valid one; other addresses are not affected', async () => {
-      await awayFromWindowEdge();
       const from = (address: string) => ({ 'x-forwarded-for': address });
-      for (let i = 0; i < 5; i++) await expectProblem(await customers(t, { ...from('203.0.113.1'), ...unknownKey(i) }), 401, 'INVALID_CREDENTIALS');
-      await expectLimited(await customers(t, { ...from('203.0.113.1'), ...unknownKey(5) }));
-      // No header at all is a failed authentication too, and a blocked address is refused before any check.
-      await expectLimited(await t.fetch('/webhook-endpoints', { headers: from('203.0.113.1'), credentials_: false }));
-      await expectLimited(await customers(t, from('203.0.113.1'))); // the sandbox's valid key pair
-      // The admin API counts too.
-      await expectLimited(
-        await t.fetch('/admin/organizations', { method: 'POST', headers: { ...from('203.0.113.1'), 'admin-api-key': 'wrong', 'content-type': 'application/json' }, body: '{"name":"x"}', credentials_: false }),
-      );
+      // The limited address's answers, judged once they all fell in one window.
+      const answers = await inOneWindow(async () => {
+        const answers: Response[] = [];
+        for (let i = 0; i < 5; i++) answers.push(await customers(t, { ...from('203.0.113.1'), ...unknownKey(i) }));
+        answers.push(await customers(t, { ...from('203.0.113.1'), ...unknownKey(5) }));
+        // No header at all is a failed authentication too, and a blocked address is refused before any check.
+        answers.push(await t.fetch('/webhook-endpoints', { headers: from('203.0.113.1'), credentials_: false }));
+        answers.push(await customers(t, from('203.0.113.1'))); // the sandbox's valid key pair
+        // The admin API counts too.
+        answers.push(
+          await t.fetch('/admin/organizations', { method: 'POST', headers: { ...from('203.0.113.1'), 'admin-api-key': 'wrong', 'content-type': 'application/json' }, body: '{"name":"x"}', credentials_: false }),
+        );
+        return answers;
+      });
+      for (const res of answers.slice(0, 5)) await expectProblem(res, 401, 'INVALID_CREDENTIALS');
+      for (const res of answers.slice(5)) await expectLimited(res);
       // Another address: unaffected, valid and invalid keys answered as usual.
       expect((await customers(t, from('203.0.113.2'))).status).toBe(201);
       await expectProblem(await customers(t, { ...from('203.0.113.2'), ...unknownKey(6) }), 401, 'INVALID_CREDENTIALS');
@@ -77,11 +83,14 @@ for (const backend of backends()) {
     });
 
     it('an IPv6 client is counted by its /64', async () => {
-      await awayFromWindowEdge();
-      for (let i = 0; i < 5; i++) {
-        await expectProblem(await customers(t, { 'x-forwarded-for': `2001:db8:7:7::${i + 1}`, ...unknownKey(i) }), 401, 'INVALID_CREDENTIALS');
-      }
-      await expectLimited(await customers(t, { 'x-forwarded-for': '2001:db8:7:7:abcd::1', ...unknownKey(9) }));
+      const answers = await inOneWindow(async () => {
+        const answers: Response[] = [];
+        for (let i = 0; i < 5; i++) answers.push(await customers(t, { 'x-forwarded-for': `2001:db8:7:7::${i + 1}`, ...unknownKey(i) }));
+        answers.push(await customers(t, { 'x-forwarded-for': '2001:db8:7:7:abcd::1', ...unknownKey(9) }));
+        return answers;
+      });
+      for (const res of answers.slice(0, 5)) await expectProblem(res, 401, 'INVALID_CREDENTIALS');
+      await expectLimited(answers[5]!);
       expect((await customers(t, { 'x-forwarded-for': '2001:db8:7:8::1' })).status).toBe(201);
     });
   });
@@ -90,11 +99,14 @@ for (const backend of backends()) {
     const t = useServer(backend, { env: { AUTH_FAILURES_PER_MINUTE: '3' } });
 
     it('X-Forwarded-For is ignored: the connection\'s address counts', async () => {
-      await awayFromWindowEdge();
-      for (let i = 0; i < 3; i++) {
-        await expectProblem(await customers(t, { 'x-forwarded-for': `198.51.100.${i}`, ...unknownKey(i) }), 401, 'INVALID_CREDENTIALS');
-      }
-      await expectLimited(await customers(t, { 'x-forwarded-for': '198.51.100.99', ...unknownKey(3) }));
+      const answers = await inOneWindow(async () => {
+        const answers: Response[] = [];
+        for (let i = 0; i < 3; i++) answers.push(await customers(t, { 'x-forwarded-for': `198.51.100.${i}`, ...unknownKey(i) }));
+        answers.push(await customers(t, { 'x-forwarded-for': '198.51.100.99', ...unknownKey(3) }));
+        return answers;
+      });
+      for (const res of answers.slice(0, 3)) await expectProblem(res, 401, 'INVALID_CREDENTIALS');
+      await expectLimited(answers[3]!);
     });
   });
 

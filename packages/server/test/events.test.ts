@@ -7,9 +7,10 @@ import { randomUUID } from 'node:crypto';
 import type { Schemas } from '@payorch/types';
 import { describe, expect, it } from 'vitest';
 import { recordEvent } from '../src/webhooks/index.js';
+import { envelopeJson } from '../src/webhooks/events.js';
 import { expectProblem, expectSchema } from './support/assertions.js';
 import { backends, useServer, type TestServer } from './support/harness.js';
-import { createCustomer, enrollCard } from './support/payments.js';
+import { createCustomer, createPayment, enrollCard, getPayment } from './support/payments.js';
 
 const list = async (t: TestServer, query: string) => {
   const res = await t.fetch(`/events?${query}`);
@@ -66,6 +67,29 @@ for (const backend of backends()) {
       expect((await list(t, 'limit=100')).events.map((e) => e.id)).not.toContain(eventId);
       await expectProblem(await t.fetch(`/events/${randomUUID()}`), 404, 'EVENT_NOT_FOUND');
       await expectProblem(await t.fetch(`/events?starting_after=${eventId}`), 400, 'INVALID_REQUEST');
+    });
+
+    it('a payment event recorded before 2.3.0 (no routing_rules) is answered and delivered in today\'s shape', async () => {
+      const created = await createPayment(t);
+      const { routing_rules, ...asRecordedBy220 } = await getPayment(t, created.id);
+      expect(routing_rules).toBeDefined();
+      const { eventId } = await t.db.transaction((tx) =>
+        recordEvent(tx, { organizationId: t.sandbox.organization_id, accountId: t.sandbox.account_id, type: 'payment.succeeded', data: { payment: asRecordedBy220 } as never, resourceId: created.id }),
+      );
+      const preRouting = { smart_routing: false, monitors: false, condition: { id: 0, name: null, description: null } };
+      // Through GET /events/{id} (the test server validates responses against the spec) and the list.
+      const res = await t.fetch(`/events/${eventId}`);
+      const one = (await res.json()) as Schemas['Event'];
+      expect(res.status).toBe(200);
+      expectSchema('Event', one);
+      expect(one.type_event === 'payment.succeeded' && one.data.payment.routing_rules).toEqual(preRouting);
+      expect((await list(t, 'type=payment.succeeded&limit=100')).events.find((e) => e.id === eventId)).toEqual(one);
+      // As a webhook delivery sends it.
+      const [row] = await t.db.query<{ data: unknown; created_at: string }>('SELECT data, created_at FROM webhook_events WHERE id = $1', [eventId]);
+      const delivered = JSON.parse(envelopeJson({ id: eventId, type: 'payment.succeeded', accountId: t.sandbox.account_id, data: row!.data, createdAt: row!.created_at }, 0));
+      expect(delivered.data.payment.routing_rules).toEqual(preRouting);
+      // The stored event is left as it was recorded.
+      expect(JSON.stringify(row!.data)).not.toContain('routing_rules');
     });
 
     it('400 for a bad type, limit or created bound', async () => {

@@ -10,7 +10,7 @@ import { createLogger } from '../src/platform/logger.js';
 import { startServer } from '../src/server.js';
 import { expectProblem } from './support/assertions.js';
 import { ADMIN_KEY, backends, useServer } from './support/harness.js';
-import { awayFromWindowEdge } from './support/minute-window.js';
+import { inOneWindow } from './support/minute-window.js';
 import { vaultKeyOf } from './support/vault-fixtures.js';
 
 /** Fixed windows are per minute: start a burst well inside one. */
@@ -20,23 +20,27 @@ for (const backend of backends()) {
     const t = useServer(backend, { env: { RATE_LIMIT_PER_MINUTE: '5', RATE_LIMIT_STORE: 'database' } });
 
     it('allows the limit, then answers 429 with Retry-After; other organizations are unaffected', async () => {
-      await awayFromWindowEdge();
-      const statuses: number[] = [];
-      let last: Response | undefined;
-      for (let i = 0; i < 6; i++) {
-        last = await t.fetch('/customers', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ merchant_customer_id: `rl-${i}` }) });
-        statuses.push(last.status);
-        if (i < 5) {
-          expect(last.headers.get('ratelimit-limit')).toBe('5');
-          expect(last.headers.get('ratelimit-remaining')).toBe(String(4 - i));
+      const { statuses, last, remaining } = await inOneWindow(async (attempt) => {
+        const statuses: number[] = [];
+        const remaining: (string | null)[] = [];
+        let last: Response | undefined;
+        for (let i = 0; i < 6; i++) {
+          last = await t.fetch('/customers', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ merchant_customer_id: `rl-${attempt}-${i}` }) });
+          statuses.push(last.status);
+          if (i < 5) {
+            expect(last.headers.get('ratelimit-limit')).toBe('5');
+            remaining.push(last.headers.get('ratelimit-remaining'));
+          }
         }
-      }
+        return { statuses, last: last!, remaining };
+      });
+      expect(remaining).toEqual(['4', '3', '2', '1', '0']);
       expect(statuses).toEqual([201, 201, 201, 201, 201, 429]);
-      await expectProblem(last!, 429, 'RATE_LIMITED');
-      expect(Number(last!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-      expect(Number(last!.headers.get('retry-after'))).toBeLessThanOrEqual(60);
+      await expectProblem(last, 429, 'RATE_LIMITED');
+      expect(Number(last.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect(Number(last.headers.get('retry-after'))).toBeLessThanOrEqual(60);
       // The rejected request wrote nothing.
-      expect(await t.db.query("SELECT 1 FROM customers WHERE merchant_customer_id = 'rl-5'")).toHaveLength(0);
+      expect(await t.db.query("SELECT 1 FROM customers WHERE merchant_customer_id LIKE 'rl-%-5'")).toHaveLength(0);
 
       const other = await t.createOrganization();
       const res = await t.clientFor(other).POST('/customers', { body: { merchant_customer_id: 'rl-other' } });
@@ -53,14 +57,16 @@ for (const backend of backends()) {
       const second = await startServer({ config, db: t.db, log: createLogger('silent') });
       try {
         const headers = { 'content-type': 'application/json', 'public-api-key': org.public_api_key, 'private-secret-key': org.private_secret_key };
-        const statuses: number[] = [];
         // After the second instance started (a start can take seconds on a busy machine), not before it.
-        await awayFromWindowEdge();
-        for (let i = 0; i < 6; i++) {
-          const base = i % 2 === 0 ? t.baseUrl : `${second.url}/v1`;
-          const res = await fetch(`${base}/customers`, { method: 'POST', headers, body: JSON.stringify({ merchant_customer_id: `rl2-${i}` }) });
-          statuses.push(res.status);
-        }
+        const statuses = await inOneWindow(async (attempt) => {
+          const statuses: number[] = [];
+          for (let i = 0; i < 6; i++) {
+            const base = i % 2 === 0 ? t.baseUrl : `${second.url}/v1`;
+            const res = await fetch(`${base}/customers`, { method: 'POST', headers, body: JSON.stringify({ merchant_customer_id: `rl2-${attempt}-${i}` }) });
+            statuses.push(res.status);
+          }
+          return statuses;
+        });
         expect(statuses).toEqual([201, 201, 201, 201, 201, 429]);
       } finally {
         await second.close();
@@ -69,21 +75,25 @@ for (const backend of backends()) {
 
     it('the database store counts locally far below the limit, shares its count on flush, and is exact at the limit across instances', async () => {
       const limit = 100;
-      const key = `org:${randomUUID()}`;
-      // Two instances' stores; the timer never fires during the test, flushes are explicit.
-      const [a, b] = [new DatabaseRateLimitStore(t.db, limit, 600_000), new DatabaseRateLimitStore(t.db, limit, 600_000)];
-      const shared = async () => (await t.db.query<{ count: number }>('SELECT count FROM rate_limit_windows WHERE bucket = $1', [key]))[0]?.count ?? 0;
-      await awayFromWindowEdge();
-      const counts: number[] = [];
-      for (let i = 0; i < 40; i++) counts.push((await (i % 2 ? b : a).hit(key, 60)).count);
-      expect(await shared()).toBe(2); // only each instance's first request of the window wrote
-      await Promise.all([a.flush(), b.flush()]);
-      expect(await shared()).toBe(40);
-      for (let i = 40; i < 130; i++) counts.push((await (i % 2 ? b : a).hit(key, 60)).count);
-      expect(counts.filter((c) => c <= limit)).toHaveLength(limit);
-      expect(counts.slice(-30).every((c) => c > limit)).toBe(true);
-      await Promise.all([a.flush(), b.flush()]);
-      expect(await shared()).toBe(130);
+      const seen = await inOneWindow(async () => {
+        const key = `org:${randomUUID()}`;
+        // Two instances' stores; the timer never fires during the test, flushes are explicit.
+        const [a, b] = [new DatabaseRateLimitStore(t.db, limit, 600_000), new DatabaseRateLimitStore(t.db, limit, 600_000)];
+        const shared = async () => (await t.db.query<{ count: number }>('SELECT count FROM rate_limit_windows WHERE bucket = $1', [key]))[0]?.count ?? 0;
+        const counts: number[] = [];
+        for (let i = 0; i < 40; i++) counts.push((await (i % 2 ? b : a).hit(key, 60)).count);
+        const beforeFlush = await shared(); // only each instance's first request of the window wrote
+        await Promise.all([a.flush(), b.flush()]);
+        const afterFlush = await shared();
+        for (let i = 40; i < 130; i++) counts.push((await (i % 2 ? b : a).hit(key, 60)).count);
+        await Promise.all([a.flush(), b.flush()]);
+        return { counts, beforeFlush, afterFlush, atEnd: await shared() };
+      });
+      expect(seen.beforeFlush).toBe(2);
+      expect(seen.afterFlush).toBe(40);
+      expect(seen.counts.filter((c) => c <= limit)).toHaveLength(limit);
+      expect(seen.counts.slice(-30).every((c) => c > limit)).toBe(true);
+      expect(seen.atEnd).toBe(130);
     });
   });
 }

@@ -5,6 +5,7 @@
 import type { Schemas } from '@payorch/types';
 import { toAmount, toIsoMicros } from '../db/database.js';
 import type { CustomerRow } from '../customers/repository.js';
+import { PRE_ROUTING_RULES } from '../webhooks/index.js';
 import type { HistoryRow, PaymentRow, TransactionRow } from './repository.js';
 
 type Payment = Schemas['Payment'];
@@ -98,11 +99,10 @@ function checkoutOf(p: PaymentRow): Payment['checkout'] {
   return session ? { session, sdk_action_required: false } : null;
 }
 
-/** Payments made before routing existed went to the one configured provider. */
-const ROUTING_RULES = { smart_routing: false, monitors: false, condition: { id: 0, name: null, description: null } } as const;
 
 /** How the payment was routed (orchestration stores routing/service.ts's routingRulesOf at creation). */
-const routingRulesOf = (p: PaymentRow): Schemas['PaymentRoutingRules'] => (p.routing_rules as Schemas['PaymentRoutingRules'] | null | undefined) ?? ROUTING_RULES;
+// A payment stored before routing existed has none: PRE_ROUTING_RULES, as its events of that time get.
+const routingRulesOf = (p: PaymentRow): Schemas['PaymentRoutingRules'] => (p.routing_rules as Schemas['PaymentRoutingRules'] | null | undefined) ?? PRE_ROUTING_RULES;
 
 /**
  * Yuno's create shape (POST /payments): the transaction the request made under `transactions`, every

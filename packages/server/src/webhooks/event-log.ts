@@ -6,6 +6,7 @@
 import type { Schemas } from '@payorch/types';
 import { toIsoMicros, type Queryable } from '../db/database.js';
 import type { FieldError } from '../http/problems.js';
+import { upgradeEventData } from './event-upgrades.js';
 import { ENVELOPE_VERSION, resourceKind, type EventType } from './event-types.js';
 import { webhooksRepository as repo, type EventLogRow } from './repository.js';
 import { pageOf } from '../http/paging.js';
@@ -24,7 +25,7 @@ function toApiEvent(row: EventLogRow): Schemas['Event'] {
     account_id: row.account_id,
     version: ENVELOPE_VERSION,
     created_at: toIsoMicros(row.created_at),
-    data: row.data,
+    data: upgradeEventData(row.data),
   } as Schemas['Event'];
 }
 

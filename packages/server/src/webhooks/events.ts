@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../db/database.js';
 import { toIsoMicros } from '../db/database.js';
+import { upgradeEventData } from './event-upgrades.js';
 import { ENVELOPE_VERSION, resourceKind, type EventData, type EventEnvelope, type EventType } from './event-types.js';
 import { webhooksRepository as repo } from './repository.js';
 
@@ -49,7 +50,7 @@ export function envelopeJson(e: { id: string; type: string; accountId: string | 
     retry,
     version: ENVELOPE_VERSION,
     created_at: toIsoMicros(e.createdAt),
-    data: e.data,
+    data: upgradeEventData(e.data),
   } as EventEnvelope;
   return JSON.stringify(envelope);
 }
