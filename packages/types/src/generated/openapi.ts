@@ -4583,9 +4583,9 @@ export interface components {
              */
             expires_at: string | null;
         };
-        /** @description A cash voucher (OXXO, BOLETO) the shopper pays at a store or bank (Yuno's `ticket`). Unknown values are null. */
+        /** @description A cash voucher (OXXO, BOLETO, CASH: the voucher of the payment's country) the shopper pays at a store or bank (Yuno's `ticket`). Unknown values are null. */
         TicketDetail: {
-            /** @description The voucher's kind (OXXO, BOLETO). */
+            /** @description The voucher's kind (OXXO, BOLETO; for CASH the network of the payment's country, EFECTY, PAGOEFECTIVO, PAGOFACIL, or CASH). */
             type: string | null;
             benefit_type: string | null;
             /**
@@ -4610,7 +4610,7 @@ export interface components {
              */
             expires_at: string | null;
         };
-        /** @description A redirect wallet (PAYPAL, MERCADO_PAGO_WALLET): the shopper is sent to `redirect_url`, approves or cancels there, and the provider notifies the outcome. Unknown values are null. */
+        /** @description A redirect wallet (PAYPAL, MERCADO_PAGO_WALLET, APPLE_PAY without a token): the shopper is sent to `redirect_url`, approves or cancels there, and the provider notifies the outcome. A token wallet (GOOGLE_PAY) is authorized at once: both members are null. Unknown values are null. */
         WalletDetail: {
             /** @description The wallet's page where the shopper approves or cancels the payment. */
             redirect_url: string | null;
@@ -4620,7 +4620,7 @@ export interface components {
              */
             expires_at: string | null;
         };
-        /** @description Type-specific detail of a payment method: `card` for CARD, `bank_transfer` for PIX and BANK_TRANSFER, `ticket` for the cash vouchers (OXXO, BOLETO), `wallet` for the redirect wallets (PAYPAL, MERCADO_PAGO_WALLET); the other members are null. For an asynchronous method it carries the action the shopper must take while the payment is `PENDING` (Yuno's shape). */
+        /** @description Type-specific detail of a payment method: `card` for CARD, `bank_transfer` for PIX and BANK_TRANSFER, `ticket` for the cash vouchers (OXXO, BOLETO, CASH), `wallet` for the wallets (PAYPAL, MERCADO_PAGO_WALLET, APPLE_PAY, GOOGLE_PAY); the other members are null. For an asynchronous method it carries the action the shopper must take while the payment is `PENDING` (Yuno's shape). */
         PaymentMethodDetail: {
             card: components["schemas"]["CardDetail"] | null;
             bank_transfer: components["schemas"]["BankTransferDetail"] | null;
