@@ -356,6 +356,34 @@ for (const backend of backends()) {
       expect(asCard.errors).toEqual([{ path: '/body/payment_method/detail/wallet', message: 'is not allowed with type CARD' }]);
     });
 
+    it('GOOGLE_PAY whose authorization answers late (last four 0085, SANDBOX_A past the connection timeout): no failover, PENDING / IN_PROCESS, then reconciliation takes the approval → SUCCEEDED with payment.succeeded', async () => {
+      const creds = await t.createOrganization({ pciCertified: true });
+      const headers = { 'public-api-key': creds.public_api_key, 'private-secret-key': creds.private_secret_key };
+      const connections = (await (await t.fetch('/connections', { headers })).json()) as { connection_id: string; provider_id: string }[];
+      const a = connections.find((c) => c.provider_id === 'SANDBOX_A')!;
+      const patched = await t.fetch(`/connections/${a.connection_id}`, { method: 'PATCH', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ timeout_ms: 300 }) });
+      expect(patched.status, await patched.clone().text()).toBe(200);
+      const method = googlePay('0085');
+      t.rememberSecret(method.detail.wallet.payment_token, 'Google Pay token');
+      const res = await t.fetch('/payments', {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json', 'x-idempotency-key': randomUUID() },
+        body: JSON.stringify({ ...body(t, 'GOOGLE_PAY', { payment_method: method }), account_id: creds.account_id }),
+      });
+      const text = await res.text();
+      expect(res.status, text).toBe(201);
+      const late = JSON.parse(text) as Created;
+      // The token may have been charged at A: nobody else is asked, and the answer is looked up.
+      expect([late.status, late.sub_status]).toEqual(['PENDING', 'IN_PROCESS']);
+      expect(late.transactions_history!.map((x) => [x.provider_id, x.status])).toEqual([['SANDBOX_A', 'PENDING']]);
+      await t.running.deps.services.orchestration.reconciliation.runOnce();
+      const read = (await (await t.fetch(`/payments/${late.id}`, { headers })).json()) as Schemas['Payment'];
+      expect([read.status, read.sub_status, read.amount.captured]).toEqual(['SUCCEEDED', 'APPROVED', 120.5]);
+      expect(read.transactions.map((x) => [x.provider_id, x.status])).toEqual([['SANDBOX_A', 'SUCCEEDED']]);
+      const events = (await (await t.fetch('/events?limit=100', { headers })).json()) as Schemas['EventList'];
+      expect(events.events.filter((e) => (e.data as { payment?: { id?: string } }).payment?.id === late.id).map((e) => e.type_event)).toEqual(['payment.succeeded']);
+    });
+
     it('card-only members are refused for an asynchronous type, naming the field; a type nobody serves is 400; nothing written', async () => {
       const before = (await t.db.query<{ n: string }>('SELECT count(*)::text AS n FROM payments'))[0]!.n;
       const bad = await expectProblem(await postPayment(t, body(t, 'PIX', { payment_method: { type: 'PIX', vault_on_success: true } })), 400, 'INVALID_REQUEST');

@@ -88,7 +88,7 @@ async function refuse(reference: string, message: string, ledger: Ledger): Promi
   return earlier ? replay(earlier) : bad(message);
 }
 
-async function charge(req: AcquirerRequest, ledger: Ledger, viaToken = false): Promise<Reply> {
+async function charge(req: AcquirerRequest, ledger: Ledger): Promise<Reply> {
   const b = (req.body ?? {}) as ChargeBody;
   if (typeof b.reference !== 'string' || b.reference.length < 1 || b.reference.length > 200) return bad('reference is required');
   const value = b.amount?.value;
@@ -131,8 +131,7 @@ async function charge(req: AcquirerRequest, ledger: Ledger, viaToken = false): P
     },
     httpStatus: 200,
     body,
-    // A wallet token's charge always answers (the late answer is a test card's only).
-    held: card.answersLate === true && !viaToken,
+    held: card.answersLate === true,
     ...(card.failsOn ? { failsOn: card.failsOn } : {}),
   };
   // The reference check and the record are one step: of two calls with one reference, one records.
@@ -213,7 +212,7 @@ async function paymentRequest(req: AcquirerRequest, ledger: Ledger): Promise<Rep
   if (isTokenWallet(b.method)) {
     if (!isWalletToken(b.wallet?.token) || !isLastFour(b.wallet?.last_four)) return refuse(b.reference, 'wallet {token, last_four} is required', ledger);
     const { reference, payment_id, amount } = b;
-    return charge({ ...req, body: { reference, payment_id, amount, capture: true, card: { number: tokenTestCard(b.wallet.last_four), brand: 'VISA' } } }, ledger, true);
+    return charge({ ...req, body: { reference, payment_id, amount, capture: true, card: { number: tokenTestCard(b.wallet.last_four), brand: 'VISA' } } }, ledger);
   }
   const payer = b.payer_account;
   if (payer !== undefined && (typeof payer !== 'object' || payer === null || (payer.number != null && (typeof payer.number !== 'string' || !/^[0-9A-Za-z]{4,34}$/.test(payer.number))))) {
