@@ -25,6 +25,7 @@ export type ListCustomersQuery = NonNullable<operations['listCustomers']['parame
 export type ListPaymentsQuery = NonNullable<operations['listPayments']['parameters']['query']>;
 export type ListEventsQuery = NonNullable<operations['listEvents']['parameters']['query']>;
 export type ListWebhookEndpointsQuery = NonNullable<operations['listWebhookEndpoints']['parameters']['query']>;
+export type ListWebhooksQuery = operations['listWebhooks']['parameters']['query'];
 export type ListRoutingsQuery = operations['listRoutings']['parameters']['query'];
 export type ListWebhookDeliveriesQuery = NonNullable<operations['listWebhookDeliveries']['parameters']['query']>;
 
@@ -101,6 +102,20 @@ export interface PayorchResources {
     update(endpointId: string, body: Schemas['WebhookEndpointUpdateRequest'], options?: CallOptions): Promise<Schemas['WebhookEndpoint']>;
     delete(endpointId: string, options?: CallOptions): Promise<void>;
     rotateSecret(endpointId: string, body?: Schemas['WebhookSecretRotateRequest'], options?: CallOptions): Promise<Schemas['WebhookSecretRotated']>;
+  };
+  /**
+   * Yuno's webhook management API (`/webhooks`): the same endpoints as `webhookEndpoints`, in Yuno's shape
+   * (docs/guides/yuno-compatibility.md, "Webhook management"). Secrets come back as `***`, never in clear.
+   */
+  webhooks: {
+    /** Every endpoint of the organization (a plain array, at most 16), optionally only `ACTIVE` or `INACTIVE` ones. */
+    list(query: ListWebhooksQuery, options?: CallOptions): Promise<Schemas['YunoWebhook'][]>;
+    /** 409 `WEBHOOK_ALREADY_EXISTS` for a name another endpoint has; triggers without a payorch event are listed in `unsupported_triggers`. */
+    create(body: Schemas['YunoWebhookCreateRequest'], options?: CallOptions): Promise<Schemas['YunoWebhook']>;
+    retrieve(webhookId: string, accountId: string, options?: CallOptions): Promise<Schemas['YunoWebhook']>;
+    update(webhookId: string, body: Schemas['YunoWebhookUpdateRequest'], options?: CallOptions): Promise<Schemas['YunoWebhook']>;
+    /** Answers the webhook as it was. */
+    delete(webhookId: string, accountId: string, options?: CallOptions): Promise<Schemas['YunoWebhook']>;
   };
   webhookDeliveries: {
     list(endpointId: string, query?: ListWebhookDeliveriesQuery, options?: CallOptions): Paged<Schemas['WebhookDeliveryList'], Schemas['WebhookDelivery']>;
@@ -280,6 +295,15 @@ export function createResources(client: Client<PayorchPaths>): PayorchResources 
       },
       rotateSecret: (webhook_endpoint_id, body, options) =>
         unwrap(client.POST('/webhook-endpoints/{webhook_endpoint_id}/rotate-secret', { params: { path: { webhook_endpoint_id } }, body: body as never, signal: options?.signal })),
+    },
+    webhooks: {
+      list: (query, options) => unwrap(client.GET('/webhooks', { params: { query }, signal: options?.signal })),
+      create: (body, options) => unwrap(client.POST('/webhooks', { body, signal: options?.signal })),
+      retrieve: (webhook_id, account_id, options) =>
+        unwrap(client.GET('/webhooks/{webhook_id}', { params: { path: { webhook_id }, query: { account_id } }, signal: options?.signal })),
+      update: (webhook_id, body, options) => unwrap(client.PATCH('/webhooks/{webhook_id}', { params: { path: { webhook_id } }, body, signal: options?.signal })),
+      delete: (webhook_id, account_id, options) =>
+        unwrap(client.DELETE('/webhooks/{webhook_id}', { params: { path: { webhook_id }, query: { account_id } }, signal: options?.signal })),
     },
     webhookDeliveries: {
       list: (webhook_endpoint_id, query, options) => {

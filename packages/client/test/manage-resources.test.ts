@@ -136,6 +136,39 @@ describe('payment methods, payments and events', () => {
   });
 });
 
+describe("webhooks (Yuno's view of the webhook endpoints)", () => {
+  it('create, list, retrieve, update, delete; the same endpoint through webhookEndpoints; 409 for a name taken', async () => {
+    // A fresh organization: its list is exactly the webhooks made here.
+    const org = await adminClient().organizations.create({ name: 'Yuno webhooks merchant', pci_certified: false });
+    const own = createPayorchClient({ baseUrl: server().baseUrl, publicApiKey: org.public_api_key, privateSecretKey: org.private_secret_key });
+    const account_id = org.account_id;
+    const made = await own.webhooks.create({
+      account_id,
+      name: 'Orders',
+      url: 'https://merchant.example.com/yuno-hooks',
+      payment_triggers: ['PURCHASE'],
+      report_triggers: ['UPDATE'],
+      secret: 'client-test-header-secret',
+    });
+    expect(made).toMatchObject({ name: 'Orders', state: 'ACTIVE', secret: '***', api_key: null, unsupported_triggers: ['report_triggers:UPDATE'] });
+    expect(made.events).toEqual(['payment.succeeded', 'payment.declined']);
+    expect(await own.webhookEndpoints.retrieve(made.id)).toMatchObject({ id: made.id, description: 'Orders', events: made.events });
+    expect((await own.webhooks.list({ account_id })).map((w) => w.id)).toEqual([made.id]);
+    expect(await own.webhooks.list({ account_id, state: 'INACTIVE' })).toEqual([]);
+    expect(await own.webhooks.retrieve(made.id, account_id)).toEqual(made);
+    const paused = await own.webhooks.update(made.id, { account_id, state: 'INACTIVE', enrollment_triggers: ['UNENROLL'] });
+    expect(paused).toMatchObject({ state: 'INACTIVE', enrollment_triggers: ['UNENROLL'] });
+    expect((await own.webhookEndpoints.retrieve(made.id)).enabled).toBe(false);
+    expect(await failure(own.webhooks.create({ account_id, name: 'Orders', url: 'https://merchant.example.com/x', payment_triggers: ['REFUND'] }))).toMatchObject({
+      status: 409,
+      code: 'WEBHOOK_ALREADY_EXISTS',
+    });
+    expect((await own.webhooks.delete(made.id, account_id)).id).toBe(made.id);
+    expect(await failure(own.webhooks.retrieve(made.id, account_id))).toMatchObject({ status: 404 });
+    expect(await failure(own.webhookEndpoints.retrieve(made.id))).toMatchObject({ status: 404 });
+  });
+});
+
 describe('routing and connections', () => {
   it('connections.list/update/create/delete, providers.list, routing.list/retrieve/update, and routing.create for an account without routing', async () => {
     const org = await adminClient().organizations.create({ name: 'Routing test merchant', pci_certified: false });

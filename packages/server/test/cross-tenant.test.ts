@@ -199,6 +199,37 @@ const table: Record<string, (a: A, b: B) => Probe[]> = {
     },
     { what: "B's endpoint, A's delivery as cursor", params: { webhook_endpoint_id: b.endpointId }, query: `starting_after=${a.delivery.id}`, expect: { status: 400, code: 'INVALID_REQUEST' } },
   ],
+  // Yuno's view of the same endpoints (/webhooks).
+  listWebhooks: (a, b) => [
+    {
+      what: "B's account: B's endpoints only",
+      query: `account_id=${b.creds.account_id}`,
+      expect: async (res) => {
+        expect(res.status).toBe(200);
+        const list = (await res.json()) as Schemas['YunoWebhook'][];
+        expect(ids(list)).toContain(b.endpointId);
+        expect(ids(list)).not.toContain(a.endpoint.id);
+      },
+    },
+    { what: "A's account", query: `account_id=${a.creds.account_id}`, expect: { status: 403, code: 'INVALID_ACCOUNT_ID' } },
+  ],
+  createWebhook: (a) => [
+    {
+      what: "A's account_id",
+      body: { account_id: a.creds.account_id, name: 'steal', url: 'https://attacker.example.com/steal', payment_triggers: ['PURCHASE'] },
+      expect: { status: 403, code: 'INVALID_ACCOUNT_ID' },
+    },
+  ],
+  getWebhook: (a, b) => [{ what: "A's endpoint", params: { webhook_id: a.endpoint.id }, query: `account_id=${b.creds.account_id}`, expect: { status: 404, code: 'WEBHOOK_ENDPOINT_NOT_FOUND' } }],
+  updateWebhook: (a, b) => [
+    {
+      what: "A's endpoint",
+      params: { webhook_id: a.endpoint.id },
+      body: { account_id: b.creds.account_id, url: 'https://attacker.example.com/steal', payment_triggers: ['PURCHASE'], api_key: 'stolen' },
+      expect: { status: 404, code: 'WEBHOOK_ENDPOINT_NOT_FOUND' },
+    },
+  ],
+  deleteWebhook: (a, b) => [{ what: "A's endpoint", params: { webhook_id: a.endpoint.id }, query: `account_id=${b.creds.account_id}`, expect: { status: 404, code: 'WEBHOOK_ENDPOINT_NOT_FOUND' } }],
   createRouting: (a, b) => [
     {
       what: "A's account and connection",

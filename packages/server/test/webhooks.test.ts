@@ -6,6 +6,7 @@
 import type { Schemas } from '@payorch/types';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { recordEvent } from '../src/webhooks/events.js';
+import { EVENT_TYPES } from '../src/webhooks/event-types.js';
 import { expectProblem, expectSchema } from './support/assertions.js';
 import { backends, useServer, type TestServer } from './support/harness.js';
 import spec from '@payorch/types/openapi.json' with { type: 'json' };
@@ -82,6 +83,15 @@ for (const backend of backends()) {
       expect(off.description).toBeNull();
       await create(t, { url: 'http://localhost:9/hooks', events: ['*'] });
       await create(t, { url: 'http://[::1]:9/hooks', events: ['*'] });
+    });
+
+    it('every event type the service records can be subscribed to by name (the spec\'s two lists agree)', async () => {
+      const enums = spec.components.schemas as unknown as Record<string, { enum: string[] }>;
+      expect(enums.WebhookEventSubscription!.enum).toEqual(['*', ...enums.WebhookEventType!.enum]);
+      expect([...EVENT_TYPES].sort()).toEqual([...enums.WebhookEventType!.enum].sort());
+      const each = await create(t, { url: 'https://merchant.example.com/each', events: [...EVENT_TYPES] });
+      expect([...each.events].sort()).toEqual([...EVENT_TYPES].sort());
+      expect((await t.fetch(`/webhook-endpoints/${each.id}`, { method: 'DELETE' })).status).toBe(204); // the organization's 16 endpoints are shared by this file
     });
 
     it.each(badCreates)('400 names the field: $name', async ({ body, field }) => {

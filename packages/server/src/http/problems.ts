@@ -34,6 +34,7 @@ export const PROBLEMS = {
   REFUND_NOT_SUPPORTED: { status: 409, title: 'Refund not supported' },
   CUSTOMER_ID_DUPLICATED: { status: 409, title: 'Customer id duplicated' },
   WEBHOOK_ENDPOINT_LIMIT_REACHED: { status: 409, title: 'Webhook endpoint limit reached' },
+  WEBHOOK_ALREADY_EXISTS: { status: 409, title: 'Webhook already exists' },
   ROUTING_ALREADY_EXISTS: { status: 409, title: 'Routing already exists' },
   CONNECTION_IN_USE: { status: 409, title: 'Connection in use' },
   TOKEN_ALREADY_USED: { status: 409, title: 'One-time token already used' },

@@ -9,8 +9,21 @@ export interface EndpointRow {
   description: string | null;
   events: string[];
   enabled: boolean;
+  /** The Yuno trigger lists as last given through /webhooks (yuno-view.ts); null once `events` was set through /webhook-endpoints. */
+  yuno_triggers: unknown;
   created_at: string;
   updated_at: string;
+}
+
+/** A header value or HMAC key of Yuno's webhook configuration, sealed like the signing secrets. */
+export type CredentialKind = 'api_key' | 'secret' | 'hmac_client_secret';
+export interface CredentialRow {
+  endpoint_id: string;
+  kind: CredentialKind;
+  key_id: string;
+  ciphertext: Uint8Array;
+  iv: Uint8Array;
+  tag: Uint8Array;
 }
 
 export interface SecretRow {
@@ -66,7 +79,7 @@ export interface ClaimedDelivery {
   event_created_at: string;
 }
 
-const ENDPOINT_COLUMNS = 'id, organization_id, url, description, events, enabled, created_at, updated_at';
+const ENDPOINT_COLUMNS = 'id, organization_id, url, description, events, enabled, yuno_triggers, created_at, updated_at';
 const DELIVERY_COLUMNS = 'id, organization_id, endpoint_id, event_id, event_type, resource_id, status, attempts, next_attempt_at, delivered_at, created_at';
 
 /** Deliveries leased at once, over every worker on the database (see claimDue). */
@@ -79,11 +92,11 @@ const CLAIM_LOCK = 727_005;
 export const webhooksRepository = {
   // ---- endpoints
 
-  async insertEndpoint(db: Queryable, e: Omit<EndpointRow, 'created_at' | 'updated_at'>): Promise<EndpointRow> {
+  async insertEndpoint(db: Queryable, e: Omit<EndpointRow, 'created_at' | 'updated_at' | 'yuno_triggers'> & { yuno_triggers?: unknown }): Promise<EndpointRow> {
     const rows = await db.query<EndpointRow>(
-      `INSERT INTO webhook_endpoints (id, organization_id, url, description, events, enabled) VALUES ($1, $2, $3, $4, $5, $6)
+      `INSERT INTO webhook_endpoints (id, organization_id, url, description, events, enabled, yuno_triggers) VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb)
        RETURNING ${ENDPOINT_COLUMNS}`,
-      [e.id, e.organization_id, e.url, e.description, JSON.stringify(e.events), e.enabled],
+      [e.id, e.organization_id, e.url, e.description, JSON.stringify(e.events), e.enabled, e.yuno_triggers == null ? null : JSON.stringify(e.yuno_triggers)],
     );
     return rows[0]!;
   },
@@ -119,12 +132,14 @@ export const webhooksRepository = {
     db: Queryable,
     organizationId: string,
     id: string,
-    patch: { url?: string; events?: string[]; description?: string | null; enabled?: boolean },
+    patch: { url?: string; events?: string[]; description?: string | null; enabled?: boolean; yunoTriggers?: unknown },
   ): Promise<EndpointRow | undefined> {
+    // `events` set without Yuno triggers (through /webhook-endpoints) forgets the Yuno lists: the Yuno view then derives them from `events`.
     const rows = await db.query<EndpointRow>(
       `UPDATE webhook_endpoints SET
          url = CASE WHEN $3 THEN $4 ELSE url END,
          events = CASE WHEN $5 THEN $6::jsonb ELSE events END,
+         yuno_triggers = CASE WHEN $11 THEN $12::jsonb WHEN $5 THEN NULL ELSE yuno_triggers END,
          description = CASE WHEN $7 THEN $8 ELSE description END,
          enabled = CASE WHEN $9 THEN $10 ELSE enabled END,
          updated_at = clock_timestamp()
@@ -136,6 +151,7 @@ export const webhooksRepository = {
         patch.events !== undefined, patch.events === undefined ? null : JSON.stringify(patch.events),
         patch.description !== undefined, patch.description ?? null,
         patch.enabled !== undefined, patch.enabled ?? null,
+        patch.yunoTriggers !== undefined, patch.yunoTriggers == null ? null : JSON.stringify(patch.yunoTriggers),
       ],
     );
     return rows[0];
@@ -155,7 +171,41 @@ export const webhooksRepository = {
       [id],
     );
     await db.query('DELETE FROM webhook_endpoint_secrets WHERE endpoint_id = $1', [id]);
+    await db.query('DELETE FROM webhook_endpoint_credentials WHERE endpoint_id = $1', [id]);
     return true;
+  },
+
+  /** Another live endpoint of the organization whose description is `name` (the Yuno view's unique name). */
+  async endpointNamed(db: Queryable, organizationId: string, name: string, exceptId: string | null): Promise<string | undefined> {
+    const rows = await db.query<{ id: string }>(
+      `SELECT id FROM webhook_endpoints WHERE organization_id = $1 AND description = $2 AND deleted_at IS NULL AND ($3::text IS NULL OR id <> $3) LIMIT 1`,
+      [organizationId, name, exceptId],
+    );
+    return rows[0]?.id;
+  },
+
+  // ---- Yuno's delivery headers (api_key, secret, hmac_client_secret)
+
+  async upsertCredential(db: Queryable, c: CredentialRow): Promise<void> {
+    await db.query(
+      `INSERT INTO webhook_endpoint_credentials (endpoint_id, kind, key_id, ciphertext, iv, tag) VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT (endpoint_id, kind) DO UPDATE SET key_id = EXCLUDED.key_id, ciphertext = EXCLUDED.ciphertext, iv = EXCLUDED.iv, tag = EXCLUDED.tag`,
+      [c.endpoint_id, c.kind, c.key_id, Buffer.from(c.ciphertext), Buffer.from(c.iv), Buffer.from(c.tag)],
+    );
+  },
+
+  /** Which credentials the endpoints have (never their values). */
+  async credentialKinds(db: Queryable, endpointIds: readonly string[]): Promise<{ endpoint_id: string; kind: CredentialKind }[]> {
+    if (endpointIds.length === 0) return [];
+    return db.query('SELECT endpoint_id, kind FROM webhook_endpoint_credentials WHERE endpoint_id = ANY($1::text[])', [[...endpointIds]]);
+  },
+
+  async credentials(db: Queryable, endpointId: string): Promise<CredentialRow[]> {
+    return db.query<CredentialRow>('SELECT endpoint_id, kind, key_id, ciphertext, iv, tag FROM webhook_endpoint_credentials WHERE endpoint_id = $1', [endpointId]);
+  },
+
+  async credentialsNotUnder(db: Queryable, keyId: string): Promise<CredentialRow[]> {
+    return db.query<CredentialRow>('SELECT endpoint_id, kind, key_id, ciphertext, iv, tag FROM webhook_endpoint_credentials WHERE key_id <> $1 FOR UPDATE', [keyId]);
   },
 
   // ---- secrets

@@ -38,7 +38,7 @@ function normalizeEvents(events: readonly Subscription[]): Subscription[] {
   return events.includes('*') ? ['*'] : [...new Set(events)];
 }
 
-async function addSecret(db: Queryable, rules: WebhookRules, endpointId: string): Promise<string> {
+export async function addSecret(db: Queryable, rules: WebhookRules, endpointId: string): Promise<string> {
   const secret = generateSecret();
   const id = randomUUID();
   const sealed = rules.secrets.seal(endpointId, id, secret);

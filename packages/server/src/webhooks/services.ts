@@ -8,6 +8,7 @@ import type { Keyring } from '../vault/crypto/keyring.js';
 import { webhooksRepository as repo } from './repository.js';
 import { createSecretBox, type SecretBox } from './secrets.js';
 import type { WebhookRules } from './service.js';
+import { openCredential, sealCredential } from './yuno-view.js';
 import { DeliveryWorker } from './worker.js';
 
 export interface WebhookServices {
@@ -45,7 +46,20 @@ export async function rewrapSecrets(db: Queryable, box: SecretBox): Promise<numb
       }
       await repo.resealSecret(tx, row.id, box.seal(row.endpoint_id, row.id, secret));
     }
-    return stale.length;
+    // Yuno's delivery headers (yuno-view.ts), sealed by the same box.
+    const staleCredentials = await repo.credentialsNotUnder(tx, box.activeKeyId);
+    for (const row of staleCredentials) {
+      let value: string;
+      try {
+        value = openCredential(box, row);
+      } catch {
+        throw new WebhookKeyError(
+          `webhook delivery headers are sealed under vault key ${row.key_id}, which is missing from VAULT_ENCRYPTION_KEY (or does not match); add it back after the active key`,
+        );
+      }
+      await repo.upsertCredential(tx, sealCredential(box, row.endpoint_id, row.kind, value));
+    }
+    return stale.length + staleCredentials.length;
   });
 }
 

@@ -8,7 +8,7 @@
  * against one or more secrets over the exact raw body, with a timestamp tolerance both ways and an
  * injectable clock; replay rejection by id is the caller's unique insert of `id` (see the report / README).
  */
-import { timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 
 export type SignatureHeaders = {
@@ -26,6 +26,21 @@ export function signatureHeaders(id: string, at: Date, payload: string, secrets:
     'webhook-timestamp': String(seconds),
     'webhook-signature': secrets.map((s) => new Webhook(s).sign(id, new Date(seconds * 1000), payload)).join(' '),
   };
+}
+
+/**
+ * The headers of Yuno's webhook configuration (`/webhooks`), sent in addition to the Standard Webhooks ones
+ * when the endpoint has them: `x-api-key`, `x-secret`, and `x-hmac-signature`, the base64 HMAC-SHA256 of
+ * the raw body under `hmac_client_secret`.
+ */
+export function yunoHeaders(payload: string, credentials: readonly (readonly ['api_key' | 'secret' | 'hmac_client_secret', string])[]): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [kind, value] of credentials) {
+    if (kind === 'api_key') headers['x-api-key'] = value;
+    else if (kind === 'secret') headers['x-secret'] = value;
+    else headers['x-hmac-signature'] = createHmac('sha256', value).update(payload, 'utf8').digest('base64');
+  }
+  return headers;
 }
 
 export type VerificationFailure = 'missing-headers' | 'bad-timestamp' | 'stale' | 'future' | 'bad-signature';

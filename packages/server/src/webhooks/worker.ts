@@ -24,7 +24,8 @@ import { envelopeJson } from './events.js';
 import { postWebhook, type SendResult } from './http-sender.js';
 import { DEFAULT_CLAIM_CAPS, webhooksRepository as repo, type ClaimedDelivery } from './repository.js';
 import type { SecretBox } from './secrets.js';
-import { signatureHeaders } from './signing.js';
+import { signatureHeaders, yunoHeaders } from './signing.js';
+import { openCredential } from './yuno-view.js';
 
 const SECOND = 1_000;
 const MINUTE = 60 * SECOND;
@@ -182,8 +183,8 @@ export class DeliveryWorker {
         result = { ok: false, statusCode: null, latencyMs: 0, error: 'the endpoint has no signing secret' };
       } else {
         const body = envelopeJson({ id: c.event_id, type: c.event_type, accountId: c.account_id, data: c.data, createdAt: c.event_created_at }, c.attempts);
-        const headers = signatureHeaders(c.event_id, new Date(), body, secrets);
-        result = await postWebhook(c.url, body, { ...headers }, { timeoutMs: this.timeoutMs, allowLoopback: this.options.allowLoopback, signal });
+        const headers = { ...yunoHeaders(body, (await repo.credentials(db, c.endpoint_id)).map((r) => [r.kind, openCredential(this.options.secrets, r)] as const)), ...signatureHeaders(c.event_id, new Date(), body, secrets) };
+        result = await postWebhook(c.url, body, headers, { timeoutMs: this.timeoutMs, allowLoopback: this.options.allowLoopback, signal });
       }
     } catch (err) {
       // Our own fault (a secret that does not open…): keep the claim until its lease expires, log without data.

@@ -69,6 +69,11 @@ export const UNREACHABLE_ALLOWED: { status: number; operations: '*' | readonly (
     why: 'WEBHOOK_ENDPOINT_LIMIT_REACHED needs 16 endpoints of one organization; webhooks-fairness.test.ts reaches it (and checks the body against the spec)',
   },
   {
+    status: 409,
+    operations: ['updateWebhook'],
+    why: 'WEBHOOK_ALREADY_EXISTS needs another endpoint holding the new name (the replay renames to a fresh one); yuno-webhooks.test.ts reaches it and checks the body',
+  },
+  {
     status: 422,
     operations: ['updateRouting'],
     why: 'ROUTING_VALIDATION_FAILED needs a route that breaks a rule the schema cannot state (a connection of another provider, steps out of order); routing.test.ts reaches every rule by PATCH and POST',

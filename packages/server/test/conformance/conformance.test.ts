@@ -70,7 +70,13 @@ function probeRequest(op: SpecOperation, accountId: string): Req | undefined {
   const params = Object.fromEntries(op.params.filter((p) => p.in === 'path').map((p) => [p.name, unknownParam(p.name)]));
   const example = op.body?.examples[0]?.value;
   if (op.body?.required && example === undefined) return undefined;
-  return { params, body: example === undefined ? undefined : fillIds(structuredClone(example), { account_id: accountId }) };
+  // A required account_id in the query (Yuno's /webhooks) is the suite's own account, as in a body.
+  const query = Object.fromEntries(op.params.filter((p) => p.in === 'query' && p.required && p.name === 'account_id').map((p) => [p.name, accountId]));
+  return {
+    params,
+    ...(Object.keys(query).length > 0 ? { query } : {}),
+    body: example === undefined ? undefined : fillIds(structuredClone(example), { account_id: accountId }),
+  };
 }
 
 /** The same request with one thing changed (for the reused-key check), or undefined. */

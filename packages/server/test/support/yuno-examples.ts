@@ -12,8 +12,8 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..');
-/** `shared/` sits beside the clone (CI and the engineers' machines alike). */
-export const YUNO_DIR = resolve(REPO_ROOT, '../shared/yuno-openapi');
+/** `shared/` sits beside the clone (CI and the engineers' machines alike); YUNO_OPENAPI_DIR points elsewhere (a git worktree). */
+export const YUNO_DIR = process.env.YUNO_OPENAPI_DIR ? resolve(process.env.YUNO_OPENAPI_DIR) : resolve(REPO_ROOT, '../shared/yuno-openapi');
 
 export interface YunoExample {
   name: string;

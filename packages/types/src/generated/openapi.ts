@@ -812,6 +812,78 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhooks (Yuno's view of the webhook endpoints)
+         * @description Yuno's `GET /webhooks`: every webhook endpoint of the organization (at most 16, so one bare array,
+         *     not a page), newest first, in Yuno's shape, secrets masked. The same endpoints as
+         *     `GET /webhook-endpoints`. `state` keeps only the enabled (`ACTIVE`) or disabled (`INACTIVE`) ones.
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Create a webhook (Yuno's shape)
+         * @description Yuno's `POST /webhooks`: registers a webhook endpoint, enabled, the same as
+         *     `POST /webhook-endpoints` (URL policy, the cap of 16, Standard Webhooks signing with a generated
+         *     secret, which `POST /webhook-endpoints/{id}/rotate-secret` reveals) and shown by it. Yuno's
+         *     triggers become payorch `events` (the trigger schemas say which); triggers without a payorch event
+         *     are kept and listed in `unsupported_triggers`, but at least one trigger must have an event (400).
+         *     `api_key` and `secret` are sent as the `x-api-key` and `x-secret` headers of every delivery, and
+         *     `hmac_client_secret` keys an `x-hmac-signature` header, as Yuno does; all three are stored sealed
+         *     and never shown again. A `name` another endpoint of the organization has is 409
+         *     `WEBHOOK_ALREADY_EXISTS`; 16 endpoints already is 409 `WEBHOOK_ENDPOINT_LIMIT_REACHED`.
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhook_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook's `id` (the webhook endpoint's id; any other value is 404).
+                 * @example 5c2e8a41-7f3b-4d6e-9a1c-0b8d2f4e6a13
+                 */
+                webhook_id: components["parameters"]["YunoWebhookId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a webhook (Yuno's shape)
+         * @description Yuno's `GET /webhooks/{webhook_id}`; any webhook endpoint of the organization, whichever view created it.
+         */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook (Yuno's shape)
+         * @description Yuno's `DELETE /webhooks/{webhook_id}`: the same as `DELETE /webhook-endpoints/{id}` (pending
+         *     deliveries canceled, secrets and Yuno headers destroyed), answering the webhook as it was.
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a webhook (Yuno's shape)
+         * @description Yuno's `PATCH /webhooks/{webhook_id}`: members left out stay; `state` is `enabled`; a trigger list
+         *     sent replaces that list and the endpoint's `events` follow; a secret sent replaces the stored one.
+         *     The same rules as on creation (400, 409 `WEBHOOK_ALREADY_EXISTS` for a name taken). Bad input
+         *     changes nothing.
+         */
+        patch: operations["updateWebhook"];
+        trace?: never;
+    };
     "/routing": {
         parameters: {
             query?: never;
@@ -3398,6 +3470,141 @@ export interface components {
              */
             database?: "ok" | "unavailable";
         };
+        /** @description A webhook endpoint in Yuno's terms (`/webhooks`): the same endpoint `/webhook-endpoints` shows under the same `id`. Secrets never come back: `***` when one is stored, `null` when not. payorch adds `events` (what the endpoint receives) and `unsupported_triggers` (triggers kept but without a payorch event). */
+        YunoWebhook: {
+            /**
+             * Format: uuid
+             * @description The endpoint's id (a UUID, the same as in `/webhook-endpoints`).
+             */
+            id: string;
+            /** @description The account named in the request; the endpoint serves every account of the organization. */
+            account_id: string;
+            /** @description The endpoint's `description`; `null` for an endpoint registered through `/webhook-endpoints` without one. */
+            name: string | null;
+            /**
+             * @description `ACTIVE` when the endpoint is enabled, `INACTIVE` when not.
+             * @enum {string}
+             */
+            state: "ACTIVE" | "INACTIVE";
+            /** Format: uri */
+            url: string;
+            /**
+             * @description `***` when set, otherwise `null`.
+             * @enum {string|null}
+             */
+            api_key: "***" | null;
+            /**
+             * @description `***` when set, otherwise `null`.
+             * @enum {string|null}
+             */
+            secret: "***" | null;
+            /**
+             * @description `***` when set, otherwise `null`.
+             * @enum {string|null}
+             */
+            hmac_client_secret: "***" | null;
+            /** @description Always `null` (payorch does not authenticate to receivers with OAuth2). */
+            oauth2_authentication_url: null;
+            /** @description Always `null`. */
+            oauth2_client_secret: null;
+            /** @description Always `null`. */
+            oauth2_client_id: null;
+            /** @description Always `null`. */
+            oauth2_grant_type: null;
+            /** @description Always `null`. */
+            oauth2_scope: null;
+            /** @description Always `null`. */
+            oauth2_authorization_name: null;
+            /** @description Always `false`. */
+            oauth2_include_client_id: boolean;
+            /** @description As given; for an endpoint last subscribed through `/webhook-endpoints`, derived from its `events` (a trigger is listed when the endpoint receives one of its events). */
+            enrollment_triggers: components["schemas"]["YunoEnrollmentTrigger"][];
+            /** @description As given, or derived from `events` like `enrollment_triggers`. */
+            payment_triggers: components["schemas"]["YunoPaymentTrigger"][];
+            /** @description As given (no payorch event). */
+            report_triggers: components["schemas"]["YunoReportTrigger"][];
+            /** @description As given (no payorch event). */
+            subscription_triggers: components["schemas"]["YunoSubscriptionTrigger"][];
+            /** @description As given (no payorch event). */
+            onboarding_triggers: components["schemas"]["YunoOnboardingTrigger"][];
+            /** @description As given (no effect in payorch), or `null`. */
+            renewal_days: number | null;
+            /** @description The payorch event types the endpoint receives (its `events` in `/webhook-endpoints`). */
+            events: components["schemas"]["WebhookEventSubscription"][];
+            /** @description Triggers kept but without a payorch event, as `<list>:<trigger>` (for example `subscription_triggers:CREATE`); nothing is sent for them. */
+            unsupported_triggers: string[];
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** @description A webhook endpoint registered in Yuno's terms (`POST /webhooks`). It is the same endpoint `/webhook-endpoints` shows: `name` is its `description`, the triggers become its `events`. At least one trigger must have a payorch event. OAuth2 members (`oauth2_*`) are refused (400): payorch does not fetch tokens for a receiver. */
+        YunoWebhookCreateRequest: {
+            /** @description One of the organization's accounts. The endpoint serves every account of the organization. */
+            account_id: string;
+            /** @description Your label for the endpoint, unique among the organization's endpoints (409 `WEBHOOK_ALREADY_EXISTS`). */
+            name: string;
+            /**
+             * Format: uri
+             * @description Where events are POSTed; the same rules as `url` of `/webhook-endpoints`.
+             */
+            url: string;
+            /** @description Sent as the `x-api-key` header of every delivery. Stored sealed, never shown again (`***`). */
+            api_key?: string;
+            /** @description Sent as the `x-secret` header of every delivery. Stored sealed, never shown again (`***`). */
+            secret?: string;
+            /** @description The key of the `x-hmac-signature` header: base64 of HMAC-SHA256 over the raw body. Sent in addition to the Standard Webhooks signature. Stored sealed, never shown again (`***`). */
+            hmac_client_secret?: string;
+            /** @description Enrollment events to receive. */
+            enrollment_triggers?: components["schemas"]["YunoEnrollmentTrigger"][];
+            /** @description Payment events to receive. */
+            payment_triggers?: components["schemas"]["YunoPaymentTrigger"][];
+            /** @description Accepted for compatibility; no payorch event (listed in `unsupported_triggers`). */
+            report_triggers?: components["schemas"]["YunoReportTrigger"][];
+            /** @description Accepted for compatibility; no payorch event (listed in `unsupported_triggers`). */
+            subscription_triggers?: components["schemas"]["YunoSubscriptionTrigger"][];
+            /** @description Accepted for compatibility; no payorch event (listed in `unsupported_triggers`). */
+            onboarding_triggers?: components["schemas"]["YunoOnboardingTrigger"][];
+            /** @description Kept and shown, with no effect (no subscriptions); only with `subscription_triggers` containing `CLOSE_TO_RENEWAL` (else 400). */
+            renewal_days?: number;
+        };
+        /** @description Changes to a webhook endpoint in Yuno's terms (`PATCH /webhooks/{webhook_id}`); members left out stay. A trigger list sent replaces that list; the endpoint's `events` follow. A secret sent replaces the one stored (it cannot be removed: delete and create the webhook again). */
+        YunoWebhookUpdateRequest: {
+            /** @description One of the organization's accounts. The endpoint serves every account of the organization. */
+            account_id: string;
+            /** @description Your label for the endpoint, unique among the organization's endpoints (409 `WEBHOOK_ALREADY_EXISTS`). */
+            name?: string;
+            /**
+             * @description `INACTIVE` pauses deliveries (`enabled: false`), `ACTIVE` resumes them.
+             * @enum {string}
+             */
+            state?: "ACTIVE" | "INACTIVE";
+            /**
+             * Format: uri
+             * @description Where events are POSTed; the same rules as `url` of `/webhook-endpoints`.
+             */
+            url?: string;
+            /** @description Sent as the `x-api-key` header of every delivery. Stored sealed, never shown again (`***`). */
+            api_key?: string;
+            /** @description Sent as the `x-secret` header of every delivery. Stored sealed, never shown again (`***`). */
+            secret?: string;
+            /** @description The key of the `x-hmac-signature` header: base64 of HMAC-SHA256 over the raw body. Sent in addition to the Standard Webhooks signature. Stored sealed, never shown again (`***`). */
+            hmac_client_secret?: string;
+            /** @description Enrollment events to receive. */
+            enrollment_triggers?: components["schemas"]["YunoEnrollmentTrigger"][];
+            /** @description Payment events to receive. */
+            payment_triggers?: components["schemas"]["YunoPaymentTrigger"][];
+            /** @description Accepted for compatibility; no payorch event (listed in `unsupported_triggers`). */
+            report_triggers?: components["schemas"]["YunoReportTrigger"][];
+            /** @description Accepted for compatibility; no payorch event (listed in `unsupported_triggers`). */
+            subscription_triggers?: components["schemas"]["YunoSubscriptionTrigger"][];
+            /** @description Accepted for compatibility; no payorch event (listed in `unsupported_triggers`). */
+            onboarding_triggers?: components["schemas"]["YunoOnboardingTrigger"][];
+            /** @description Kept and shown, with no effect (no subscriptions); only while the webhook's `subscription_triggers` contain `CLOSE_TO_RENEWAL` (else 400). Sending `subscription_triggers` without it removes `renewal_days`. */
+            renewal_days?: number;
+            /** @description `true` removes `renewal_days`; not together with `renewal_days`. */
+            clear_renewal_days?: boolean;
+        };
         /** @description A merchant's webhook endpoint. The signing secret is never part of it (see WebhookEndpointCreated). */
         WebhookEndpoint: {
             /** Format: uuid */
@@ -5351,7 +5558,7 @@ export interface components {
          * @description An event type to receive, or `*` for every event type (including ones added later).
          * @enum {string}
          */
-        WebhookEventSubscription: "*" | "enrollment.enrolled" | "enrollment.declined" | "enrollment.unenrolled" | "payment.succeeded" | "payment.declined" | "payment.chargeback" | "payment.dispute.submitted" | "payment.dispute.won" | "payment.dispute.lost" | "payment.authorized" | "payment.captured" | "payment.canceled" | "payment.refunded" | "payment.operation.failed" | "payment_link.paid";
+        WebhookEventSubscription: "*" | "enrollment.enrolled" | "enrollment.declined" | "enrollment.unenrolled" | "payment.succeeded" | "payment.declined" | "payment.chargeback" | "payment.dispute.submitted" | "payment.dispute.won" | "payment.dispute.lost" | "payment.authorized" | "payment.captured" | "payment.canceled" | "payment.refunded" | "payment.operation.failed" | "payment.pending" | "payment.expired" | "payment_link.paid";
         /**
          * @description An event type a webhook endpoint can receive (the envelope's `type_event`).
          * @enum {string}
@@ -5377,6 +5584,31 @@ export interface components {
             /** @description True when the endpoint answered 2xx within the timeout. */
             succeeded: boolean;
         };
+        /**
+         * @description A Yuno enrollment trigger. `ENROLL` is `enrollment.enrolled` and `enrollment.declined`; `UNENROLL` is `enrollment.unenrolled`.
+         * @enum {string}
+         */
+        YunoEnrollmentTrigger: "ENROLL" | "UNENROLL";
+        /**
+         * @description A Yuno payment trigger. `AUTHORIZE` is `payment.authorized` and `payment.declined`; `PURCHASE` is `payment.succeeded` and `payment.declined`; `CAPTURE` is `payment.captured`; `CANCEL` is `payment.canceled`; `REFUND` is `payment.refunded`; `CHARGEBACK` is `payment.chargeback` and the `payment.dispute.*` events; `CAPTURE`, `CANCEL` and `REFUND` also bring `payment.operation.failed`. `PRECHARGEBACK` and `VERIFY` have no payorch event: accepted, listed in `unsupported_triggers`.
+         * @enum {string}
+         */
+        YunoPaymentTrigger: "AUTHORIZE" | "CANCEL" | "CAPTURE" | "CHARGEBACK" | "PRECHARGEBACK" | "PURCHASE" | "REFUND" | "VERIFY";
+        /**
+         * @description A Yuno report trigger. payorch has no report events: accepted, listed in `unsupported_triggers`.
+         * @enum {string}
+         */
+        YunoReportTrigger: "CREATE" | "UPDATE";
+        /**
+         * @description A Yuno subscription trigger. payorch has no subscriptions: accepted, listed in `unsupported_triggers`.
+         * @enum {string}
+         */
+        YunoSubscriptionTrigger: "ACTIVE" | "CANCEL" | "CLOSE_TO_RENEWAL" | "COMPLETE" | "CREATE" | "PAUSE" | "RESUME";
+        /**
+         * @description A Yuno onboarding trigger. payorch has no onboarding events: accepted, listed in `unsupported_triggers`.
+         * @enum {string}
+         */
+        YunoOnboardingTrigger: "BLOCKED" | "CANCELLED" | "CREATED" | "DECLINED" | "ERROR" | "EXPIRED" | "INACTIVE" | "PENDING" | "SUCCEEDED" | "TRANSFERRED" | "UNBLOCKED";
         /** @description One step of a route. Steps are tried in `index` order (the failover order) until one provider answers definitively. */
         RoutingStep: {
             /** @description The step's place in the route, 1 for the first; a route's indexes run 1, 2, 3… without gaps. */
@@ -5792,6 +6024,19 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description Another endpoint of the organization has this `name` (`WEBHOOK_ALREADY_EXISTS`), or the organization has 16 endpoints already (`WEBHOOK_ENDPOINT_LIMIT_REACHED`). */
+        YunoWebhookConflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The account already has a routing for this payment method (`ROUTING_ALREADY_EXISTS`); change it with PATCH. */
         RoutingConflict: {
             headers: {
@@ -6093,6 +6338,16 @@ export interface components {
          * @example 3f6b2a1c-8d4e-4f7a-9b0c-1d2e3f4a5b6c
          */
         ConnectionId: string;
+        /**
+         * @description The webhook's `id` (the webhook endpoint's id; any other value is 404).
+         * @example 5c2e8a41-7f3b-4d6e-9a1c-0b8d2f4e6a13
+         */
+        YunoWebhookId: string;
+        /**
+         * @description One of the organization's accounts (403 `INVALID_ACCOUNT_ID` otherwise); webhooks serve every account of the organization.
+         * @example 8e41c7a2-3b9d-4f60-a5e8-2c7d1f9b0e34
+         */
+        YunoWebhookAccountId: string;
         /**
          * @description The endpoint's `id`.
          * @example 9a4c2e6f-1b3d-4f58-a7c9-2e4f6a8b0c1d
@@ -7741,6 +7996,211 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query: {
+                /**
+                 * @description One of the organization's accounts (403 `INVALID_ACCOUNT_ID` otherwise); webhooks serve every account of the organization.
+                 * @example 8e41c7a2-3b9d-4f60-a5e8-2c7d1f9b0e34
+                 */
+                account_id: components["parameters"]["YunoWebhookAccountId"];
+                /** @description Only the webhooks in this state. */
+                state?: "ACTIVE" | "INACTIVE";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The organization's webhooks (an empty array when it has none). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["YunoWebhook"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["YunoWebhookCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The webhook, secrets masked. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["YunoWebhook"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["YunoWebhookConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query: {
+                /**
+                 * @description One of the organization's accounts (403 `INVALID_ACCOUNT_ID` otherwise); webhooks serve every account of the organization.
+                 * @example 8e41c7a2-3b9d-4f60-a5e8-2c7d1f9b0e34
+                 */
+                account_id: components["parameters"]["YunoWebhookAccountId"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook's `id` (the webhook endpoint's id; any other value is 404).
+                 * @example 5c2e8a41-7f3b-4d6e-9a1c-0b8d2f4e6a13
+                 */
+                webhook_id: components["parameters"]["YunoWebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhook, secrets masked. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["YunoWebhook"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query: {
+                /**
+                 * @description One of the organization's accounts (403 `INVALID_ACCOUNT_ID` otherwise); webhooks serve every account of the organization.
+                 * @example 8e41c7a2-3b9d-4f60-a5e8-2c7d1f9b0e34
+                 */
+                account_id: components["parameters"]["YunoWebhookAccountId"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook's `id` (the webhook endpoint's id; any other value is 404).
+                 * @example 5c2e8a41-7f3b-4d6e-9a1c-0b8d2f4e6a13
+                 */
+                webhook_id: components["parameters"]["YunoWebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhook deleted. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["YunoWebhook"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook's `id` (the webhook endpoint's id; any other value is 404).
+                 * @example 5c2e8a41-7f3b-4d6e-9a1c-0b8d2f4e6a13
+                 */
+                webhook_id: components["parameters"]["YunoWebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["YunoWebhookUpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description The webhook as changed, secrets masked. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["YunoWebhook"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["YunoWebhookConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

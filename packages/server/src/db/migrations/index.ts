@@ -24,6 +24,7 @@ import asyncPaymentExpiry from './0023_async_payment_expiry.js';
 import sandboxPendingPayments from './0024_sandbox_pending_payments.js';
 import checkout from './0025_checkout.js';
 import paymentLinks from './0026_payment_links.js';
+import yunoWebhooks from './0027_yuno_webhooks.js';
 
 /** Every migration, in order. Add a new file (next number) and list it here; never edit an applied one. */
 export const migrations: readonly Migration[] = [
@@ -41,4 +42,5 @@ export const migrations: readonly Migration[] = [
   sandboxPendingPayments,
   checkout,
   paymentLinks,
+  yunoWebhooks,
 ];

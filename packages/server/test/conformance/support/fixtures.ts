@@ -342,6 +342,12 @@ export const PREPARE: Record<string, Prepare> = {
     return { params: { connection_id: (made.body as { connection_id: string }).connection_id } };
   },
   updateWebhookEndpoint: async (fx, ex) => ({ params: { webhook_endpoint_id: await fx.webhookEndpoint() }, body: fillIds(ex, { url: `${fx.receiverUrl}/replay-updated` }) }),
+  // Yuno's view of the webhook endpoints (/webhooks): the account in the query or body, a unique name per replay (its repeat is 409 WEBHOOK_ALREADY_EXISTS).
+  listWebhooks: async (fx) => ({ query: { account_id: fx.accountId } }),
+  createWebhook: async (fx, ex) => ({ body: withAccount(fx, ex, { url: `${fx.receiverUrl}/yuno-replay`, name: `Conformance ${freshKey()}` }) }),
+  getWebhook: async (fx) => ({ params: { webhook_id: await fx.webhookEndpoint() }, query: { account_id: fx.accountId } }),
+  updateWebhook: async (fx, ex) => ({ params: { webhook_id: await fx.webhookEndpoint() }, body: withAccount(fx, ex) }),
+  deleteWebhook: async (fx) => ({ params: { webhook_id: await fx.webhookEndpoint() }, query: { account_id: fx.accountId } }),
   getWebhookDelivery: async (fx) => {
     const d = await fx.delivery();
     return { params: { webhook_endpoint_id: d.endpointId, delivery_id: d.deliveryId } };
@@ -398,6 +404,7 @@ const PATH_FIXTURES: Record<string, (fx: Fixtures) => Promise<string>> = {
   organization_id: async (fx) => (await fx.organization()).organization_id,
   provider_id: async () => 'sandbox',
   webhook_endpoint_id: (fx) => fx.webhookEndpoint(),
+  webhook_id: (fx) => fx.webhookEndpoint(),
   routing_id: (fx) => fx.routing(),
   connection_id: async (fx) => (await fx.connections()).SANDBOX_A!,
   checkout_session: (fx) => fx.checkoutSession(),

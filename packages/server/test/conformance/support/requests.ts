@@ -33,6 +33,15 @@ export interface GenRequest {
   body?: unknown;
 }
 
+/** A Yuno webhook's trigger rules: PURCHASE among the payment triggers (it has payorch events), CLOSE_TO_RENEWAL with renewal_days. */
+function yunoTriggerRules(v: Record<string, unknown>): Record<string, unknown> {
+  const payment = (v.payment_triggers as string[] | undefined) ?? [];
+  const out: Record<string, unknown> = { ...v, payment_triggers: payment.includes('PURCHASE') ? payment : [...payment, 'PURCHASE'] };
+  const subscription = (v.subscription_triggers as string[] | undefined) ?? [];
+  if (v.renewal_days !== undefined && !subscription.includes('CLOSE_TO_RENEWAL')) out.subscription_triggers = [...subscription, 'CLOSE_TO_RENEWAL'];
+  return out;
+}
+
 /**
  * Rules the spec states in prose, which a JSON Schema generator cannot know: generated values are
  * bent to follow them, so a 400 for a valid request really is a bug. Keep this list short; prefer
@@ -74,6 +83,17 @@ export const FIXUPS: Record<string, (arb: fc.Arbitrary<unknown>) => fc.Arbitrary
       // A string of digits (issue 24: Yuno's examples send one) is a whole amount already.
       value: typeof (v as { value: unknown }).value === 'string' ? (v as { value: string }).value : Math.max(1, Math.round((v as { value: number }).value)),
     })),
+  // YunoWebhookCreateRequest: "At least one trigger must have a payorch event"; renewal_days "only with
+  // `subscription_triggers` containing `CLOSE_TO_RENEWAL`".
+  YunoWebhookCreateRequest: (arb) => arb.map((v) => yunoTriggerRules(v as Record<string, unknown>)),
+  // YunoWebhookUpdateRequest: the same on the lists sent (the others stay as they were), and renewal_days
+  // "not together with `clear_renewal_days`".
+  YunoWebhookUpdateRequest: (arb) =>
+    arb.map((v) => {
+      const { clear_renewal_days: clear, ...rest } = v as Record<string, unknown>;
+      const body = rest.renewal_days === undefined && clear !== undefined ? { ...rest, clear_renewal_days: clear } : rest;
+      return body.enrollment_triggers !== undefined || body.payment_triggers !== undefined || body.renewal_days !== undefined ? yunoTriggerRules(body) : body;
+    }),
   // EnrollPaymentMethodRequest: its description states the cross-field rules (one source for CARD, none
   // and optional bank details otherwise, verify only with card_data/token, absolute callback_url).
   EnrollPaymentMethodRequest: (arb) =>
