@@ -120,7 +120,7 @@ for (const backend of backends()) {
           expect(p.payment_methods).toEqual(c.capabilities.paymentMethods);
           expect(p.credential_fields).toEqual(c.credentialFields);
         }
-        expect(providers[0]).toMatchObject({ payment_methods: ['CARD', 'PIX', 'BANK_TRANSFER', 'OXXO', 'BOLETO', 'PAYPAL', 'MERCADO_PAGO_WALLET'], currencies: 'ANY', countries: 'ANY', credential_fields: ['api_key'] });
+        expect(providers[0]).toMatchObject({ payment_methods: ['CARD', 'PIX', 'BANK_TRANSFER', 'OXXO', 'BOLETO', 'CASH', 'PAYPAL', 'MERCADO_PAGO_WALLET', 'APPLE_PAY', 'GOOGLE_PAY'], currencies: 'ANY', countries: 'ANY', credential_fields: ['api_key'] });
         expect(providers[1]).toMatchObject({ credential_fields: ['merchant_account', 'password'] });
         await expectProblem(await t.fetch('/providers', { credentials_: false }), 401, 'INVALID_CREDENTIALS');
       });

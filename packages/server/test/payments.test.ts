@@ -196,7 +196,7 @@ for (const backend of backends()) {
       { name: 'currency lowercase', mutate: (b) => ({ ...b, amount: { currency: 'brl', value: 10 } }), field: '/body/amount/currency' },
       { name: 'country not ISO 3166', mutate: (b) => ({ ...b, country: 'XX' }), field: '/body/country' },
       { name: 'customer_payer.id not a uuid', mutate: (b) => ({ ...b, customer_payer: { id: 'abc' } }), field: '/body/customer_payer/id' },
-      { name: 'payment_method.type CASH (not a type payorch takes)', mutate: (b) => ({ ...b, payment_method: { type: 'CASH', vaulted_token: randomUUID() } }), field: '/body/payment_method/type' },
+      { name: 'payment_method.type SPEI (not a type payorch takes)', mutate: (b) => ({ ...b, payment_method: { type: 'SPEI', vaulted_token: randomUUID() } }), field: '/body/payment_method/type' },
       // Without vaulted_token the card must be in detail.card.card_data; with it, card_data is refused.
       { name: 'neither vaulted_token nor detail', mutate: (b) => ({ ...b, payment_method: { type: 'CARD' } }), field: '/body/payment_method/detail/card/card_data' },
       { name: 'detail.card options without card_data or vaulted_token', mutate: (b) => ({ ...b, payment_method: { type: 'CARD', detail: { card: { capture: false } } } }), field: '/body/payment_method/detail/card/card_data' },

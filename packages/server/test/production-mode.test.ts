@@ -200,7 +200,7 @@ for (const backend of backends()) {
           for (const line of repaired) {
             expect(line.level).toBe(40); // warn
             expect(line.connections).toHaveLength(2);
-            expect(line.routings).toHaveLength(7); // one per payment method the sandbox serves (CARD and six asynchronous)
+            expect(line.routings).toHaveLength(10); // one per payment method the sandbox serves (CARD and nine others)
             expect(String(line.msg)).toMatch(/disabled \(the sandbox providers exist in sandbox mode only\)/);
           }
           expect(await count(db, 'SELECT 1 FROM provider_connections WHERE enabled')).toBe(0);

@@ -89,7 +89,7 @@ for (const backend of backends()) {
         const all = await routings(t, org.account_id, org);
         const routing = all.find((r) => r.payment_method === 'CARD');
         // One routing per method: the asynchronous ones take the same route.
-        expect(all.map((r) => [r.payment_method, r.default_route.steps.map((s) => s.provider_id)])).toHaveLength(7);
+        expect(all.map((r) => [r.payment_method, r.default_route.steps.map((s) => s.provider_id)])).toHaveLength(10);
         expect(new Set(all.map((r) => JSON.stringify(r.default_route.steps)))).toEqual(new Set([JSON.stringify(routing!.default_route.steps)]));
         expect(routing).toMatchObject({ account_id: org.account_id, payment_method: 'CARD', name: 'Card — SANDBOX_A then SANDBOX_B', condition_sets: [] });
         expect(routing!.id).toMatch(/^r_[0-9a-f-]{36}$/);
@@ -101,8 +101,8 @@ for (const backend of backends()) {
 
       it('the sandbox organization has them too, and an account added by the admin API gets the routing', async () => {
         expect((await connections(t)).map((c) => c.provider_id)).toEqual(['SANDBOX_A', 'SANDBOX_B']);
-        // CARD and each asynchronous method (PIX, BANK_TRANSFER, OXXO, BOLETO, PAYPAL, MERCADO_PAGO_WALLET).
-        expect((await routings(t, t.sandbox.account_id)).map((r) => r.payment_method).sort()).toEqual(['BANK_TRANSFER', 'BOLETO', 'CARD', 'MERCADO_PAGO_WALLET', 'OXXO', 'PAYPAL', 'PIX']);
+        // CARD and each asynchronous method (PIX, BANK_TRANSFER, OXXO, BOLETO, CASH, PAYPAL, MERCADO_PAGO_WALLET, APPLE_PAY, GOOGLE_PAY).
+        expect((await routings(t, t.sandbox.account_id)).map((r) => r.payment_method).sort()).toEqual(['APPLE_PAY', 'BANK_TRANSFER', 'BOLETO', 'CARD', 'CASH', 'GOOGLE_PAY', 'MERCADO_PAGO_WALLET', 'OXXO', 'PAYPAL', 'PIX']);
         const res = await t.fetch(`/admin/organizations/${t.sandbox.organization_id}/accounts`, {
           method: 'POST',
           headers: { ...json, 'admin-api-key': ADMIN_KEY },
@@ -213,7 +213,7 @@ for (const backend of backends()) {
         { name: 'provider not the connection’s', make: (A) => ({ default_route: { steps: [{ ...A, provider_id: 'SANDBOX_B' }] } }), status: 422, code: 'ROUTING_VALIDATION_FAILED', path: /default_route\.steps\[0\]\.provider_id/ },
         { name: 'no steps', make: () => ({ default_route: { steps: [] } }), status: 400, code: 'INVALID_REQUEST', path: /default_route\/steps/ },
         { name: 'eleven steps', make: (A) => ({ default_route: { steps: Array.from({ length: 11 }, (_, i) => ({ ...A, index: i + 1 })) } }), status: 400, code: 'INVALID_REQUEST', path: /default_route\/steps/ },
-        { name: 'a payment method no routing covers', make: () => ({ payment_method: 'CASH' }), status: 400, code: 'INVALID_REQUEST', path: /payment_method/ },
+        { name: 'a payment method no routing covers', make: () => ({ payment_method: 'SPEI' }), status: 400, code: 'INVALID_REQUEST', path: /payment_method/ },
         { name: 'an account of no organization of ours', make: () => ({ account_id: randomUUID() }), status: 403, code: 'INVALID_ACCOUNT_ID' },
         { name: 'name too long', make: () => ({ name: 'x'.repeat(256) }), status: 400, code: 'INVALID_REQUEST', path: /name/ },
         ...(
@@ -381,7 +381,7 @@ for (const backend of backends()) {
 
       it('null for a payment method or account without a routing, and for another organization’s account', async () => {
         const org = await t.createOrganization();
-        expect(await planRoute(t.db, org.organization_id, facts({ accountId: org.account_id, paymentMethod: 'CASH' }), providersOf(t))).toBeNull();
+        expect(await planRoute(t.db, org.organization_id, facts({ accountId: org.account_id, paymentMethod: 'SPEI' }), providersOf(t))).toBeNull();
         expect(await planRoute(t.db, org.organization_id, facts({ accountId: t.sandbox.account_id }), providersOf(t))).toBeNull();
         expect(await planRoute(t.db, t.sandbox.organization_id, facts({ accountId: await bareAccount(t) }), providersOf(t))).toBeNull();
       });

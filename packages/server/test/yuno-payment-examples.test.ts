@@ -17,8 +17,8 @@ const present = yunoFilesPresent();
 const examples: YunoExample[] = present ? yunoExamples('create-payment.json', '/payments') : [];
 const cardData = (body: Json) => ((((body.payment_method as Json | undefined)?.detail as Json | undefined)?.card as Json | undefined)?.card_data as Json | undefined);
 
-type Expected = { status: 201 } | { status: 400 | 422; path: string; why: string };
-const NOT_A_CARD = 'a payment method type payorch does not take (issue 24 §4 added PIX, bank transfer, vouchers and redirect wallets)';
+/** A 201 of another method than CARD names the state it starts in (an action shown: PENDING; a wallet token: decided at once). */
+type Expected = { status: 201; state?: [status: string, subStatus: string, member: 'bank_transfer' | 'ticket' | 'wallet'] } | { status: 400 | 422; path: string; why: string };
 /** What each published example gets; a refusal names the field the answer points at, and why. */
 const EXPECTED: Record<string, Expected> = {
   'Example - Placeholders': {
@@ -26,11 +26,8 @@ const EXPECTED: Record<string, Expected> = {
     path: '/body/payment_method/token',
     why: "pays with a one-time token of Yuno's SDK checkout (payorch has no checkout tokens) and sends callback_url www.example.com (not a URL)",
   },
-  'Bank Transfer with additional fields': {
-    status: 400,
-    path: '/body/payment_method/detail/bank_transfer',
-    why: 'BANK_TRANSFER is taken since issue 24 §4, but not this example’s payment_method.detail.bank_transfer',
-  },
+  // A PIX from the payer's named account (issue 24): its QR code, the account stored as its last four only.
+  'Bank Transfer with additional fields': { status: 201, state: ['PENDING', 'PENDING', 'bank_transfer'] },
   'Voucher payment': {
     status: 422,
     path: '/body/payment_method/detail/card/card_data/number',
@@ -47,10 +44,14 @@ const EXPECTED: Record<string, Expected> = {
   'Card - With device fingerprint': { status: 201 },
   'Card - With vault on success': { status: 201 },
   'Card - With vaulted token': { status: 201 },
-  'Alternative payment method': { status: 400, path: '/body/payment_method/type', why: NOT_A_CARD },
+  // CASH: the voucher of the payment's country (US: the sandbox's generic cash voucher); callback_url
+  // www.example.com is read as https://www.example.com, workflow REDIRECT recorded.
+  'Alternative payment method': { status: 201, state: ['PENDING', 'PENDING', 'ticket'] },
   'Card - With shipping, fee and tip amount': { status: 201 },
-  'Wallet - Direct': { status: 400, path: '/body/payment_method/type', why: NOT_A_CARD },
-  'Wallet - Google Pay with card last four': { status: 400, path: '/body/payment_method/type', why: NOT_A_CARD },
+  // APPLE_PAY without a token: approved by the shopper on the wallet's page.
+  'Wallet - Direct': { status: 201, state: ['PENDING', 'PENDING', 'wallet'] },
+  // GOOGLE_PAY's token authorized at once by the sandbox, as the test card of its last four (1515: approved).
+  'Wallet - Google Pay with card last four': { status: 201, state: ['SUCCEEDED', 'APPROVED', 'wallet'] },
   'Split marketplace': { status: 201 },
   'Card - Create Payment with Subscription': { status: 400, path: '/body/id', why: 'a payment response published as a request example (id, status, transactions…)' },
   'Card - Create Payment for Existing Subscription': { status: 400, path: '/body/id', why: 'a payment response published as a request example (id, status, transactions…)' },
@@ -61,8 +62,8 @@ const EXPECTED: Record<string, Expected> = {
     why: 'no description nor merchant_order_id (required by Yuno too), and provider tokens instead of a card',
   },
 };
-/** Accepted as published today; issue 24's target (18) counts the asynchronous methods §4 adds. */
-const ACCEPTED = 14;
+/** Accepted as published: the 14 card examples and, since issue 24, PIX with the payer's account, CASH, APPLE_PAY and GOOGLE_PAY. */
+const ACCEPTED = 18;
 
 /** The example with the merchant's own ids where Yuno wrote placeholders (and nothing else changed). */
 async function substituted(t: TestServer, e: YunoExample): Promise<Json> {
@@ -124,6 +125,23 @@ describe.skipIf(!present)('Yuno payment examples (../shared/yuno-openapi/create-
         expect(res.status, text).toBe(201);
         const p = JSON.parse(text) as Schemas['CreatedPayment'];
         expectSchema('CreatedPayment', p);
+        if (expected.state) {
+          const [status, subStatus, member] = expected.state;
+          expect([p.status, p.sub_status, p.payment_method.type]).toEqual([status, subStatus, (body.payment_method as Json).type]);
+          expect(p.payment_method.payment_method_detail[member]).not.toBeNull();
+          expect(p.payment_method.payment_method_detail.card).toBeNull();
+          // What is card or account data in the request is nowhere in the reply.
+          const wallet = (((body.payment_method as Json).detail as Json | undefined)?.wallet ?? {}) as Json;
+          const account = ((((body.payment_method as Json).detail as Json | undefined)?.bank_transfer as Json | undefined)?.account ?? {}) as Json;
+          for (const secret of [wallet.payment_token, account.number]) {
+            if (typeof secret !== 'string') continue;
+            expect(text).not.toContain(secret);
+            // …nor in any table or log line (the teardown scan).
+            t.rememberSecret(secret, 'card or account data of a published example');
+          }
+          if (body.callback_url === 'www.example.com') expect((await t.db.query<{ u: string }>('SELECT callback_url AS u FROM payments WHERE id = $1', [p.id]))[0]!.u).toBe('https://www.example.com');
+          return;
+        }
         // What was sent is what was recorded: the payer's inline fields (null ones as absent), the amount
         // as a number, the reference and the card options.
         const sent = (body.customer_payer ?? {}) as Json;

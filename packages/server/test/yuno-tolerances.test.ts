@@ -60,6 +60,17 @@ const PAYMENT_ROWS: { name: string; change: (b: Json) => void; status: 201 | 400
     status: 201,
     then: (p) => expect(p.customer_payer.document).toMatchObject({ country: 'US' }),
   },
+  { name: 'callback_url without a scheme (www.example.com)', change: (b) => (b.callback_url = 'www.example.com'), status: 201, then: (p) => expect(p.callback_url).toBe('https://www.example.com') },
+  {
+    name: 'callback_url without a scheme, with a path and a query',
+    change: (b) => (b.callback_url = 'shop.example.com/return?order=42'),
+    status: 201,
+    then: (p) => expect(p.callback_url).toBe('https://shop.example.com/return?order=42'),
+  },
+  { name: 'callback_url an absolute URL (unchanged)', change: (b) => (b.callback_url = 'http://shop.example.com/r'), status: 201, then: (p) => expect(p.callback_url).toBe('http://shop.example.com/r') },
+  { name: 'callback_url a single word (not a host)', change: (b) => (b.callback_url = 'localhost'), status: 400, path: '/body/callback_url' },
+  { name: 'callback_url with spaces', change: (b) => (b.callback_url = 'www.example.com/a b'), status: 400, path: '/body/callback_url' },
+  { name: 'workflow REDIRECT (recorded)', change: (b) => (b.workflow = 'REDIRECT'), status: 201, then: (p) => expect(p.workflow).toBe('REDIRECT') },
   { name: 'a document country that is no country', change: (b) => ((b.customer_payer as Json).document = { document_number: 'X1234567', country: 'XX' }), status: 400, path: '/body/customer_payer/document/country' },
 ];
 

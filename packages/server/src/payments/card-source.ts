@@ -34,7 +34,7 @@ export async function resolveCard(
   customerId: string | null,
   method: Schemas['CreatePaymentMethod'],
 ): Promise<{ ok: true; value: ResolvedCard } | { ok: false; problem: CardSourceProblem }> {
-  const raw = method.detail?.card.card_data;
+  const raw = method.detail?.card?.card_data;
   // createPayment has checked that exactly one of vaulted_token and card_data is given.
   if (raw !== undefined) {
     if (!merchant.pciCertified) {

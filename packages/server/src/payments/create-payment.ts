@@ -124,9 +124,19 @@ async function startPayment(
   binding: IdempotencyBinding,
 ): Promise<Exclude<CreatePaymentOutcome, { ok: true }> | { ok: true; route: ChargeRoute }> {
   const method = input.payment_method;
+  // A card's detail is `card`: the payer's bank account and a wallet's token are for their own types.
+  const foreign = (['bank_transfer', 'wallet'] as const).find((member) => method.detail?.[member] !== undefined);
+  if (foreign) {
+    return {
+      ok: false,
+      problem: problem('INVALID_REQUEST', `payment_method.detail.${foreign} does not go with a CARD payment.`, {
+        errors: [{ path: `/body/payment_method/detail/${foreign}`, message: 'is not allowed with type CARD' }],
+      }),
+    };
+  }
   // One card source: the vaulted card, or raw card data. With a vaulted_token, detail.card carries only the
   // processing options (Yuno sends `{vaulted_token, detail: {card: {capture: false}}}`).
-  const rawCard = method.detail?.card.card_data;
+  const rawCard = method.detail?.card?.card_data;
   if (method.token !== undefined && (method.vaulted_token !== undefined || rawCard !== undefined)) {
     return {
       ok: false,
@@ -233,7 +243,7 @@ async function startPayment(
   if (claimed?.ok) await claimed.value.consume(db, paymentId);
 
   // `detail.card.capture: false` authorizes only; capture or cancel come later (lifecycle.ts).
-  const capture = method.detail?.card.capture !== false;
+  const capture = method.detail?.card?.capture !== false;
   const methodWith = (result: ProviderResult | null) => {
     const payment = paymentMethodOf(source, result, method);
     return { payment, transaction: transactionMethodOf(payment) };
@@ -275,7 +285,7 @@ async function startPayment(
       amount: amount.decimal,
       currency: input.amount.currency,
       description: input.description,
-      softDescriptor: method.detail?.card.soft_descriptor ?? null,
+      softDescriptor: method.detail?.card?.soft_descriptor ?? null,
     },
     steps: plan.steps,
     current: first,

@@ -23,7 +23,7 @@ export async function vaultOnSuccess(
   /** The card of a one-time token (the request has no card_data then); its security code is not kept. */
   tokenCard?: ProviderCard,
 ): Promise<string | null> {
-  const given = input.payment_method.detail?.card.card_data;
+  const given = input.payment_method.detail?.card?.card_data;
   const raw = given ?? (tokenCard ? {
     number: tokenCard.number,
     holder_name: tokenCard.holderName ?? undefined,

@@ -75,7 +75,12 @@ export function normalizedProvider(p: PaymentProvider): PaymentProvider {
           startAsyncPayment: async (input) => {
             const started = await p.startAsyncPayment!(input);
             const r = result(started.result);
-            // An issued action is what the shopper is shown: one that cannot be shown is no answer at all.
+            // An issued action is what the shopper is shown: one that cannot be shown is no answer at all. A
+            // token wallet (GOOGLE_PAY) is the exception: its approval is the payment's, with no action.
+            if (input.walletToken) {
+              if (started.action) throw bad(p.id, 'an action for a wallet token the provider was to authorize at once');
+              return { result: r, action: null };
+            }
             if (r.outcome === 'SUCCEEDED' && !started.action) throw bad(p.id, 'an issued payment without the action for the shopper');
             return { result: r, action: r.outcome === 'SUCCEEDED' ? normalizeAction(p.id, started.action!) : null };
           },

@@ -243,7 +243,7 @@ export interface PaymentProvider {
 }
 
 /** The asynchronous payment methods (the create request's payment_method.type besides CARD). */
-export const ASYNC_METHOD_TYPES = ['PIX', 'BANK_TRANSFER', 'OXXO', 'BOLETO', 'PAYPAL', 'MERCADO_PAGO_WALLET'] as const;
+export const ASYNC_METHOD_TYPES = ['PIX', 'BANK_TRANSFER', 'OXXO', 'BOLETO', 'PAYPAL', 'MERCADO_PAGO_WALLET', 'CASH', 'APPLE_PAY', 'GOOGLE_PAY'] as const;
 export type AsyncMethodType = (typeof ASYNC_METHOD_TYPES)[number];
 
 /** A payment the shopper completes later; `reference` is the idempotency reference, as for a Charge. */
@@ -258,7 +258,26 @@ export interface AsyncCharge {
   description: string;
   /** Public origin of this service (where the sandbox serves a wallet's approval page). */
   baseUrl: string;
+  /** PIX / BANK_TRANSFER: the payer's own account, when the merchant named it (never logged, never stored in full). */
+  payerAccount?: PayerBankAccount;
+  /**
+   * GOOGLE_PAY: the wallet's payment token (card data: passed to the provider only) and the card's last
+   * four. The provider authorizes it at once: its answer is the payment's outcome, with no action.
+   */
+  walletToken?: { paymentToken: string; lastFour: string };
   connection?: ConnectionContext;
+}
+
+/** The payer's bank account of a PIX or a transfer (Yuno's payment_method.detail.bank_transfer). */
+export interface PayerBankAccount {
+  bankCode: string | null;
+  branch: string | null;
+  branchDigit: string | null;
+  country: string | null;
+  accountNumber: string | null;
+  accountDigit: string | null;
+  accountType: string | null;
+  mandateId: string | null;
 }
 
 /** What the shopper must do, as the provider issued it; `expiresAt` (ISO 8601) is when it stops being payable. */

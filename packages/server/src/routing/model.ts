@@ -31,7 +31,7 @@ export interface StoredConditionSet {
 }
 
 /** The payment methods routing covers: cards, and the asynchronous methods (payments/async-methods/). */
-export const ROUTABLE_PAYMENT_METHODS = ['CARD', 'PIX', 'BANK_TRANSFER', 'OXXO', 'BOLETO', 'PAYPAL', 'MERCADO_PAGO_WALLET'] as const;
+export const ROUTABLE_PAYMENT_METHODS = ['CARD', 'PIX', 'BANK_TRANSFER', 'OXXO', 'BOLETO', 'PAYPAL', 'MERCADO_PAGO_WALLET', 'CASH', 'APPLE_PAY', 'GOOGLE_PAY'] as const;
 
 /** Limits (also in the spec): steps per route, condition sets, conditions per set, values per condition. */
 export const LIMITS = { steps: 10, conditionSets: 50, conditions: 10, values: 100 } as const;

@@ -174,7 +174,8 @@ export function routingRulesOf(plan: RoutePlan): Schemas['PaymentRoutingRules'] 
 
 /**
  * The routings every account starts with (sandbox mode): CARD, and each asynchronous method (PIX,
- * BANK_TRANSFER, OXXO, BOLETO, PAYPAL, MERCADO_PAGO_WALLET), through SANDBOX_A, then SANDBOX_B. Nothing
+ * BANK_TRANSFER, OXXO, BOLETO, PAYPAL, MERCADO_PAGO_WALLET, CASH, APPLE_PAY, GOOGLE_PAY), through SANDBOX_A,
+ * then SANDBOX_B. Nothing
  * when the organization lacks either connection.
  */
 export async function addDefaultRouting(db: Queryable, organizationId: string, accountId: string): Promise<void> {

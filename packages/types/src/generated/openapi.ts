@@ -3149,15 +3149,12 @@ export interface components {
             customer_payer?: components["schemas"]["CreatePaymentCustomerPayer"];
             payment_method: components["schemas"]["CreatePaymentMethod"];
             /**
-             * @description Integration workflow, recorded; DIRECT is the default. SDK_CHECKOUT is Yuno's value for a payment with a checkout session's one-time token (`payment_method.token`).
+             * @description Integration workflow, recorded; DIRECT is the default. SDK_CHECKOUT is Yuno's value for a payment with a checkout session's one-time token (`payment_method.token`); REDIRECT Yuno's value for a payment whose shopper is sent to an action (a voucher, a wallet's page): recorded, the action is shown the same way with any workflow (`payment_method.payment_method_detail`).
              * @default DIRECT
              * @enum {string}
              */
-            workflow?: "DIRECT" | "SDK_CHECKOUT";
-            /**
-             * Format: uri
-             * @description Where the customer is sent back after an asynchronous step (for example 3-D Secure).
-             */
+            workflow?: "DIRECT" | "SDK_CHECKOUT" | "REDIRECT";
+            /** @description Where the customer is sent back after an asynchronous step (3-D Secure, a wallet's page). An absolute URL; a host name without a scheme (`www.example.com/return`, as Yuno's examples write it) is taken as that address over https and stored so. */
             callback_url?: string;
             /** @description Merchant's reference of this payment attempt; recorded on its transaction (`merchant_reference`). */
             merchant_reference?: string;
@@ -3208,7 +3205,7 @@ export interface components {
              * @description Integration workflow of the payment.
              * @enum {string}
              */
-            workflow: "DIRECT" | "SDK_CHECKOUT";
+            workflow: "DIRECT" | "SDK_CHECKOUT" | "REDIRECT";
             metadata: components["schemas"]["Metadata"];
             /** @description Result of fraud screening, any JSON value; null when no screening ran. */
             fraud_screening: unknown;
@@ -3262,7 +3259,7 @@ export interface components {
              * @description Integration workflow of the payment.
              * @enum {string}
              */
-            workflow: "DIRECT" | "SDK_CHECKOUT";
+            workflow: "DIRECT" | "SDK_CHECKOUT" | "REDIRECT";
             metadata: components["schemas"]["Metadata"];
             routing_rules: components["schemas"]["PaymentRoutingRules"];
         };
@@ -3321,7 +3318,7 @@ export interface components {
              * @description Integration workflow of the payment.
              * @enum {string}
              */
-            workflow: "DIRECT" | "SDK_CHECKOUT";
+            workflow: "DIRECT" | "SDK_CHECKOUT" | "REDIRECT";
             metadata: components["schemas"]["Metadata"];
             /** @description Result of fraud screening, any JSON value; null when no screening ran. */
             fraud_screening: unknown;
@@ -4366,7 +4363,7 @@ export interface components {
              * @description The payment method routed: `CARD` or an asynchronous method (a step's provider must serve it, GET /v1/providers); anything else is 400 `INVALID_REQUEST`.
              * @enum {string}
              */
-            payment_method: "CARD" | "PIX" | "BANK_TRANSFER" | "OXXO" | "BOLETO" | "PAYPAL" | "MERCADO_PAGO_WALLET";
+            payment_method: "CARD" | "PIX" | "BANK_TRANSFER" | "OXXO" | "BOLETO" | "PAYPAL" | "MERCADO_PAGO_WALLET" | "CASH" | "APPLE_PAY" | "GOOGLE_PAY";
             name: string;
             default_route: components["schemas"]["RoutingRoute"];
             condition_sets?: components["schemas"]["RoutingConditionSet"][];
@@ -4803,9 +4800,9 @@ export interface components {
              */
             expires_at: string | null;
         };
-        /** @description A cash voucher (OXXO, BOLETO) the shopper pays at a store or bank (Yuno's `ticket`). Unknown values are null. */
+        /** @description A cash voucher (OXXO, BOLETO, CASH: the voucher of the payment's country) the shopper pays at a store or bank (Yuno's `ticket`). Unknown values are null. */
         TicketDetail: {
-            /** @description The voucher's kind (OXXO, BOLETO). */
+            /** @description The voucher's kind (OXXO, BOLETO; for CASH the network of the payment's country, EFECTY, PAGOEFECTIVO, PAGOFACIL, or CASH). */
             type: string | null;
             benefit_type: string | null;
             /**
@@ -4830,7 +4827,7 @@ export interface components {
              */
             expires_at: string | null;
         };
-        /** @description A redirect wallet (PAYPAL, MERCADO_PAGO_WALLET): the shopper is sent to `redirect_url`, approves or cancels there, and the provider notifies the outcome. Unknown values are null. */
+        /** @description A redirect wallet (PAYPAL, MERCADO_PAGO_WALLET, APPLE_PAY without a token): the shopper is sent to `redirect_url`, approves or cancels there, and the provider notifies the outcome. A token wallet (GOOGLE_PAY) is authorized at once: both members are null. Unknown values are null. */
         WalletDetail: {
             /** @description The wallet's page where the shopper approves or cancels the payment. */
             redirect_url: string | null;
@@ -4840,7 +4837,7 @@ export interface components {
              */
             expires_at: string | null;
         };
-        /** @description Type-specific detail of a payment method: `card` for CARD, `bank_transfer` for PIX and BANK_TRANSFER, `ticket` for the cash vouchers (OXXO, BOLETO), `wallet` for the redirect wallets (PAYPAL, MERCADO_PAGO_WALLET); the other members are null. For an asynchronous method it carries the action the shopper must take while the payment is `PENDING` (Yuno's shape). */
+        /** @description Type-specific detail of a payment method: `card` for CARD, `bank_transfer` for PIX and BANK_TRANSFER, `ticket` for the cash vouchers (OXXO, BOLETO, CASH), `wallet` for the wallets (PAYPAL, MERCADO_PAGO_WALLET, APPLE_PAY, GOOGLE_PAY); the other members are null. For an asynchronous method it carries the action the shopper must take while the payment is `PENDING` (Yuno's shape). */
         PaymentMethodDetail: {
             card: components["schemas"]["CardDetail"] | null;
             bank_transfer: components["schemas"]["BankTransferDetail"] | null;
@@ -5435,17 +5432,56 @@ export interface components {
             delayed_capture_settings?: components["schemas"]["CreatePaymentDelaySettings"];
             delayed_cancel_settings?: components["schemas"]["CreatePaymentDelaySettings"];
         };
-        /** @description Card data and processing options for POST /payments (raw card data for PCI certified merchants only). */
-        CreatePaymentMethodDetail: {
-            card: components["schemas"]["CreatePaymentCard"];
-        };
-        /** @description How the customer pays. An asynchronous method (PIX, BANK_TRANSFER, OXXO, BOLETO, PAYPAL, MERCADO_PAGO_WALLET) takes only `type`: the payment answers `PENDING` with the action the shopper takes under `payment_method.payment_method_detail` (docs/guides/yuno-compatibility.md, "Asynchronous payment methods"); `vaulted_token`, `token`, `detail` and `vault_on_success` are for cards only (400 naming the field). A card, by `vaulted_token` (a card enrolled for this customer), by a one-time `token` (from a checkout session's hosted card form or POST /tokens), or by raw card data in `detail.card.card_data` (PCI certified merchants only, else 403 PCI_CERTIFICATION_REQUIRED). With `vaulted_token`, `detail.card` may still carry the processing options (`capture`, `installments`, `soft_descriptor`, `stored_credentials`, ...) but not `card_data`; without it, `detail.card.card_data` is required. The server checks both (400 INVALID_REQUEST naming `/body/payment_method/detail/card/card_data`). */
-        CreatePaymentMethod: {
+        /** @description The payer's account number: sent to the provider, never logged, stored as its last four digits only. */
+        CreatePaymentPayerAccountNumber: {
+            /** @description The account number (digits, at most 34 as an IBAN). */
+            number: string;
+            /** @description The account's check digit(s); sent to the provider, never stored. */
+            digit?: string;
             /**
-             * @description Payment method type: CARD, or an asynchronous method the shopper completes later — PIX (a QR code), BANK_TRANSFER (an account and a reference to pay to), OXXO and BOLETO (cash vouchers: a reference, a barcode and a due date), PAYPAL and MERCADO_PAGO_WALLET (a redirect to the wallet's page). Any other type is refused with 400 naming this field.
+             * @description The account type.
              * @enum {string}
              */
-            type: "CARD" | "PIX" | "BANK_TRANSFER" | "OXXO" | "BOLETO" | "PAYPAL" | "MERCADO_PAGO_WALLET";
+            type?: "CHECKING" | "SAVINGS" | "PAYMENT" | "SALARY";
+        };
+        /** @description The payer's own bank account a PIX or BANK_TRANSFER payment is made from (Yuno's `payment_method.detail.bank_transfer`), passed to the provider that issues the payment. The account number is financial personal data: it is never logged, and the payment stores only its last four digits (with the bank, branch, account type, mask and mandate); it is never returned. */
+        CreatePaymentPayerBankAccount: {
+            /** @description The payer's bank (its code or PIX participant). */
+            code?: string;
+            /** @description The branch (agency) of the account. */
+            branch?: string;
+            /** @description The branch's check digit(s). */
+            branch_digit?: string;
+            /** @description Where the account is held, as the merchant writes it (Yuno's example sends a currency code). */
+            country?: string;
+            account?: components["schemas"]["CreatePaymentPayerAccountNumber"];
+            /** @description The account number as the merchant shows it, masked (for example ****6789). */
+            bank_account_mask_number?: string;
+            mandate?: components["schemas"]["EnrollMandate"];
+        };
+        /** @description A GOOGLE_PAY payment's token as the wallet gave it to the merchant, with the card's last four digits. The token is card data: it is passed to the provider only, never logged, stored or returned; the payment keeps the last four. The sandbox authorizes it at once, its outcome chosen by `card_data.lfd` (docs/guides/test-cards.md, "Test payment methods"). */
+        CreatePaymentWalletToken: {
+            /** @description The wallet's payment token (opaque to payorch; Google Pay's is a JSON text). */
+            payment_token: string;
+            /** @description What the merchant knows of the card behind the token. */
+            card_data: {
+                /** @description The card's last four digits. */
+                lfd: string;
+            };
+        };
+        /** @description Method-specific detail of POST /payments: `card` for CARD (card data and processing options; raw card data for PCI certified merchants only), and for APPLE_PAY only `verify: false`; `bank_transfer` for PIX and BANK_TRANSFER (the payer's own account); `wallet` for GOOGLE_PAY (its payment token). Any other combination is 400 naming the member. */
+        CreatePaymentMethodDetail: {
+            card?: components["schemas"]["CreatePaymentCard"];
+            bank_transfer?: components["schemas"]["CreatePaymentPayerBankAccount"];
+            wallet?: components["schemas"]["CreatePaymentWalletToken"];
+        };
+        /** @description How the customer pays. An asynchronous method (PIX, BANK_TRANSFER, OXXO, BOLETO, CASH, PAYPAL, MERCADO_PAGO_WALLET, APPLE_PAY) takes `type`: the payment answers `PENDING` with the action the shopper takes under `payment_method.payment_method_detail` (docs/guides/yuno-compatibility.md, "Asynchronous payment methods"). PIX and BANK_TRANSFER may name the payer's own account (`detail.bank_transfer`); APPLE_PAY may carry `detail.card` with `verify: false`; GOOGLE_PAY takes the wallet's payment token (`detail.wallet`, required) and is authorized at once like a card. `vaulted_token`, `token`, `vault_on_success` and any other `detail` are for cards only (400 naming the field). A card, by `vaulted_token` (a card enrolled for this customer), by a one-time `token` (from a checkout session's hosted card form or POST /tokens), or by raw card data in `detail.card.card_data` (PCI certified merchants only, else 403 PCI_CERTIFICATION_REQUIRED). With `vaulted_token`, `detail.card` may still carry the processing options (`capture`, `installments`, `soft_descriptor`, `stored_credentials`, ...) but not `card_data`; without it, `detail.card.card_data` is required. The server checks both (400 INVALID_REQUEST naming `/body/payment_method/detail/card/card_data`). */
+        CreatePaymentMethod: {
+            /**
+             * @description Payment method type: CARD, or an asynchronous method the shopper completes later — PIX (a QR code), BANK_TRANSFER (an account and a reference to pay to), OXXO, BOLETO and CASH (cash vouchers: a reference, a barcode and a due date; CASH is the voucher of the payment's country), PAYPAL, MERCADO_PAGO_WALLET and APPLE_PAY (a redirect to the wallet's page), GOOGLE_PAY (a wallet payment token, authorized at once). Any other type is refused with 400 naming this field.
+             * @enum {string}
+             */
+            type: "CARD" | "PIX" | "BANK_TRANSFER" | "OXXO" | "BOLETO" | "PAYPAL" | "MERCADO_PAGO_WALLET" | "CASH" | "APPLE_PAY" | "GOOGLE_PAY";
             /**
              * Format: uuid
              * @description Vaulted token of a card enrolled for the paying customer (404 PAYMENT_METHOD_NOT_FOUND when unknown).

@@ -1,7 +1,7 @@
 /**
- * POST /v1/payments for an asynchronous method (PIX, BANK_TRANSFER, OXXO, BOLETO, PAYPAL,
- * MERCADO_PAGO_WALLET), in the card flow's phases (docs/design.md §5a), never calling a provider inside a
- * transaction:
+ * POST /v1/payments for an asynchronous method (PIX, BANK_TRANSFER, OXXO, BOLETO, CASH, PAYPAL,
+ * MERCADO_PAGO_WALLET, APPLE_PAY, and the token wallet GOOGLE_PAY), in the card flow's phases
+ * (docs/design.md §5a), never calling a provider inside a transaction:
  *
  *   A (one short transaction): the checks, the route of the method's routing (routing is per payment
  *     method), the payment CREATED and attempt 1 (PURCHASE, PENDING, naming provider and connection, its
@@ -11,6 +11,14 @@
  *     PENDING / PENDING with the action under payment_method.payment_method_detail, its deadline stored for
  *     the expiry worker, event payment.pending. Declined → as a card decline (hard: DECLINED, soft: next
  *     step). No answer → the attempt is ERROR and the next step is tried.
+ *
+ * A token wallet (GOOGLE_PAY, `immediate`) has no action: the provider authorizes its token at once, like a
+ * card. Approved → SUCCEEDED / APPROVED with payment.succeeded (takeApproval, as a card purchase); declined
+ * → as a card decline. A call without an answer may have charged it: the attempt stays PENDING for
+ * reconciliation (the payment PENDING / IN_PROCESS) and no other provider is asked.
+ *
+ * What the request carries for the provider only (the payer's account number of a PIX, a wallet's payment
+ * token) stays in memory for the calls of this request: the payment stores the last four digits.
  *
  * Failover happens only before the shopper was shown an action: an unanswered issue showed nobody
  * anything, so a payment request the provider may have made unseen is never paid and expires there; once
@@ -27,9 +35,9 @@ import { NO_BINDING, type IdempotencyBinding } from '../../idempotency/idempoten
 import { DEADLINE_GRACE_MS, nextStep, type ChosenStep, type Orchestration } from '../../orchestration/orchestrator.js';
 import { failoverDecision, failoverReason, movesOn } from '../../orchestration/failover.js';
 import { orchestrationRepository, type AttemptRow } from '../../orchestration/repository.js';
-import { answeredRecord, concludeWithoutApproval, providerDataOf } from '../../orchestration/settle.js';
+import { answeredRecord, concludeWithoutApproval, providerDataOf, takeApproval, unansweredRecord } from '../../orchestration/settle.js';
 import { linkBase } from '../../platform/config.js';
-import { ProviderUnavailableError, type AsyncMethodType, type AsyncStart, type ProviderResult, type UnavailableKind } from '../../providers/provider.js';
+import { ProviderUnavailableError, type AsyncCharge, type AsyncMethodType, type AsyncStart, type ProviderResult, type UnavailableKind } from '../../providers/provider.js';
 import type { RouteStep } from '../../routing/plan.js';
 import { tenancyRepository } from '../../tenancy/repository.js';
 import { recordEvent } from '../../webhooks/index.js';
@@ -46,7 +54,75 @@ import { ASYNC_METHODS, ATTEMPT_WAITING, WAITING } from './methods.js';
 import { asyncPaymentsRepository as repo } from './repository.js';
 
 /** The members a card payment may carry and an asynchronous one may not: the shopper's action is its method. */
-const CARD_ONLY = ['vaulted_token', 'detail', 'vault_on_success'] as const;
+const CARD_ONLY = ['vaulted_token', 'token', 'vault_on_success'] as const;
+const DETAIL_MEMBERS = ['card', 'bank_transfer', 'wallet'] as const;
+
+type Refusal = Exclude<CreatePaymentOutcome, { ok: true }>;
+const refuse = (path: string, message: string, detail: string): Refusal => ({
+  ok: false,
+  problem: problem('INVALID_REQUEST', detail, { errors: [{ path, message }] }),
+});
+
+/** What `type` may carry besides itself: the card sources are for cards, each detail member for its types. */
+function checkMembers(input: CreatePaymentInput, type: AsyncMethodType): Refusal | null {
+  const m = input.payment_method;
+  // vault_on_success defaults to false (the validator fills it in): only `true` asks for a card's behaviour.
+  const given = CARD_ONLY.find((member) => (member === 'vault_on_success' ? m[member] === true : m[member] !== undefined));
+  if (given) return refuse(`/body/payment_method/${given}`, `is not allowed with type ${type}`, `payment_method.${given} is for cards only: a ${type} payment takes only payment_method.type.`);
+  const allowed = ASYNC_METHODS[type].detail;
+  const detail = m.detail ?? {};
+  for (const member of DETAIL_MEMBERS) {
+    if (detail[member] !== undefined && member !== allowed) {
+      return refuse(`/body/payment_method/detail/${member}`, `is not allowed with type ${type}`, `payment_method.detail.${member} does not go with a ${type} payment.`);
+    }
+  }
+  if (allowed === 'wallet' && detail.wallet === undefined) {
+    return refuse('/body/payment_method/detail/wallet', `is required with type ${type}`, `A ${type} payment is made with the wallet's payment token: give payment_method.detail.wallet.`);
+  }
+  // Apple Pay without a token is approved on the wallet's page: detail.card may only say what Yuno's
+  // example says (verify: false) and the defaults (capture: true); a card, a verification or an
+  // authorization-only wallet payment is not something the wallet's page does.
+  const card = detail.card as Record<string, unknown> | undefined;
+  if (allowed === 'card' && card) {
+    const allowedValue: Record<string, unknown> = { verify: false, capture: true };
+    const member = Object.keys(card).find((k) => !(k in allowedValue) || card[k] !== allowedValue[k]);
+    if (member) {
+      return refuse(`/body/payment_method/detail/card/${member}`, `is not allowed with type ${type}`, `A ${type} payment is approved by the shopper on the wallet's page: payment_method.detail.card may only carry verify: false.`);
+    }
+  }
+  return null;
+}
+
+/** The payer's account as the provider gets it (in memory only). */
+function payerAccountOf(input: CreatePaymentInput): AsyncCharge['payerAccount'] {
+  const b = input.payment_method.detail?.bank_transfer;
+  if (!b) return undefined;
+  return {
+    bankCode: b.code ?? null,
+    branch: b.branch ?? null,
+    branchDigit: b.branch_digit ?? null,
+    country: b.country ?? null,
+    accountNumber: b.account?.number ?? null,
+    accountDigit: b.account?.digit ?? null,
+    accountType: b.account?.type ?? null,
+    mandateId: b.mandate?.id ?? null,
+  };
+}
+
+/**
+ * What the payment keeps of the method's request detail: the payer's account without its number (the last
+ * four only) nor its check digit, and of a wallet's token only the card's last four.
+ */
+function storedDetailOf(input: CreatePaymentInput): Record<string, unknown> {
+  const d = input.payment_method.detail;
+  const stored: Record<string, unknown> = {};
+  if (d?.bank_transfer) {
+    const { account, ...rest } = d.bank_transfer;
+    stored.payer_bank_account = { ...rest, account: account ? { number_last_four: account.number.slice(-4), type: account.type ?? null } : null };
+  }
+  if (d?.wallet) stored.wallet = { card_last_four: d.wallet.card_data.lfd };
+  return stored;
+}
 
 export async function createAsyncPayment(
   db: Queryable,
@@ -76,6 +152,8 @@ interface Walk {
   steps: readonly RouteStep[];
   current: ChosenStep;
   attempt: AttemptRow;
+  /** For the provider only, never stored: the payer's account, a wallet's token. */
+  forProvider: Pick<AsyncCharge, 'payerAccount' | 'walletToken'>;
 }
 
 /** The next step whose provider issues asynchronous payments (a routing only names providers that serve the method). */
@@ -123,16 +201,8 @@ async function start(
   type: AsyncMethodType,
   binding: IdempotencyBinding,
 ): Promise<Exclude<CreatePaymentOutcome, { ok: true }> | { ok: true; walk: Walk }> {
-  // vault_on_success defaults to false (the validator fills it in): only `true` asks for a card's behaviour.
-  const given = CARD_ONLY.find((member) => (member === 'vault_on_success' ? input.payment_method[member] === true : input.payment_method[member] !== undefined));
-  if (given) {
-    return {
-      ok: false,
-      problem: problem('INVALID_REQUEST', `payment_method.${given} is for cards only: a ${type} payment takes only payment_method.type.`, {
-        errors: [{ path: `/body/payment_method/${given}`, message: `is not allowed with type ${type}` }],
-      }),
-    };
-  }
+  const refused = checkMembers(input, type);
+  if (refused) return refused;
   const amount = toDecimal(input.amount.value, input.amount.currency);
   if (!amount.ok) {
     const path = /ISO 4217/.test(amount.message) ? '/body/amount/currency' : '/body/amount/value';
@@ -182,7 +252,7 @@ async function start(
     additional_data: input.additional_data ?? null,
     customer_payer: payerOf(customer, input.customer_payer ?? {}),
     payment_method: asyncPaymentMethod(type, null),
-    request_details: { checkout: input.checkout ?? null, fraud_screening: input.fraud_screening ?? null, split_marketplace: input.split_marketplace ?? null },
+    request_details: { checkout: input.checkout ?? null, fraud_screening: input.fraud_screening ?? null, split_marketplace: input.split_marketplace ?? null, ...storedDetailOf(input) },
     // The routing decision and the CREATED history row are written with it (one statement), as for cards.
     routing_rules: o.routing.routingRulesOf(plan),
   });
@@ -198,6 +268,12 @@ async function start(
     merchantReference: input.merchant_reference ?? input.merchant_order_id,
     steps: plan.steps,
     current: first,
+    forProvider: {
+      payerAccount: payerAccountOf(input),
+      walletToken: input.payment_method.detail?.wallet
+        ? { paymentToken: input.payment_method.detail.wallet.payment_token, lastFour: input.payment_method.detail.wallet.card_data.lfd }
+        : undefined,
+    },
   };
   return { ok: true, walk: { ...walk, attempt: await newAttempt(db, walk, first) } };
 }
@@ -233,6 +309,8 @@ async function issue(o: Orchestration, w: Walk & { baseUrl: string }, chosen: Ch
       paymentId: w.paymentId,
       description: w.description,
       baseUrl: w.baseUrl,
+      ...(w.forProvider.payerAccount ? { payerAccount: w.forProvider.payerAccount } : {}),
+      ...(w.forProvider.walletToken ? { walletToken: w.forProvider.walletToken } : {}),
       connection: chosen.connection.context,
     });
     answer = { answered: true, result: started.result, started };
@@ -261,11 +339,23 @@ async function settleIssue(o: Orchestration, tx: Queryable, w: Walk, current: Ch
       await waitForShopper(tx, payment, attempt.id, method, action.expiresAt);
       return null;
     }
-    await orchestrationRepository.record(tx, attempt.id, answeredRecord(attempt, answer.result, transactionMethodOf(method)), null);
+    const answered = await orchestrationRepository.record(tx, attempt.id, answeredRecord(attempt, answer.result, transactionMethodOf(method)), null);
+    if (decision === 'APPROVED' && ASYNC_METHODS[w.type].immediate) {
+      // A token wallet authorized at once: as a card purchase approved (SUCCEEDED / APPROVED, payment.succeeded).
+      await takeApproval(tx, payment, answered, method, null);
+      return null;
+    }
     if (decision === 'HARD_DECLINE') {
       await concludeWithoutApproval(tx, payment, null);
       return null;
     }
+  } else if (ASYNC_METHODS[w.type].immediate && answer.kind !== 'NOT_SENT') {
+    // A token may have been charged by a call that did not answer: reconciliation asks the provider by
+    // reference, and no other provider is asked meanwhile (PENDING / IN_PROCESS, as a card's).
+    const { record, reconcileInMs } = unansweredRecord(attempt, answer.kind);
+    await orchestrationRepository.record(tx, attempt.id, record, reconcileInMs);
+    await concludeWithoutApproval(tx, payment, null);
+    return null;
   } else {
     // Nobody was shown an action: whatever the provider may have made of the call is never paid, and expires there.
     await orchestrationRepository.record(

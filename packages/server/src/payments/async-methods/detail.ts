@@ -2,7 +2,7 @@
  * The payment method of an asynchronous payment in Yuno's shape: the action the shopper takes is under
  * `payment_method.payment_method_detail` — `bank_transfer` (PIX: `qr_code`; a transfer: the account and
  * its `reference`), `ticket` (a voucher: `provider_number`, `provider_barcode`, `date_of_expiration`),
- * `wallet` (`redirect_url`) — each with `expires_at`.
+ * `wallet` (`redirect_url`) — each with `expires_at`. A token wallet (GOOGLE_PAY) has `wallet` with both null.
  */
 import type { Schemas } from '@payorch/types';
 import type { AsyncMethodType, ShopperAction } from '../../providers/provider.js';
@@ -59,5 +59,7 @@ function detailOf(action: ShopperAction | null): Detail {
 
 /** The payment's method: its type and, once the provider issued it, the shopper's action. */
 export function asyncPaymentMethod(type: AsyncMethodType, action: ShopperAction | null): Schemas['PaymentMethod'] {
-  return { vaulted_token: null, type, vault_on_success: false, token: null, parent_payment_method_type: null, payment_method_detail: detailOf(action) };
+  // A token wallet (GOOGLE_PAY) has no action: its `wallet` says so (no page, no deadline).
+  const detail = type === 'GOOGLE_PAY' && !action ? { ...NO_DETAIL, wallet: { redirect_url: null, expires_at: null } } : detailOf(action);
+  return { vaulted_token: null, type, vault_on_success: false, token: null, parent_payment_method_type: null, payment_method_detail: detail };
 }

@@ -1,5 +1,5 @@
 /**
- * The sandbox redirect wallet's page (PAYPAL, MERCADO_PAGO_WALLET): the `redirect_url` of a pending wallet
+ * The sandbox redirect wallet's page (PAYPAL, MERCADO_PAGO_WALLET, APPLE_PAY): the `redirect_url` of a pending wallet
  * payment. The shopper approves or cancels; the sandbox acquirer that issued the payment settles it and
  * notifies (sandbox.ts: the same path as POST /v1/sandbox/payments/{payment_id}/outcome), and the browser is
  * sent (303) to the payment's `callback_url` with `payment_id` and `status` added, when it has one. Not

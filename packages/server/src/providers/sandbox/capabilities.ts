@@ -9,8 +9,8 @@ import type { ProviderCapabilities } from '../connector.js';
 import { SANDBOX_A, SANDBOX_B } from '../registry.js';
 
 const SANDBOX_CAPABILITIES: ProviderCapabilities = {
-  // Cards, and the asynchronous methods both acquirers issue (acquirer/pending-payments.ts).
-  paymentMethods: ['CARD', 'PIX', 'BANK_TRANSFER', 'OXXO', 'BOLETO', 'PAYPAL', 'MERCADO_PAGO_WALLET'],
+  // Cards, the asynchronous methods both acquirers issue and the wallet token they authorize (acquirer/pending-payments.ts).
+  paymentMethods: ['CARD', 'PIX', 'BANK_TRANSFER', 'OXXO', 'BOLETO', 'CASH', 'PAYPAL', 'MERCADO_PAGO_WALLET', 'APPLE_PAY', 'GOOGLE_PAY'],
   currencies: 'ANY',
   countries: 'ANY',
   features: { authorizeCapture: true, partialCapture: true, void: true, partialRefund: true, multipleRefunds: true, webhooks: true, disputeEvidence: true },

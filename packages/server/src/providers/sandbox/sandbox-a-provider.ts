@@ -43,7 +43,26 @@ export class SandboxAProvider extends SandboxProvider {
   }
 
   async startAsyncPayment(input: AsyncCharge): Promise<AsyncStart> {
-    const body = { reference: input.reference, payment_id: input.paymentId, method: input.method, amount: { value: input.amount, currency: input.currency } };
+    const body = {
+      reference: input.reference,
+      payment_id: input.paymentId,
+      method: input.method,
+      country: input.country,
+      amount: { value: input.amount, currency: input.currency },
+      ...(input.walletToken ? { wallet: { token: input.walletToken.paymentToken, last_four: input.walletToken.lastFour } } : {}),
+      ...(input.payerAccount
+        ? {
+            payer_account: {
+              bank_code: input.payerAccount.bankCode,
+              branch: input.payerAccount.branch,
+              number: input.payerAccount.accountNumber,
+              digit: input.payerAccount.accountDigit,
+              type: input.payerAccount.accountType,
+              mandate_id: input.payerAccount.mandateId,
+            },
+          }
+        : {}),
+    };
     const answer = await this.call('POST', '/v1/payment-requests', body, input.connection);
     const b = answer.body as { id?: string; status?: string; action?: IssuedAction; expires_at?: string };
     if (answer.status !== 200 || b.status !== 'PENDING' || !b.action || typeof b.expires_at !== 'string') return { result: this.interpret(answer), action: null };

@@ -77,6 +77,20 @@ export class SandboxBProvider extends SandboxProvider {
       amountMinor: toMinor(input.amount, input.currency),
       amountMajor: input.amount,
       currency: input.currency,
+      countryCode: input.country,
+      ...(input.walletToken ? { walletToken: { paymentToken: input.walletToken.paymentToken, cardLastFour: input.walletToken.lastFour } } : {}),
+      ...(input.payerAccount
+        ? {
+            shopperBankAccount: {
+              bankCode: input.payerAccount.bankCode,
+              branchCode: input.payerAccount.branch,
+              accountNumber: input.payerAccount.accountNumber,
+              checkDigit: input.payerAccount.accountDigit,
+              accountType: input.payerAccount.accountType,
+              mandateId: input.payerAccount.mandateId,
+            },
+          }
+        : {}),
     };
     const answer = await this.call('POST', '/pending-payments', input.reference, body, input.connection);
     const b = answer.body as { pspReference?: string; resultCode?: string; action?: Record<string, string>; expiresAt?: string };

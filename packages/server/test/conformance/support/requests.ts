@@ -49,11 +49,22 @@ function yunoTriggerRules(v: Record<string, unknown>): Record<string, unknown> {
  */
 export const FIXUPS: Record<string, (arb: fc.Arbitrary<unknown>) => fc.Arbitrary<unknown>> = {
   // CreatePaymentMethod: a card comes from exactly one of `vaulted_token`, a one-time `token` or
-  // `detail.card.card_data` (400 otherwise); an asynchronous method takes only `type` (400 naming the field).
+  // `detail.card.card_data` (400 otherwise), and its detail is `card` only; an asynchronous method takes no
+  // card source and, of `detail`, only its own member: `bank_transfer` for PIX and BANK_TRANSFER, `card`
+  // with `verify: false` (and `capture: true`) for APPLE_PAY, `wallet` (required) for GOOGLE_PAY.
   CreatePaymentMethod: (arb) =>
     arb.filter((v) => {
-      const pm = v as { type?: string; vaulted_token?: unknown; token?: unknown; vault_on_success?: boolean; detail?: { card?: { card_data?: unknown } } };
-      if (pm.type !== undefined && pm.type !== 'CARD') return !('vaulted_token' in pm) && !('token' in pm) && pm.detail === undefined && pm.vault_on_success !== true;
+      const pm = v as { type?: string; vaulted_token?: unknown; token?: unknown; vault_on_success?: boolean; detail?: { card?: Record<string, unknown>; bank_transfer?: unknown; wallet?: unknown } };
+      const detail = pm.detail ?? {};
+      if (pm.type !== undefined && pm.type !== 'CARD') {
+        if ('vaulted_token' in pm || 'token' in pm || pm.vault_on_success === true) return false;
+        const own = ({ PIX: 'bank_transfer', BANK_TRANSFER: 'bank_transfer', APPLE_PAY: 'card', GOOGLE_PAY: 'wallet' } as Record<string, string>)[pm.type];
+        if (Object.keys(detail).some((member) => member !== own)) return false;
+        if (pm.type === 'GOOGLE_PAY' && detail.wallet === undefined) return false;
+        const allowed: Record<string, unknown> = { verify: false, capture: true };
+        return !(own === 'card' && detail.card && Object.entries(detail.card).some(([k, x]) => allowed[k] !== x));
+      }
+      if (detail.bank_transfer !== undefined || detail.wallet !== undefined) return false;
       const sources = ['vaulted_token' in pm, 'token' in pm, pm.detail?.card !== undefined && 'card_data' in pm.detail.card];
       return sources.filter(Boolean).length === 1;
     }),

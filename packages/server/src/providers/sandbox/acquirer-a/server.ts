@@ -13,7 +13,7 @@
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { behaviourOf } from '../test-cards.js';
-import { isPendingMethod, issuePaymentRequest, settlePaymentRequest, SIMULATED_OUTCOMES } from '../acquirer/pending-payments.js';
+import { isLastFour, isPendingMethod, isTokenWallet, isWalletToken, issuePaymentRequest, settlePaymentRequest, SIMULATED_OUTCOMES, tokenTestCard } from '../acquirer/pending-payments.js';
 import { startAcquirer, type AcquirerDefinition, type AcquirerOptions, type AcquirerRequest, type Earlier, type Ledger, type LedgerStatus, type OperationKind, type Recorded, type Reply, type RunningAcquirer } from '../acquirer/kit.js';
 
 export const SANDBOX_A_KEY_PATTERN = /^sk_sandbox_[A-Za-z0-9_]{8,120}$/;
@@ -206,12 +206,22 @@ async function lookup(reference: string, ledger: Ledger): Promise<Reply> {
 
 /** An asynchronous payment: recorded PENDING with the shopper's action and its deadline. */
 async function paymentRequest(req: AcquirerRequest, ledger: Ledger): Promise<Reply> {
-  const b = (req.body ?? {}) as ChargeBody & { method?: unknown };
+  const b = (req.body ?? {}) as ChargeBody & { method?: unknown; country?: unknown; wallet?: { token?: unknown; last_four?: unknown }; payer_account?: { bank_code?: unknown; number?: unknown } };
   if (typeof b.reference !== 'string' || b.reference.length < 1 || b.reference.length > 200) return bad('reference is required');
+  // A token wallet: authorized at once as a charge of the test card its last four name (pending-payments.ts).
+  if (isTokenWallet(b.method)) {
+    if (!isWalletToken(b.wallet?.token) || !isLastFour(b.wallet?.last_four)) return refuse(b.reference, 'wallet {token, last_four} is required', ledger);
+    const { reference, payment_id, amount } = b;
+    return charge({ ...req, body: { reference, payment_id, amount, capture: true, card: { number: tokenTestCard(b.wallet.last_four), brand: 'VISA' } } }, ledger);
+  }
+  const payer = b.payer_account;
+  if (payer !== undefined && (typeof payer !== 'object' || payer === null || (payer.number != null && (typeof payer.number !== 'string' || !/^[0-9A-Za-z]{4,34}$/.test(payer.number))))) {
+    return refuse(b.reference, 'payer_account.number must be 4 to 34 letters or digits', ledger);
+  }
   const value = b.amount?.value;
   const currency = b.amount?.currency;
   if (typeof value !== 'string' || !DECIMAL.test(value) || typeof currency !== 'string' || !/^[A-Z]{3}$/.test(currency)) return refuse(b.reference, 'amount {value, currency} is required', ledger);
-  if (!isPendingMethod(b.method)) return refuse(b.reference, 'method must be PIX, BANK_TRANSFER, OXXO, BOLETO, PAYPAL or MERCADO_PAGO_WALLET', ledger);
+  if (!isPendingMethod(b.method)) return refuse(b.reference, 'method must be PIX, BANK_TRANSFER, OXXO, BOLETO, CASH, PAYPAL, MERCADO_PAGO_WALLET, APPLE_PAY or GOOGLE_PAY', ledger);
   const method = b.method;
   // The test payment methods' amounts (docs/guides/test-cards.md): cents .77 a provider error (the route
   // fails over: nothing was shown), .51 a refusal (the route stops), as cards …0077 and …0010 do.
@@ -225,7 +235,7 @@ async function paymentRequest(req: AcquirerRequest, ledger: Ledger): Promise<Rep
   }
   const issued = await issuePaymentRequest(
     ledger,
-    { reference: b.reference, paymentId: typeof b.payment_id === 'string' ? b.payment_id : null, method, ledgerAmount: value, majorAmount: value, currency },
+    { reference: b.reference, paymentId: typeof b.payment_id === 'string' ? b.payment_id : null, method, ledgerAmount: value, majorAmount: value, currency, country: typeof b.country === 'string' ? b.country : null },
     ({ id, action, expiresAt }) => ({
       id,
       type: 'PAYMENT_REQUEST',
@@ -236,6 +246,8 @@ async function paymentRequest(req: AcquirerRequest, ledger: Ledger): Promise<Rep
       response: { code: '00', message: 'Approved or completed successfully' },
       reason: { code: 'SUCCEEDED', message: 'Payment request issued: waiting for the shopper' },
       action,
+      // The payer's account it will be paid from, masked (the request's number is never kept).
+      ...(payer ? { payer_account: { bank_code: typeof payer.bank_code === 'string' ? payer.bank_code : null, last4: typeof payer.number === 'string' ? payer.number.slice(-4) : null } } : {}),
       expires_at: expiresAt,
       processed_at: new Date().toISOString(),
     }),

@@ -14,7 +14,7 @@
  * (4507990000000077 and …0085, A's failures, included).
  */
 import { randomBytes, randomInt } from 'node:crypto';
-import { isPendingMethod, issuePaymentRequest, settlePaymentRequest, SIMULATED_OUTCOMES, type IssuedAction } from '../acquirer/pending-payments.js';
+import { isLastFour, isPendingMethod, isTokenWallet, isWalletToken, issuePaymentRequest, settlePaymentRequest, SIMULATED_OUTCOMES, tokenTestCard, type IssuedAction } from '../acquirer/pending-payments.js';
 import { startAcquirer, type AcquirerDefinition, type AcquirerOptions, type AcquirerRequest, type Earlier, type Ledger, type LedgerStatus, type Reply, type RunningAcquirer } from '../acquirer/kit.js';
 
 /** B's refusals: [refusalReasonCode, refusalReason, ISO 8583 code, merchant advice code]. */
@@ -209,9 +209,19 @@ function actionB(a: IssuedAction): Record<string, unknown> {
 async function pendingPayment(req: AcquirerRequest, ledger: Ledger): Promise<Reply> {
   const key = idempotencyKey(req);
   if (!key) return bad('Idempotency-Key header is required');
-  const b = (req.body ?? {}) as PaymentBody & { paymentMethod?: unknown; amountMajor?: unknown };
+  const b = (req.body ?? {}) as PaymentBody & { paymentMethod?: unknown; amountMajor?: unknown; countryCode?: unknown; walletToken?: { paymentToken?: unknown; cardLastFour?: unknown }; shopperBankAccount?: { bankCode?: unknown; accountNumber?: unknown } };
   if (typeof b.merchantReference !== 'string' || b.merchantReference.length > 200) return refuse(key, 'merchantReference is required', ledger);
   if (!validAmount(b)) return refuse(key, 'amountMinor and currency are required', ledger);
+  // A token wallet: authorized at once as a payment with the test card its last four name (pending-payments.ts).
+  if (isTokenWallet(b.paymentMethod)) {
+    if (!isWalletToken(b.walletToken?.paymentToken) || !isLastFour(b.walletToken?.cardLastFour)) return refuse(key, 'walletToken {paymentToken, cardLastFour} is required', ledger);
+    const { merchantReference, paymentId, amountMinor, currency } = b;
+    return payment({ ...req, body: { merchantReference, paymentId, amountMinor, currency, pan: tokenTestCard(b.walletToken.cardLastFour), expiry: '12/99', capture: true } }, ledger);
+  }
+  const account = b.shopperBankAccount;
+  if (account !== undefined && (typeof account !== 'object' || account === null || (account.accountNumber != null && (typeof account.accountNumber !== 'string' || !/^[0-9A-Za-z]{4,34}$/.test(account.accountNumber))))) {
+    return refuse(key, 'shopperBankAccount.accountNumber must be 4 to 34 letters or digits', ledger);
+  }
   if (!isPendingMethod(b.paymentMethod)) return refuse(key, 'paymentMethod is not one B issues', ledger);
   const method = b.paymentMethod;
   const amountMinor = b.amountMinor as number;
@@ -219,7 +229,7 @@ async function pendingPayment(req: AcquirerRequest, ledger: Ledger): Promise<Rep
   const major = typeof b.amountMajor === 'string' && /^\d{1,15}(\.\d{1,4})?$/.test(b.amountMajor) ? b.amountMajor : String(amountMinor);
   const issued = await issuePaymentRequest(
     ledger,
-    { reference: key, paymentId: typeof b.paymentId === 'string' ? b.paymentId : null, method, ledgerAmount: String(amountMinor), majorAmount: major, currency },
+    { reference: key, paymentId: typeof b.paymentId === 'string' ? b.paymentId : null, method, ledgerAmount: String(amountMinor), majorAmount: major, currency, country: typeof b.countryCode === 'string' ? b.countryCode : null },
     ({ id, action, expiresAt }) => ({
       pspReference: id,
       merchantReference: b.merchantReference,
@@ -227,6 +237,7 @@ async function pendingPayment(req: AcquirerRequest, ledger: Ledger): Promise<Rep
       resultCode: 'PENDING',
       amount: { minor: amountMinor, currency },
       action: actionB(action),
+      ...(account ? { shopperBankAccount: { bankCode: typeof account.bankCode === 'string' ? account.bankCode : null, accountSummary: typeof account.accountNumber === 'string' ? account.accountNumber.slice(-4) : null } } : {}),
       expiresAt,
       additionalData: { isoResponseCode: '00' },
     }),

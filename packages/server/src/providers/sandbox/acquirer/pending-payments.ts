@@ -9,7 +9,7 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import type { Ledger, LedgerStatus, PendingOutcome, Recorded } from './ledger.js';
 
-export const PENDING_METHODS = ['PIX', 'BANK_TRANSFER', 'OXXO', 'BOLETO', 'PAYPAL', 'MERCADO_PAGO_WALLET'] as const;
+export const PENDING_METHODS = ['PIX', 'BANK_TRANSFER', 'OXXO', 'BOLETO', 'CASH', 'PAYPAL', 'MERCADO_PAGO_WALLET', 'APPLE_PAY'] as const;
 export type PendingMethod = (typeof PENDING_METHODS)[number];
 
 /** How long each kind of action stays payable: a PIX QR code half an hour, a wallet's page an hour, a transfer or a voucher three days. */
@@ -18,9 +18,31 @@ export const ACTION_LIFETIME_MS: Readonly<Record<PendingMethod, number>> = {
   BANK_TRANSFER: 3 * 86_400_000,
   OXXO: 3 * 86_400_000,
   BOLETO: 3 * 86_400_000,
+  CASH: 3 * 86_400_000,
   PAYPAL: 60 * 60_000,
   MERCADO_PAGO_WALLET: 60 * 60_000,
+  APPLE_PAY: 60 * 60_000,
 };
+
+/**
+ * A token wallet (GOOGLE_PAY) is not a payment request: the acquirer authorizes the token at once, as the
+ * test card `450799000000` + the card's last four (docs/guides/test-cards.md): `…0010` insufficient funds,
+ * `…0028` declined by the bank, `…0077` a provider error, any other last four (`1515`) approved. The token
+ * itself is opaque to the sandbox and never written to its ledger.
+ */
+export const TOKEN_WALLET_METHODS = ['GOOGLE_PAY'] as const;
+export const isTokenWallet = (v: unknown): v is (typeof TOKEN_WALLET_METHODS)[number] => typeof v === 'string' && (TOKEN_WALLET_METHODS as readonly string[]).includes(v);
+export const tokenTestCard = (lastFour: string): string => `450799000000${lastFour}`;
+export const isLastFour = (v: unknown): v is string => typeof v === 'string' && /^[0-9]{4}$/.test(v);
+export const isWalletToken = (v: unknown): v is string => typeof v === 'string' && v.length >= 1 && v.length <= 8192;
+
+/**
+ * The cash voucher (CASH) of the payment's country: the local network's (OXXO in Mexico, a boleto in
+ * Brazil, Efecty in Colombia, PagoEfectivo in Peru, Pago Fácil in Argentina), else a generic cash voucher
+ * payable at the sandbox's partner stores.
+ */
+const CASH_NETWORK: Readonly<Record<string, string>> = { MX: 'OXXO', BR: 'BOLETO', CO: 'EFECTY', PE: 'PAGOEFECTIVO', AR: 'PAGOFACIL' };
+export const cashVoucherType = (country: string | null | undefined): string => CASH_NETWORK[country ?? ''] ?? 'CASH';
 
 export const isPendingMethod = (v: unknown): v is PendingMethod => typeof v === 'string' && (PENDING_METHODS as readonly string[]).includes(v);
 
@@ -70,8 +92,24 @@ export function pixPayload(major: string, txid: string): string {
   return body + crc16(body);
 }
 
-function actionOf(method: PendingMethod, amount: string, id: string, expiresAt: Date): IssuedAction {
+function actionOf(method: PendingMethod, amount: string, id: string, expiresAt: Date, country: string | null): IssuedAction {
   switch (method) {
+    case 'CASH': {
+      const network = cashVoucherType(country);
+      if (network === 'OXXO' || network === 'BOLETO') return actionOf(network, amount, id, expiresAt, country);
+      return {
+        kind: 'VOUCHER',
+        voucher_type: network,
+        reference: digits(16),
+        barcode: digits(24),
+        barcode_format: 'CODE128',
+        due_date: expiresAt.toISOString().slice(0, 10),
+        instruction:
+          network === 'CASH'
+            ? 'Pay in cash at any partner store: show the barcode or give the reference to the cashier.'
+            : `Pay in cash at any ${network} point: show the barcode or give the reference to the cashier.`,
+      };
+    }
     case 'PIX':
       return { kind: 'QR_CODE', qr_code: pixPayload(amount, id.replace(/[^A-Za-z0-9]/g, '')) };
     case 'BANK_TRANSFER':
@@ -98,6 +136,7 @@ function actionOf(method: PendingMethod, amount: string, id: string, expiresAt: 
       };
     case 'PAYPAL':
     case 'MERCADO_PAGO_WALLET':
+    case 'APPLE_PAY':
       return { kind: 'REDIRECT' };
   }
 }
@@ -111,6 +150,8 @@ export interface PaymentRequest {
   /** Major units, for the PIX payload. */
   majorAmount: string;
   currency: string;
+  /** The payment's country (ISO 3166-1 alpha-2): which voucher a CASH payment gets. */
+  country?: string | null;
 }
 
 /**
@@ -124,7 +165,7 @@ export async function issuePaymentRequest(
 ): Promise<{ body: Record<string, unknown>; earlier?: Awaited<ReturnType<Ledger['record']>> }> {
   const id = `sbx_pay_${randomBytes(8).toString('hex')}`;
   const expires = new Date(Date.now() + ACTION_LIFETIME_MS[r.method]);
-  const body = present({ id, action: actionOf(r.method, r.majorAmount, id, expires), expiresAt: expires.toISOString() });
+  const body = present({ id, action: actionOf(r.method, r.majorAmount, id, expires, r.country ?? null), expiresAt: expires.toISOString() });
   const line: Recorded = {
     entry: {
       reference: r.reference,
