@@ -685,6 +685,35 @@ describe('checkout sessions, one-time tokens, customer sessions and payment link
   });
 });
 
+describe("Yuno's webhook management (/webhooks): the webhook endpoints in Yuno's shape", () => {
+  it('createWebhook, listWebhooks, getWebhook, updateWebhook, deleteWebhook', async () => {
+    const org = (await admin.POST('/admin/organizations', { body: { name: 'Yuno webhooks', pci_certified: false } })).data!;
+    const yuno = createPayorchClient({ baseUrl: server().baseUrl, publicApiKey: org.public_api_key, privateSecretKey: org.private_secret_key });
+    yuno.use(rec.middleware);
+    const account_id = org.account_id;
+    const created = await yuno.POST('/webhooks', {
+      body: { account_id, name: 'Payments listener', url: 'https://merchant.example.com/yuno', payment_triggers: ['CAPTURE', 'REFUND'], api_key: 'listener-key' },
+    });
+    expect(created.response.status).toBe(201);
+    expect(created.data).toMatchObject({ name: 'Payments listener', state: 'ACTIVE', api_key: '***', payment_triggers: ['CAPTURE', 'REFUND'] });
+    const id = created.data!.id;
+
+    const listed = await yuno.GET('/webhooks', { params: { query: { account_id } } });
+    expect(listed.response.status).toBe(200);
+    expect(listed.data!.map((w) => w.id)).toEqual([id]);
+    const one = await yuno.GET('/webhooks/{webhook_id}', { params: { path: { webhook_id: id }, query: { account_id } } });
+    expect(one.data).toEqual(created.data);
+
+    const updated = await yuno.PATCH('/webhooks/{webhook_id}', { params: { path: { webhook_id: id } }, body: { account_id, state: 'INACTIVE' } });
+    expect(updated.response.status).toBe(200);
+    expect(updated.data).toMatchObject({ id, state: 'INACTIVE' });
+
+    const deleted = await yuno.DELETE('/webhooks/{webhook_id}', { params: { path: { webhook_id: id }, query: { account_id } } });
+    expect(deleted.response.status).toBe(200);
+    expect((await yuno.GET('/webhooks/{webhook_id}', { params: { path: { webhook_id: id }, query: { account_id } } })).response.status).toBe(404);
+  });
+});
+
 describe('coverage', () => {
   it('exercised every operation of the spec', () => {
     const exercised = new Set(rec.calls.map((c) => c.route));
