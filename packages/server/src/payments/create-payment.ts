@@ -11,7 +11,6 @@ import { randomUUID } from 'node:crypto';
 import type { Schemas } from '@payorch/types';
 import type { AppDeps, MerchantAuth } from '../context.js';
 import type { Queryable } from '../db/database.js';
-import { customersRepository } from '../customers/repository.js';
 import type { Lenient, NullAsAbsent } from '../http/lenient-input.js';
 import { problem } from '../http/problems.js';
 import { NO_BINDING, type IdempotencyBinding } from '../idempotency/idempotency.js';
@@ -19,14 +18,12 @@ import { DEADLINE_GRACE_MS, nextStep, runRoute, type ChargeRoute, type ChosenSte
 import { orchestrationRepository } from '../orchestration/repository.js';
 import { providerDataOf, takeApproval } from '../orchestration/settle.js';
 import type { ProviderResult } from '../providers/provider.js';
-import { tenancyRepository } from '../tenancy/repository.js';
 import { RAW_CARD_PATH, resolveCard, type CardSourceProblem, type ResolvedCard } from './card-source.js';
 import { transactionMethodOf } from './mapper.js';
 import { createdPaymentOf } from './created-reply.js';
-import { toDecimal } from './money.js';
 import { enqueueSandboxChargeback } from './outbox-topics.js';
 import { paymentsRepository as repo } from './repository.js';
-import { payerOf } from './payer.js';
+import { checkNewPayment, newPaymentRow } from './new-payment.js';
 import { vaultOnSuccess, type VaultOnSuccessContext } from './vault-on-success.js';
 import { createAsyncPayment } from './async-methods/create.js';
 import { isAsyncMethod } from './async-methods/methods.js';
@@ -172,16 +169,9 @@ async function startPayment(
       }),
     };
   }
-  const amount = toDecimal(input.amount.value, input.amount.currency);
-  if (!amount.ok) {
-    const path = /ISO 4217/.test(amount.message) ? '/body/amount/currency' : '/body/amount/value';
-    return { ok: false, problem: problem('INVALID_REQUEST', `The amount is invalid: ${path} ${amount.message}.`, { errors: [{ path, message: amount.message }] }) };
-  }
-  if (!(await tenancyRepository.accountBelongsTo(db, input.account_id, merchant.organizationId))) {
-    return { ok: false, problem: problem('INVALID_ACCOUNT_ID', 'The account_id is not an account of your organization.') };
-  }
-  const customer = customerId === undefined ? undefined : await customersRepository.find(db, merchant.organizationId, customerId);
-  if (customerId !== undefined && !customer) return { ok: false, problem: problem('CUSTOMER_NOT_FOUND', `No customer ${customerId}.`) };
+  const checked = await checkNewPayment(db, merchant.organizationId, input);
+  if (!checked.ok) return checked;
+  const { amount, customer } = checked;
 
   // A one-time token is checked (and its row locked) here, and consumed below once the payment is certain.
   const claimed =
@@ -190,7 +180,7 @@ async function startPayment(
       : await claimToken(db, deps, merchant.organizationId, method.token, {
           accountId: input.account_id,
           currency: input.amount.currency,
-          amount: amount.decimal,
+          amount,
           checkoutSession: input.checkout?.session ?? null,
         });
   if (claimed && !claimed.ok) return { ok: false, problem: claimed.problem };
@@ -204,7 +194,7 @@ async function startPayment(
     paymentMethod: 'CARD',
     country: input.country,
     currency: input.amount.currency,
-    amount: amount.decimal,
+    amount,
     brand: source.cardData.brand ?? null,
     iin: source.cardData.iin ?? null,
     metadata: input.metadata ?? [],
@@ -213,32 +203,10 @@ async function startPayment(
   if (!plan || !first) return { ok: false, problem: noRoute(input.account_id) };
 
   const paymentId = randomUUID();
-  await repo.insertPayment(db, {
-    id: paymentId,
-    organization_id: merchant.organizationId,
-    account_id: input.account_id,
-    customer_id: customer?.id ?? null,
-    description: input.description,
-    country: input.country,
-    merchant_order_id: input.merchant_order_id,
-    status: 'CREATED',
-    sub_status: 'CREATED',
-    currency: input.amount.currency,
-    amount_value: amount.decimal,
-    workflow: input.workflow ?? 'DIRECT',
-    callback_url: input.callback_url ?? null,
-    metadata: input.metadata ?? [],
-    additional_data: input.additional_data ?? null,
-    customer_payer: payerOf(customer, input.customer_payer ?? {}),
-    payment_method: paymentMethodOf(source, null, method),
-    request_details: {
-      checkout: input.checkout ?? null,
-      fraud_screening: input.fraud_screening ?? null,
-      split_marketplace: input.split_marketplace ?? null,
-    },
-    // The routing decision and the CREATED history row are written with it (one statement).
-    routing_rules: o.routing.routingRulesOf(plan),
-  });
+  await repo.insertPayment(
+    db,
+    newPaymentRow({ id: paymentId, organizationId: merchant.organizationId, input, customer, amount, paymentMethod: paymentMethodOf(source, null, method), routingRules: o.routing.routingRulesOf(plan) }),
+  );
   await binding.bind(db, `payment:${paymentId}`);
   if (claimed?.ok) await claimed.value.consume(db, paymentId);
 
@@ -255,7 +223,7 @@ async function startPayment(
       type: capture ? 'PURCHASE' : 'AUTHORIZE',
       status: 'PENDING',
       category: 'CARD',
-      amount: amount.decimal,
+      amount,
       provider_id: chosen.step.providerId,
       payment_method: methodWith(null).transaction,
       response_code: null,
@@ -282,7 +250,7 @@ async function startPayment(
     // The card lives in this object only, for the calls of this request.
     charge: {
       card: source.card,
-      amount: amount.decimal,
+      amount,
       currency: input.amount.currency,
       description: input.description,
       softDescriptor: method.detail?.card?.soft_descriptor ?? null,
@@ -305,7 +273,7 @@ async function startPayment(
       // Sandbox test card 4000000000000259: the issuer charges it back right after; the provider's
       // notification arrives asynchronously, after this payment is committed.
       if (result.chargebackFollows && capture) {
-        await enqueueSandboxChargeback(tx, { paymentId, providerTransactionId: result.providerTransactionId, amount: amount.decimal });
+        await enqueueSandboxChargeback(tx, { paymentId, providerTransactionId: result.providerTransactionId, amount });
       }
     },
   };

@@ -29,7 +29,6 @@ import { randomUUID } from 'node:crypto';
 import type { Schemas } from '@payorch/types';
 import type { AppDeps, MerchantAuth } from '../../context.js';
 import type { Queryable } from '../../db/database.js';
-import { customersRepository } from '../../customers/repository.js';
 import { problem } from '../../http/problems.js';
 import { NO_BINDING, type IdempotencyBinding } from '../../idempotency/idempotency.js';
 import { DEADLINE_GRACE_MS, nextStep, type ChosenStep, type Orchestration } from '../../orchestration/orchestrator.js';
@@ -39,14 +38,12 @@ import { answeredRecord, concludeWithoutApproval, providerDataOf, takeApproval, 
 import { linkBase } from '../../platform/config.js';
 import { ProviderUnavailableError, type AsyncCharge, type AsyncMethodType, type AsyncStart, type ProviderResult, type UnavailableKind } from '../../providers/provider.js';
 import type { RouteStep } from '../../routing/plan.js';
-import { tenancyRepository } from '../../tenancy/repository.js';
 import { recordEvent } from '../../webhooks/index.js';
 import type { CreatePaymentOutcome } from '../create-payment.js';
 import { createdPaymentOf } from '../created-reply.js';
 import { toApiPayment, transactionMethodOf } from '../mapper.js';
-import { toDecimal } from '../money.js';
 import { inPaymentTransaction } from '../payment-lock.js';
-import { payerOf } from '../payer.js';
+import { checkNewPayment, newPaymentRow } from '../new-payment.js';
 import type { CreatePaymentInput } from '../create-payment.js';
 import { paymentsRepository as payments, type PaymentRow } from '../repository.js';
 import { asyncPaymentMethod } from './detail.js';
@@ -203,24 +200,16 @@ async function start(
 ): Promise<Exclude<CreatePaymentOutcome, { ok: true }> | { ok: true; walk: Walk }> {
   const refused = checkMembers(input, type);
   if (refused) return refused;
-  const amount = toDecimal(input.amount.value, input.amount.currency);
-  if (!amount.ok) {
-    const path = /ISO 4217/.test(amount.message) ? '/body/amount/currency' : '/body/amount/value';
-    return { ok: false, problem: problem('INVALID_REQUEST', `The amount is invalid: ${path} ${amount.message}.`, { errors: [{ path, message: amount.message }] }) };
-  }
-  if (!(await tenancyRepository.accountBelongsTo(db, input.account_id, merchant.organizationId))) {
-    return { ok: false, problem: problem('INVALID_ACCOUNT_ID', 'The account_id is not an account of your organization.') };
-  }
-  const customerId = input.customer_payer?.id;
-  const customer = customerId === undefined ? undefined : await customersRepository.find(db, merchant.organizationId, customerId);
-  if (customerId !== undefined && !customer) return { ok: false, problem: problem('CUSTOMER_NOT_FOUND', `No customer ${customerId}.`) };
+  const checked = await checkNewPayment(db, merchant.organizationId, input);
+  if (!checked.ok) return checked;
+  const { amount, customer } = checked;
 
   const plan = await o.routing.planRoute(db, merchant.organizationId, {
     accountId: input.account_id,
     paymentMethod: type,
     country: input.country,
     currency: input.amount.currency,
-    amount: amount.decimal,
+    amount,
     brand: null,
     iin: null,
     metadata: input.metadata ?? [],
@@ -234,34 +223,16 @@ async function start(
   }
 
   const paymentId = randomUUID();
-  await payments.insertPayment(db, {
-    id: paymentId,
-    organization_id: merchant.organizationId,
-    account_id: input.account_id,
-    customer_id: customer?.id ?? null,
-    description: input.description,
-    country: input.country,
-    merchant_order_id: input.merchant_order_id,
-    status: 'CREATED',
-    sub_status: 'CREATED',
-    currency: input.amount.currency,
-    amount_value: amount.decimal,
-    workflow: input.workflow ?? 'DIRECT',
-    callback_url: input.callback_url ?? null,
-    metadata: input.metadata ?? [],
-    additional_data: input.additional_data ?? null,
-    customer_payer: payerOf(customer, input.customer_payer ?? {}),
-    payment_method: asyncPaymentMethod(type, null),
-    request_details: { checkout: input.checkout ?? null, fraud_screening: input.fraud_screening ?? null, split_marketplace: input.split_marketplace ?? null, ...storedDetailOf(input) },
-    // The routing decision and the CREATED history row are written with it (one statement), as for cards.
-    routing_rules: o.routing.routingRulesOf(plan),
-  });
+  await payments.insertPayment(
+    db,
+    newPaymentRow({ id: paymentId, organizationId: merchant.organizationId, input, customer, amount, paymentMethod: asyncPaymentMethod(type, null), routingRules: o.routing.routingRulesOf(plan), moreDetails: storedDetailOf(input) }),
+  );
   await binding.bind(db, `payment:${paymentId}`);
   const walk = {
     organizationId: merchant.organizationId,
     paymentId,
     type,
-    amount: amount.decimal,
+    amount,
     currency: input.amount.currency,
     country: input.country,
     description: input.description,
