@@ -101,7 +101,19 @@ for (const backend of backends()) {
     // Rate limiting on with a limit fuzz runs of any length never meet (a second server tests the 429),
     // so every merchant response carries its RateLimit-* headers and the check sees them; the per-address
     // limit on failed authentications off (the fuzzer sends bad credentials on purpose; a third server tests it).
-    const t = useServer(backend, { env: { RATE_LIMIT_PER_MINUTE: String(UNREACHED_LIMIT), AUTH_FAILURES_PER_MINUTE: '0' } });
+    // Every budget far above what a run sends (the public-key routes report theirs: the same number), and a
+    // checkout session that takes every card the fuzzer tokenizes in it.
+    const t = useServer(backend, {
+      env: {
+        RATE_LIMIT_PER_MINUTE: String(UNREACHED_LIMIT),
+        PUBLIC_KEY_RATE_LIMIT_PER_MINUTE: String(UNREACHED_LIMIT),
+        HOSTED_RATE_LIMIT_PER_ADDRESS: String(UNREACHED_LIMIT),
+        HOSTED_RATE_LIMIT_PER_ORGANIZATION: String(UNREACHED_LIMIT),
+        CHECKOUT_SESSION_RATE_LIMIT_PER_MINUTE: String(UNREACHED_LIMIT),
+        CHECKOUT_SESSION_MAX_CARDS: '1000',
+        AUTH_FAILURES_PER_MINUTE: '0',
+      },
+    });
     const recorder = new Recorder();
     let target: Target;
     let fx: Fixtures;
