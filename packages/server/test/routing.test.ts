@@ -128,6 +128,30 @@ for (const backend of backends()) {
         expect(await addMissingOrganizationDefaults(t.db, box)).toBe(0);
       });
 
+      it('migration 0028: an account from before the asynchronous methods gets their sandbox routings, unless its merchant changed its CARD routing', async () => {
+        const [kept, changed] = [await t.createOrganization(), await t.createOrganization()];
+        // As such accounts were: the sandbox's CARD routing only; the second one's merchant added a condition set.
+        for (const org of [kept, changed]) await t.db.query("DELETE FROM routings WHERE organization_id = $1 AND payment_method <> 'CARD'", [org.organization_id]);
+        await t.db.query(`UPDATE routings SET condition_sets = '[{"sort_number":1}]'::jsonb WHERE organization_id = $1`, [changed.organization_id]);
+        const { default: migration } = await import('../src/db/migrations/0028_sandbox_method_routings.js');
+        for (let run = 0; run < 2; run++) await t.db.exec(migration.sql); // idempotent
+        const methods = async (org: Credentials) => (await t.db.query<{ m: string }>('SELECT payment_method AS m FROM routings WHERE organization_id = $1 ORDER BY 1', [org.organization_id])).map((r) => r.m);
+        expect(await methods(kept)).toEqual(['APPLE_PAY', 'BANK_TRANSFER', 'BOLETO', 'CARD', 'CASH', 'GOOGLE_PAY', 'MERCADO_PAGO_WALLET', 'OXXO', 'PAYPAL', 'PIX']);
+        expect(await methods(changed)).toEqual(['CARD']);
+        // The new routings are the CARD routing's route, served through the API like any other.
+        const card = (await routings(t, kept.account_id, kept)).find((r) => r.payment_method === 'CARD')!;
+        for (const r of await routings(t, kept.account_id, kept)) {
+          expect(r.default_route.steps).toEqual(card.default_route.steps);
+          expect(r.name).toBe(r.payment_method === 'CARD' ? card.name : `${r.payment_method} — SANDBOX_A then SANDBOX_B`);
+        }
+        // And they route: a PIX payment of the upgraded account is accepted.
+        const pix = await t.clientFor(kept).POST('/payments', {
+          body: { account_id: kept.account_id, description: 'upgraded', country: 'BR', merchant_order_id: `o-${randomUUID()}`, amount: { currency: 'BRL', value: 10 }, payment_method: { type: 'PIX' } },
+          headers: { 'x-idempotency-key': randomUUID() },
+        } as never);
+        expect(pix.response.status).toBe(201);
+      });
+
       it('stores credentials sealed, never in clear; they open to the sandbox acquirers’ forms', async () => {
         const org = await t.createOrganization();
         const rows = await t.db.query<{ row: string }>('SELECT row_to_json(c)::text AS row FROM provider_connections c WHERE organization_id = $1', [org.organization_id]);

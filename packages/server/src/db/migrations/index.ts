@@ -25,6 +25,7 @@ import sandboxPendingPayments from './0024_sandbox_pending_payments.js';
 import checkout from './0025_checkout.js';
 import paymentLinks from './0026_payment_links.js';
 import yunoWebhooks from './0027_yuno_webhooks.js';
+import sandboxMethodRoutings from './0028_sandbox_method_routings.js';
 import checkoutLimits from './0029_checkout_limits.js';
 
 /** Every migration, in order. Add a new file (next number) and list it here; never edit an applied one. */
@@ -44,5 +45,6 @@ export const migrations: readonly Migration[] = [
   checkout,
   paymentLinks,
   yunoWebhooks,
+  sandboxMethodRoutings,
   checkoutLimits,
 ];
