@@ -60,6 +60,9 @@ export const PATTERN_PHRASES: Record<string, string> = {
   '^[0-9]{1,11}(\\.[0-9]{1,4})?$': 'a decimal amount written as digits, up to 11 before the point and 4 after, such as "49.90"',
   '^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?$': 'an origin: http:// or https://, a host and an optional port, with no path (like https://shop.example)',
   '^sk_sandbox_[A-Za-z0-9_]{8,120}$': 'a sandbox secret key: sk_sandbox_ followed by 8 to 120 letters, digits or `_`',
+  '^[\\x21-\\x7E]+$': 'printable ASCII characters without spaces (it is sent as a header value)',
+  "^[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}[A-Za-z0-9])?)+(?:/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*)?(?:\\?[A-Za-z0-9._~!$&'()*+,;=:@%/?-]*)?$":
+    'a URL with https:// or http://, or a host name with dots and an optional path, such as www.example.com/return (read as https://)',
 };
 
 const CLASS_PARTS: [string, string][] = [
