@@ -88,7 +88,7 @@ export async function enrollThroughSession(
   if (!checked.ok) return checked;
   // A session enrolls a bounded number of cards (each one is a provider call and a stored card).
   const max = deps.config.checkoutSessionMaxCards;
-  if (!(await repo.takeCustomerSessionCard(db, merchant.organizationId, session.id, max))) {
+  if (!(await repo.takeSessionCard(db, 'customer', merchant.organizationId, session.id, max))) {
     return { ok: false, problem: problem('INVALID_STATUS', `The customer session took its ${max} cards; create a new customer session.`) };
   }
   const enrolled = await enrollPaymentMethod(

@@ -163,21 +163,13 @@ export const checkoutRepository = {
   },
 
   /**
-   * Counts one more card (a token) for the session while it has taken fewer than `max`; false when it has
-   * taken them all (one atomic statement: concurrent requests cannot pass the cap together).
+   * Counts one more card for a checkout session (a token) or a customer session (an enrollment) while it
+   * has taken fewer than `max`; false when it has taken them all (one atomic statement: concurrent requests
+   * cannot pass the cap together).
    */
-  async takeSessionCard(db: Queryable, organizationId: string, id: string, max: number): Promise<boolean> {
-    const rows = await db.query(`UPDATE checkout_sessions SET cards_taken = cards_taken + 1 WHERE id = $1 AND organization_id = $2 AND cards_taken < $3 RETURNING id`, [
-      id,
-      organizationId,
-      max,
-    ]);
-    return rows.length > 0;
-  },
-
-  /** As takeSessionCard, for the cards a customer session enrolls. */
-  async takeCustomerSessionCard(db: Queryable, organizationId: string, id: string, max: number): Promise<boolean> {
-    const rows = await db.query(`UPDATE customer_sessions SET cards_taken = cards_taken + 1 WHERE id = $1 AND organization_id = $2 AND cards_taken < $3 RETURNING id`, [
+  async takeSessionCard(db: Queryable, kind: 'checkout' | 'customer', organizationId: string, id: string, max: number): Promise<boolean> {
+    const table = kind === 'checkout' ? 'checkout_sessions' : 'customer_sessions';
+    const rows = await db.query(`UPDATE ${table} SET cards_taken = cards_taken + 1 WHERE id = $1 AND organization_id = $2 AND cards_taken < $3 RETURNING id`, [
       id,
       organizationId,
       max,

@@ -257,7 +257,7 @@ export async function createSessionToken(
   if (!checked.ok) return checked;
   // A session takes a bounded number of cards: whoever holds the public key cannot grow the tokens without end.
   const max = deps.config.checkoutSessionMaxCards;
-  if (!(await repo.takeSessionCard(db, merchant.organizationId, row.id, max))) {
+  if (!(await repo.takeSessionCard(db, 'checkout', merchant.organizationId, row.id, max))) {
     return { ok: false, problem: problem('INVALID_STATUS', `The checkout session took its ${max} cards; create a new checkout session.`) };
   }
   const token = await mintToken(db, deps.services.tokenBox, checked.card, {
