@@ -16,7 +16,7 @@ import { toIsoMicros, type Queryable } from '../db/database.js';
 import { problem, type FieldError } from '../http/problems.js';
 import { compareDecimal } from '../payments/money.js';
 import type { ProviderCard } from '../providers/provider.js';
-import { validateCard, type ValidatedCard } from '../vault/card-validation.js';
+import { maskedCardData, validateCard, type ValidatedCard } from '../vault/card-validation.js';
 import type { PurposeBox } from '../vault/crypto/secret-box.js';
 import { linkRefusal, UNPAID_STATUSES } from './link-state.js';
 import { checkoutRepository as repo, type SessionRow, type TokenRow } from './repository.js';
@@ -54,25 +54,6 @@ export function checkCard(card: CardInput, path: string): { ok: true; card: Vali
   if (checked.ok) return checked;
   const errors: FieldError[] = checked.errors.map((e) => ({ path: e.path.replace(/^\/body\/card_data/, path), message: e.message }));
   return { ok: false, problem: problem('INVALID_CARD', `The card is not valid: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}.`, { errors }) };
-}
-
-export function maskedCardData(c: ValidatedCard): Schemas['TokenCardData'] {
-  return {
-    holder_name: c.holderName,
-    iin: c.iin,
-    lfd: c.lfd,
-    number_length: c.numberLength,
-    security_code_length: c.securityCodeLength,
-    brand: c.brand,
-    type: null,
-    category: null,
-    issuer_name: null,
-    issuer_code: null,
-    fingerprint: null,
-    country_code: null,
-    expiration_month: c.expirationMonth,
-    expiration_year: c.expirationYear,
-  };
 }
 
 /** Seals the card and stores the token (one INSERT; the caller's transaction or the pool). */

@@ -12,6 +12,22 @@ import type { HostedSources } from './sources.js';
 
 const organizationName = async (deps: AppDeps, id: string) => (await tenancyRepository.findOrganization(deps.db, id))?.name ?? null;
 
+/** What both session pages show of their session (checkout or customer session alike). */
+async function sessionPageOf(
+  deps: AppDeps,
+  organizationId: string,
+  row: { id: string; account_id: string; country: string; callback_url: string | null; allowed_origins: string[] },
+) {
+  return {
+    id: row.id,
+    organizationName: await organizationName(deps, organizationId),
+    accountId: row.account_id,
+    country: row.country,
+    callbackUrl: row.callback_url,
+    allowedOrigins: row.allowed_origins,
+  };
+}
+
 export const checkoutSources: HostedSources = {
   async organizationOfPublicKey(deps, publicKey) {
     return (await deps.services.credentials.findActiveApiKey(deps.db, publicKey))?.organization_id;
@@ -22,12 +38,7 @@ export const checkoutSources: HostedSources = {
     // A payment link's sessions are paid on the link's own page, not in a merchant's form.
     if (!row || row.payment_link_code !== null) return undefined;
     return {
-      id: row.id,
-      organizationName: await organizationName(deps, organizationId),
-      accountId: row.account_id,
-      country: row.country,
-      callbackUrl: row.callback_url,
-      allowedOrigins: row.allowed_origins,
+      ...(await sessionPageOf(deps, organizationId, row)),
       open: sessionStatus(row) === 'OPEN',
       amount: { value: Number(row.amount_value), currency: row.currency },
       description: row.payment_description,
@@ -37,15 +48,7 @@ export const checkoutSources: HostedSources = {
   async customerSession(deps, organizationId, id) {
     const row = await checkoutRepository.findCustomerSession(deps.db, organizationId, id);
     if (!row) return undefined;
-    return {
-      id: row.id,
-      organizationName: await organizationName(deps, organizationId),
-      accountId: row.account_id,
-      country: row.country,
-      callbackUrl: row.callback_url,
-      allowedOrigins: row.allowed_origins,
-      open: !row.expired,
-    };
+    return { ...(await sessionPageOf(deps, organizationId, row)), open: !row.expired };
   },
 
   async linkOrganization(deps, code) {

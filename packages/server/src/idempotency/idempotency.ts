@@ -318,13 +318,7 @@ export async function runDeferred(
       completed = await repo.complete(tx, organizationId, key, claim.claimId, toStore(reply));
     },
   };
-  // Watched: once the operation has called a provider (money may have moved), no failure is "nothing happened".
-  const ran = await watchingProviderCalls(() =>
-    operation(binding).catch((err: unknown) => {
-      if (err instanceof ProblemError) return err.reply as ProblemReply as Reply;
-      throw err;
-    }),
-  );
+  const ran = await runWatched(operation, binding);
   if (!ran.ok) {
     const err = ran.error;
     // Unbound: nothing was written, so give the key back (best effort: the lease covers a failure here).
@@ -363,6 +357,19 @@ export async function runDeferred(
  * record then says (the replay, 422 for a different request, or 409 while the first runs). A reply of an
  * operation that wrote nothing (a business 4xx) is stored unless the key got a record meanwhile.
  */
+/**
+ * Runs a deferred operation with its binding: a thrown ProblemError is its reply, and it is watched, so
+ * once it has called a provider (money may have moved) no failure is "nothing happened".
+ */
+function runWatched(operation: (binding: IdempotencyBinding) => Promise<Reply>, binding: IdempotencyBinding) {
+  return watchingProviderCalls(() =>
+    operation(binding).catch((err: unknown) => {
+      if (err instanceof ProblemError) return err.reply as ProblemReply as Reply;
+      throw err;
+    }),
+  );
+}
+
 async function runClaimingOnBind(
   db: Database,
   request: IdempotentRequest,
@@ -382,12 +389,7 @@ async function runClaimingOnBind(
       completed = await repo.complete(tx, organizationId, key, claimId, toStore(reply));
     },
   };
-  const ran = await watchingProviderCalls(() =>
-    operation(binding).catch((err: unknown) => {
-      if (err instanceof ProblemError) return err.reply as ProblemReply as Reply;
-      throw err;
-    }),
-  );
+  const ran = await runWatched(operation, binding);
   if (!ran.ok) {
     const err = ran.error;
     if (err instanceof ClaimLostError) return answerFromRecord(db, request);

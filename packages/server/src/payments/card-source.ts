@@ -8,7 +8,7 @@ import type { AppDeps, MerchantAuth } from '../context.js';
 import type { Queryable } from '../db/database.js';
 import { problem, type FieldError } from '../http/problems.js';
 import type { ProviderCard } from '../providers/provider.js';
-import { validateCard } from '../vault/card-validation.js';
+import { maskedCardData, validateCard } from '../vault/card-validation.js';
 import { loadVaultedCard } from './vaulted-card.js';
 
 /** Masked card data known before the provider answers (issuer data comes from the provider or vault). */
@@ -68,22 +68,7 @@ export async function resolveCard(
           securityCode: raw.security_code,
           brand: c.brand,
         },
-        cardData: {
-          holder_name: c.holderName,
-          iin: c.iin,
-          lfd: c.lfd,
-          number_length: c.numberLength,
-          security_code_length: c.securityCodeLength,
-          brand: c.brand,
-          issuer_name: null,
-          issuer_code: null,
-          country_code: null,
-          category: null,
-          type: null,
-          fingerprint: deps.services.vault.fingerprint(merchant.organizationId, c.pan),
-          expiration_month: c.expirationMonth,
-          expiration_year: c.expirationYear,
-        },
+        cardData: { ...maskedCardData(c), fingerprint: deps.services.vault.fingerprint(merchant.organizationId, c.pan) },
         vaultedToken: null,
         storedCredentials: { reason: null, usage: null, subscription_agreement_id: null, network_transaction_id: null },
       },

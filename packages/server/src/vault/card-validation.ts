@@ -6,6 +6,7 @@
  */
 import cardValidator from 'card-validator';
 import luhn10 from 'card-validator/dist/luhn-10.js';
+import type { Schemas } from '@payorch/types';
 import type { FieldError } from '../http/problems.js';
 
 const { creditCardType } = cardValidator;
@@ -78,6 +79,26 @@ export interface ValidatedCard {
   expirationMonth: number;
   expirationYear: number;
   holderName: string | null;
+}
+
+/** The card as answered (a token's or a payment's card_data): never the number, no fingerprint (the caller adds one where it has one). */
+export function maskedCardData(c: ValidatedCard) {
+  return {
+    holder_name: c.holderName,
+    iin: c.iin,
+    lfd: c.lfd,
+    number_length: c.numberLength,
+    security_code_length: c.securityCodeLength,
+    brand: c.brand,
+    type: null,
+    category: null,
+    issuer_name: null,
+    issuer_code: null,
+    fingerprint: null,
+    country_code: null,
+    expiration_month: c.expirationMonth,
+    expiration_year: c.expirationYear,
+  } satisfies Schemas['TokenCardData'];
 }
 
 export type CardCheck = { ok: true; card: ValidatedCard } | { ok: false; errors: FieldError[] };
