@@ -158,7 +158,7 @@ export const routingRepository = {
     return db.query<RoutingRow>(
       `SELECT ${ROUTING_COLUMNS} FROM routings
        WHERE organization_id = $1 AND account_id = $2 AND ($3::text IS NULL OR payment_method = $3)
-       ORDER BY created_at, id`,
+       ORDER BY created_at, payment_method, id`,
       [organizationId, accountId, paymentMethod ?? null],
     );
   },
