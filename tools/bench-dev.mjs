@@ -51,6 +51,16 @@ async function until(url, accept, deadline = Date.now() + TIMEOUT_MS) {
   throw new Error(`timed out waiting for ${url}`);
 }
 
+/** Resolves once nothing answers on the port (a stopped server's children may outlive its parent). */
+async function portFree(port, deadline = Date.now() + 30_000) {
+  while (Date.now() < deadline) {
+    const answered = await fetch(`http://127.0.0.1:${port}/v1/healthz`).then(() => true, () => false);
+    if (!answered) return;
+    await sleep(100);
+  }
+  throw new Error(`something still answers on port ${port}`);
+}
+
 /** A child in its own process group (stopped with everything it started), its output collected. */
 function start(command, args, env) {
   const child = spawn(command, args, { cwd: root, env: { ...process.env, ...env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -135,6 +145,7 @@ async function main() {
     }
     await dev.stop();
     dev = undefined;
+    await portFree(port);
 
     // 4. `npm start` on the up-to-date tree (the loop just built it).
     for (let i = 1; i <= RUNS; i++) {
@@ -142,6 +153,8 @@ async function main() {
       const npm = start(process.platform === 'win32' ? 'npm.cmd' : 'npm', ['start'], env);
       figures.start.push((await until(`http://127.0.0.1:${port}/v1/healthz`, (s) => s === 200)) - t0);
       await npm.stop();
+      // npm and turbo may exit before the server they started: the next start must not find it answering.
+      await portFree(port);
       loads.push(loadavg()[0]);
     }
   } catch (err) {

@@ -57,17 +57,21 @@ export function run(command, args, { cwd = root, env = process.env } = {}) {
   });
 }
 
-/** The linters in their worker thread: `lint(specEntry)` → { spectral, redocly } problems. */
+/**
+ * The linters in their worker thread: `lint(specEntry)` → { spectral, redocly }, one promise per linter,
+ * each settling as soon as that linter answered: { problems } or { error }.
+ */
 export function lintWorker({ rootDir = root } = {}) {
   const worker = new Worker(join(dirname(fileURLToPath(import.meta.url)), 'lint-worker.mjs'), {
     workerData: { rulesetPath: join(rootDir, 'spec/.spectral.yaml'), cwd: process.cwd() },
   });
   worker.unref();
-  const waiting = new Map();
+  const waiting = new Map(); // `${id}:${tool}` → resolve
   let next = 0;
   worker.on('message', (m) => {
-    waiting.get(m.id)?.(m);
-    waiting.delete(m.id);
+    const key = `${m.id}:${m.tool}`;
+    waiting.get(key)?.(m);
+    waiting.delete(key);
   });
   worker.on('error', (err) => {
     for (const resolve of waiting.values()) resolve({ error: String(err?.stack ?? err) });
@@ -76,10 +80,10 @@ export function lintWorker({ rootDir = root } = {}) {
   return {
     lint(specEntry) {
       const id = next++;
-      return new Promise((resolve) => {
-        waiting.set(id, resolve);
-        worker.postMessage({ id, specEntry });
-      });
+      const answerOf = (tool) => new Promise((resolve) => waiting.set(`${id}:${tool}`, resolve));
+      const answers = { spectral: answerOf('spectral'), redocly: answerOf('redocly') };
+      worker.postMessage({ id, specEntry });
+      return answers;
     },
     close: () => worker.terminate(),
   };
@@ -99,21 +103,24 @@ export function defaultSteps(rootDir = root) {
   const specEntry = join(rootDir, 'spec/openapi.yaml');
   const cacheDir = join(rootDir, 'node_modules/.cache/payorch-dev');
   let linter;
-  let pending; // this run's lint answer, shared by the two lint steps (both ask in the run's first tick)
+  let pending; // this run's lint answers, shared by the two lint steps (both ask in the run's first tick)
   const lintOnce = () => {
     linter ??= lintWorker({ rootDir });
-    // Forgotten as soon as it settles: the next run may start in the same turn of the event loop.
-    pending ??= linter.lint(specEntry).finally(() => {
-      pending = undefined;
-    });
+    if (!pending) {
+      const answers = (pending = linter.lint(specEntry));
+      // Forgotten once both settled: the next run may start in the same turn of the event loop.
+      void Promise.all([answers.spectral, answers.redocly]).then(() => {
+        if (pending === answers) pending = undefined;
+      });
+    }
     return pending;
   };
   const lintStep = (name, key) => ({
     name,
     concurrent: true,
     run: async () => {
-      const answer = await lintOnce();
-      return answer.error ? { ok: false, output: `Error: ${answer.error}` } : fromProblems(answer[key], name);
+      const answer = await lintOnce()[key];
+      return answer.error ? { ok: false, output: `Error: ${answer.error}` } : fromProblems(answer.problems, name);
     },
   });
   const project = (configPath) => createIncrementalProject({ configPath: join(rootDir, configPath), cacheDir, cwd: process.cwd() });
@@ -174,7 +181,8 @@ export function serverProcess({ cwd = join(root, 'packages/server'), script = 'd
     name: 'restart',
     async run() {
       await stop();
-      const started = spawn(process.execPath, [script], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+      // With an IPC channel: the server then takes reload requests (src/main.ts).
+      const started = spawn(process.execPath, [script], { cwd, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
       child = started;
       let output = '';
       return new Promise((resolve) => {
@@ -205,6 +213,32 @@ export function serverProcess({ cwd = join(root, 'packages/server'), script = 'd
         });
       });
     },
+    /**
+     * Asks the running server to serve the spec file as it is now, without a restart (src/http/spec-reload.ts):
+     * { ok: true } when it did; { ok: false, output: why } when it cannot (then restart).
+     */
+    reload() {
+      const current = child;
+      if (!current || current.exitCode !== null || current.signalCode !== null || !current.connected) {
+        return Promise.resolve({ ok: false, output: 'no server is running' });
+      }
+      return new Promise((resolve) => {
+        const done = (result) => {
+          clearTimeout(timer);
+          current.off('message', onMessage);
+          current.off('exit', onExit);
+          resolve(result);
+        };
+        const onMessage = (m) => {
+          if (m?.type === 'payorch:spec-reloaded') done(m.reloaded ? { ok: true, output: '' } : { ok: false, output: m.reason });
+        };
+        const onExit = () => done({ ok: false, output: 'the server exited' });
+        const timer = setTimeout(() => done({ ok: false, output: 'the server did not answer the reload within 10 s' }), 10_000);
+        current.on('message', onMessage);
+        current.once('exit', onExit);
+        current.send({ type: 'payorch:reload-spec' });
+      });
+    },
     stop,
   };
 }
@@ -216,6 +250,9 @@ export function serverProcess({ cwd = join(root, 'packages/server'), script = 'd
  */
 export function createDevLoop({ steps, server, log = console.log, onRun = () => {} }) {
   let running = false;
+  // The running server's code is older than dist/ (a build emitted changed JavaScript and the run then
+  // failed, or there is no server yet): the next good run restarts it, whatever it changed.
+  let serverStale = true;
   let pending; // 'spec' | 'code' | undefined: what arrived during a run
   let timer;
   let queued;
@@ -229,6 +266,8 @@ export function createDevLoop({ steps, server, log = console.log, onRun = () => 
     const timed = async (step) => {
       const t = Date.now();
       const result = await step.run();
+      // Emitted, the new code is ahead of the running server, whether or not this run gets to restart it.
+      if (steps.build.includes(step) && result.ok && result.changedJs !== 0) serverStale = true;
       return { ...result, ms: Date.now() - t, at: Date.now() - started };
     };
     // Concurrent steps (the linters) start now; the others run one after the other beside them, each
@@ -244,8 +283,22 @@ export function createDevLoop({ steps, server, log = console.log, onRun = () => 
       }
     }
     const finished = [...outcome.values()];
+    let reloaded = false;
+    // When the server's code is current (a spec edit whose build emitted no changed JavaScript; a build
+    // step that does not say counts as changed), the running server reloads the spec instead of restarting
+    // (a restart reopens the embedded database); it restarts when it cannot reload.
+    const serverStep = async () => {
+      if (kind === 'spec' && !serverStale && server.reload) {
+        const t = Date.now();
+        const reloaded = await server.reload();
+        if (reloaded.ok) return { ok: true, output: '', ms: Date.now() - t, at: Date.now() - started, reloaded: true };
+        log(`dev: the server cannot reload this change (${reloaded.output}); restarting it`);
+      }
+      return timed(server);
+    };
     for (const step of list) {
-      const result = await (outcome.get(step) ?? timed(step));
+      const result = await (outcome.get(step) ?? (step === server ? serverStep() : timed(step)));
+      if (step === server && result.ok) serverStale = false;
       if (!result.ok) {
         const error = firstError(result.output);
         log(`dev: ✗ ${step.name} failed (${result.ms} ms; ${result.at} ms after the edit). First error:\n\n${error.replace(/^/gm, '    ')}\n`);
@@ -253,10 +306,11 @@ export function createDevLoop({ steps, server, log = console.log, onRun = () => 
         await Promise.allSettled(finished); // nothing of this run may still be working when the next starts
         return { ok: false, failed: step.name, error };
       }
-      log(`dev: ✓ ${step.name} (${result.ms} ms)`);
+      log(`dev: ✓ ${result.reloaded ? 'reload (spec only: the running server took it)' : step.name} (${result.ms} ms)`);
+      if (result.reloaded) reloaded = true;
     }
     const used = process.cpuUsage(cpu);
-    log(`dev: ready in ${Date.now() - started} ms${server ? ' (server restarted)' : ''}; CPU of the loop ${Math.round((used.user + used.system) / 1000)} ms`);
+    log(`dev: ready in ${Date.now() - started} ms${server ? (reloaded ? ' (spec reloaded)' : ' (server restarted)') : ''}; CPU of the loop ${Math.round((used.user + used.system) / 1000)} ms`);
     return { ok: true };
   }
 

@@ -4,7 +4,7 @@
 // and emits only those. Its state is also saved to a .tsbuildinfo under node_modules/.cache, so the next
 // `npm run dev` starts from it instead of checking everything again, unless something else (turbo, `tsc`)
 // wrote the output directory since: then it builds from scratch, so dist/ is never left stale.
-import { mkdirSync, readdirSync, statSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
 import ts from 'typescript';
 
@@ -28,7 +28,9 @@ function newestIn(dir) {
 /**
  * @param {{ configPath: string, cacheDir: string, cwd?: string }} options
  *   configPath: the tsconfig; cacheDir: where the .tsbuildinfo goes; cwd: messages' paths are relative to it
- * @returns {{ build: () => { ok: boolean, output: string, checked: number } }}
+ * @returns {{ build: () => { ok: boolean, output: string, checked: number, changedJs: number } }}
+ *   changedJs: emitted JavaScript files whose content changed (0: the running code is still current;
+ *   only declarations or nothing changed). A file emitted with the same content is not rewritten.
  */
 export function createIncrementalProject({ configPath, cacheDir, cwd = process.cwd() }) {
   const files = new Map(); // fileName → { stamp, sourceFile }
@@ -38,7 +40,7 @@ export function createIncrementalProject({ configPath, cacheDir, cwd = process.c
   return {
     build() {
       const parsed = ts.getParsedCommandLineOfConfigFile(configPath, {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} });
-      if (!parsed) return { ok: false, output: `error: cannot read ${configPath}`, checked: 0 };
+      if (!parsed) return { ok: false, output: `error: cannot read ${configPath}`, checked: 0, changedJs: 0 };
       const tsBuildInfoFile = join(cacheDir, `${basename(dirname(configPath))}-${basename(configPath, '.json')}.tsbuildinfo`);
       const options = { ...parsed.options, incremental: true, tsBuildInfoFile };
       const host = ts.createIncrementalCompilerHost(options);
@@ -84,13 +86,27 @@ export function createIncrementalProject({ configPath, cacheDir, cwd = process.c
       const errors = diagnostics.filter((d) => d.category === ts.DiagnosticCategory.Error);
       if (errors.length > 0) {
         // Nothing is emitted: the last good output stays (the files stay pending for the next good build).
-        return { ok: false, output: ts.formatDiagnostics(errors, formatHost), checked };
+        return { ok: false, output: ts.formatDiagnostics(errors, formatHost), checked, changedJs: 0 };
       }
       mkdirSync(cacheDir, { recursive: true });
-      const emitted = builder.emit();
+      let changedJs = 0;
+      const emitted = builder.emit(undefined, (fileName, text, writeByteOrderMark) => {
+        const content = writeByteOrderMark ? `\ufeff${text}` : text;
+        let before;
+        try {
+          before = readFileSync(fileName, 'utf8');
+        } catch {
+          before = undefined;
+        }
+        // The build info is always written (its state moves on); an output file only when it changed.
+        if (before === content && !fileName.endsWith('.tsbuildinfo')) return;
+        if (/\.[cm]?js$/.test(fileName)) changedJs++;
+        mkdirSync(dirname(fileName), { recursive: true });
+        writeFileSync(fileName, content);
+      });
       const emitErrors = emitted.diagnostics.filter((d) => d.category === ts.DiagnosticCategory.Error);
-      if (emitErrors.length > 0) return { ok: false, output: ts.formatDiagnostics(emitErrors, formatHost), checked };
-      return { ok: true, output: `${relative(cwd, configPath)}: ${checked} file(s) checked`, checked };
+      if (emitErrors.length > 0) return { ok: false, output: ts.formatDiagnostics(emitErrors, formatHost), checked, changedJs };
+      return { ok: true, output: `${relative(cwd, configPath)}: ${checked} file(s) checked, ${changedJs} JavaScript file(s) changed`, checked, changedJs };
     },
   };
 }

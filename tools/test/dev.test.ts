@@ -109,6 +109,76 @@ describe('the loop', () => {
   });
 });
 
+describe('reload or restart', () => {
+  /** A loop whose build reports `changedJs[i]` on its i-th run and whose server reloads as `reloads` says. */
+  function reloadingLoop(plan: { changedJs: (number | undefined)[]; reloads?: boolean[]; lint?: boolean[] }) {
+    const calls: string[] = [];
+    const outcomes: RunOutcome[] = [];
+    const lines: string[] = [];
+    const waiters: (() => void)[] = [];
+    let builds = 0;
+    let reloads = 0;
+    let lints = 0;
+    const loop = createDevLoop({
+      steps: {
+        // Beside the others, as the real linters: a failing lint does not stop the build from emitting.
+        lint: [{ name: 'lint', concurrent: true, run: async () => (calls.push('lint'), { ok: plan.lint?.[lints++] ?? true, output: 'spec.yaml:1:1 error rule: broken' }) }],
+        generate: [step('generate', calls)],
+        build: [{ name: 'build', run: async () => (calls.push('build'), { ok: true, output: '', changedJs: plan.changedJs[builds++] }) }],
+      },
+      server: {
+        ...step('restart', calls),
+        stop: async () => {},
+        reload: async () => (calls.push('reload'), plan.reloads?.[reloads++] ?? true ? { ok: true, output: '' } : { ok: false, output: 'the personal-data declaration changed' }),
+      },
+      log: (l) => lines.push(l),
+      onRun: (o) => (outcomes.push(o), waiters.shift()?.()),
+    });
+    const run = async (kind: 'spec' | 'code') => {
+      const done = new Promise<void>((r) => waiters.push(r));
+      loop.trigger(kind);
+      await done;
+    };
+    return { loop, calls, outcomes, lines, run };
+  }
+
+  it('the first run restarts; a spec change that emitted no changed JavaScript reloads; changed JavaScript or a code edit restarts', async () => {
+    const t = reloadingLoop({ changedJs: [0, 0, 3, 0, undefined] });
+    await t.run('spec');
+    await t.run('spec');
+    await t.run('spec');
+    await t.run('code');
+    await t.run('spec');
+    expect(t.calls).toEqual([
+      'lint', 'generate', 'build', 'restart', // no server yet
+      'lint', 'generate', 'build', 'reload', // the spec only
+      'lint', 'generate', 'build', 'restart', // the build changed JavaScript
+      'build', 'restart', // a code edit
+      'lint', 'generate', 'build', 'restart', // a build that does not say what it changed
+    ]);
+    expect(t.lines.filter((l) => l.startsWith('dev: ready'))[1]).toMatch(/\(spec reloaded\)/);
+    expect(t.outcomes.every((o) => o.ok)).toBe(true);
+  });
+
+  it('a server that cannot reload the change is restarted, and says why', async () => {
+    const t = reloadingLoop({ changedJs: [0, 0], reloads: [false] });
+    await t.run('spec');
+    await t.run('spec');
+    expect(t.calls.slice(4)).toEqual(['lint', 'generate', 'build', 'reload', 'restart']);
+    expect(t.lines.join('\n')).toContain('cannot reload this change (the personal-data declaration changed); restarting it');
+  });
+
+  it('JavaScript emitted by a run that then failed is still ahead of the server: the next run restarts even when it emits nothing new', async () => {
+    const t = reloadingLoop({ changedJs: [0, 2, 0, 0], lint: [true, false, true, true] });
+    await t.run('spec');
+    await t.run('spec'); // the build emitted new JavaScript, the lint failed: no restart
+    await t.run('spec'); // nothing new emitted, but the server runs the old code
+    await t.run('spec'); // now current: a reload
+    expect(t.calls).toEqual(['lint', 'generate', 'build', 'restart', 'lint', 'generate', 'build', 'lint', 'generate', 'build', 'restart', 'lint', 'generate', 'build', 'reload']);
+    expect(t.outcomes.map((o) => o.ok)).toEqual([true, false, true, true]);
+  });
+});
+
 describe('concurrent steps (the linters beside generate and build)', () => {
   it('start with the run; a lint failure is reported first even when the later steps finished before it, and nothing restarts', async () => {
     const calls: string[] = [];

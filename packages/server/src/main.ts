@@ -35,6 +35,20 @@ async function main() {
       },
     );
   };
+  // Started by the designer's loop (tools/dev.mjs) with an IPC channel: it asks for a spec reload after a
+  // spec-only change instead of a restart. Nothing else starts this process with one.
+  if (process.send) {
+    process.on('message', (message: unknown) => {
+      if ((message as { type?: string } | null)?.type !== 'payorch:reload-spec') return;
+      void running.reloadSpec().then(
+        (outcome) => {
+          log.info(outcome, outcome.reloaded ? 'spec reloaded' : 'spec not reloaded: restart needed');
+          process.send?.({ type: 'payorch:spec-reloaded', ...outcome });
+        },
+        (err: unknown) => process.send?.({ type: 'payorch:spec-reloaded', reloaded: false, reason: String(err) }),
+      );
+    });
+  }
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));
 }

@@ -12,6 +12,8 @@ import { openDatabase } from './db/open.js';
 import { gateByOrganization, gateOptionsFor } from './db/organization-gate.js';
 import { ConfigError, PUBLIC_BASE_URL_REQUIRED, type Config } from './platform/config.js';
 import { createLogger, type Logger } from './platform/logger.js';
+import { factsFixedAtLoad, reloadSpec, type SpecReload } from './http/spec-reload.js';
+import { loadSpec } from './http/spec.js';
 import { buildServices } from './services.js';
 import { bootstrapSandbox } from './tenancy/sandbox-bootstrap.js';
 
@@ -21,6 +23,11 @@ export interface RunningServer {
   server: Server;
   /** Stop accepting, let in-flight requests finish, then close the database (unless it was given). */
   close(): Promise<void>;
+  /**
+   * The designer's loop: serve the spec file as it is now, without a restart, when only the spec changed
+   * (http/spec-reload.ts says when a restart is needed instead). Requests under way finish on the old app.
+   */
+  reloadSpec(): Promise<SpecReload>;
 }
 
 export interface StartOptions {
@@ -56,13 +63,14 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     // After the services: the sandbox organization's connection credentials are sealed with the vault keyring.
     if (config.sandbox) await bootstrapSandbox(db, config.dataDir, log, services.connectionBox);
     const deps: AppDeps = { db, config, log, services };
-    const app = createApp(deps);
+    const factsAtStart = factsFixedAtLoad(loadSpec());
+    let app = createApp(deps);
 
     // Slow or stalled clients must not hold sockets forever; the timeouts are enforced every second.
     const timeouts = { ...DEFAULT_HTTP_TIMEOUTS, ...options.httpTimeouts };
     const server = createServer(
       { headersTimeout: timeouts.headersMs, requestTimeout: timeouts.requestMs, keepAliveTimeout: 5_000, connectionsCheckingInterval: 1_000 },
-      app,
+      (req, res) => app(req, res),
     );
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -85,6 +93,18 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       url,
       deps,
       server,
+      reloadSpec: () =>
+        reloadSpec(factsAtStart, async () => {
+          const previous = app;
+          app = createApp(deps);
+          // As at the start: the validator compiles the spec on the first request; a spec it cannot use
+          // leaves the previous app answering.
+          const check = await fetch(`${url}/v1/healthz`).catch(() => undefined);
+          if (check?.status !== 200) {
+            app = previous;
+            throw new Error(`the reloaded API did not answer /v1/healthz (${check?.status ?? 'no answer'})`);
+          }
+        }),
       close() {
         closing ??= (async () => {
           await new Promise<void>((resolve) => {

@@ -21,6 +21,14 @@ export function loadSpec(): OpenApiDocument {
 }
 
 /**
+ * Forgets the bundled spec read so far, so the next loadSpec() reads the file again: the designer's loop
+ * reloads a spec-only change without restarting the process (server.ts reloadSpec).
+ */
+export function forgetLoadedSpec(): void {
+  delete require.cache[require.resolve('@payorch/types/openapi.json')];
+}
+
+/**
  * `public`: the organization's public key alone (`public-api-key`), for the calls a shopper's browser makes
  * (a checkout session's one-time token, a customer session's enrollment); the session id in the path is the
  * capability. Every other merchant operation needs the key pair.

@@ -35,6 +35,8 @@ export interface ServerProcess {
   waitForLine(re: RegExp, timeoutMs?: number): Promise<string>;
   /** Sends the signal (SIGTERM by default) and resolves with the exit code once the process is gone. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
+  /** With `ipc`: sends a message and resolves with the first one back of `type` (rejects at the deadline). */
+  request(message: { type: string }, type: string, timeoutMs?: number): Promise<Record<string, unknown>>;
 }
 
 /**
@@ -62,6 +64,8 @@ export interface ProcessOptions {
   env?: Record<string, string>;
   /** How long to wait for the "listening" line. */
   startTimeoutMs?: number;
+  /** Spawn it with an IPC channel, as the designer's loop (tools/dev.mjs) does. */
+  ipc?: boolean;
 }
 
 /** Spawns the built server and resolves once it listens (rejects with its output if it exits first). */
@@ -85,7 +89,7 @@ export function startServerProcess(options: ProcessOptions): Promise<ServerProce
   };
   const child =
     options.umask === undefined
-      ? spawn(process.execPath, [MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+      ? spawn(process.execPath, [MAIN], { env, stdio: options.ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'] })
       : // The shell sets the umask and execs node in its place (same pid, so signals reach the server).
         spawn('/bin/sh', ['-c', `umask ${options.umask.toString(8).padStart(3, '0')} && exec "$0" "$@"`, process.execPath, MAIN], {
           env,
@@ -105,8 +109,8 @@ export function startServerProcess(options: ProcessOptions): Promise<ServerProce
       }
     });
   };
-  collect(child.stdout);
-  collect(child.stderr);
+  collect(child.stdout!);
+  collect(child.stderr!);
   let hasExited = false;
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     // 'close', not 'exit': by then every line the process wrote has been read.
@@ -155,6 +159,19 @@ export function startServerProcess(options: ProcessOptions): Promise<ServerProce
         async stop(signal: NodeJS.Signals = 'SIGTERM') {
           if (!hasExited) child.kill(signal);
           return (await exited).code;
+        },
+        request(message: { type: string }, type: string, timeoutMs = 30_000) {
+          return new Promise<Record<string, unknown>>((resolve, reject) => {
+            const timer = setTimeout(() => (child.off('message', onMessage), reject(new Error(`no ${type} message within ${timeoutMs} ms`))), timeoutMs);
+            const onMessage = (m: unknown) => {
+              if ((m as { type?: string } | null)?.type !== type) return;
+              clearTimeout(timer);
+              child.off('message', onMessage);
+              resolve(m as Record<string, unknown>);
+            };
+            child.on('message', onMessage);
+            child.send(message);
+          });
         },
       };
     },
