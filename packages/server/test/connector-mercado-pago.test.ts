@@ -329,6 +329,16 @@ for (const backend of backends()) {
         expect(parsed.events).toEqual([{ kind: 'ASYNC_PAYMENT_SETTLED', notificationId: `mp_payment_${id}_${status === 'expired' ? 'cancelled' : status}`, providerTransactionId: id, outcome, reason: expect.toSatisfy((r: unknown) => (outcome === 'SUCCEEDED' ? r === null : typeof r === 'string')) }]);
       });
 
+      it("lookup of an issued PIX by our reference (its answer lost): pending is no approval (ERROR), paid is (SUCCEEDED); the payer is not kept in the raw answer", async () => {
+        const { context } = await mercadoPago();
+        const reference = randomUUID();
+        const started = await adapter().startAsyncPayment!({ method: 'PIX', amount: '80.00', currency: 'BRL', country: 'BR', reference, paymentId: randomUUID(), description: 'lost', baseUrl: 'http://127.0.0.1:1', payer: BOLETO_PAYER, connection: context });
+        expect(started.result.rawResponse).not.toHaveProperty('payer');
+        expect(await adapter().lookup({ reference, connection: context })).toMatchObject({ found: true, voided: false, result: { outcome: 'ERROR', responseCode: 'PROVIDER_ERROR' } });
+        double.settlePending(started.result.providerTransactionId, 'approved');
+        expect(await adapter().lookup({ reference, connection: context })).toMatchObject({ found: true, voided: false, result: { outcome: 'SUCCEEDED', providerTransactionId: started.result.providerTransactionId } });
+      });
+
       it('PIX and boleto are refused before any call in another currency, and a boleto without the payer it must name', async () => {
         const { context } = await mercadoPago();
         const before = double.requests.length;

@@ -441,6 +441,15 @@ describe('the STRIPE adapter at the double', () => {
       expect(double.requests.length).toBe(before);
     });
 
+    it("lookup of an issued PIX by our reference (its answer lost): waiting is no approval (ERROR); paid is the shopper's payment (SUCCEEDED)", async () => {
+      const input = asyncCharge('PIX');
+      const started = await adapter.startAsyncPayment(input);
+      const waiting = await adapter.lookup({ reference: input.reference, connection: c });
+      expect(waiting).toMatchObject({ found: true, voided: false, result: { outcome: 'ERROR', responseCode: 'PROVIDER_ERROR', providerTransactionId: started.result.providerTransactionId } });
+      double.settleAsync(started.result.providerTransactionId, 'paid');
+      expect(await adapter.lookup({ reference: input.reference, connection: c })).toMatchObject({ found: true, voided: false, result: { outcome: 'SUCCEEDED' } });
+    });
+
     it('a boleto: the 44-digit barcode is read from the typed line (and back: the typed line of a barcode gives it again)', () => {
       const barcode = '23791123400000120501234512345678901234567890';
       const typed = `${barcode.slice(0, 4)}${barcode.slice(19, 24)}7${barcode.slice(24, 34)}3${barcode.slice(34, 44)}5${barcode[4]}${barcode.slice(5, 19)}`;

@@ -37,6 +37,7 @@ import { parseMercadoPagoNotification } from './notifications.js';
 import type { CardTokenResponse, PaymentResponse, PaymentSearch, RefundResponse } from './sdk-types.js';
 import {
   approvedResult,
+  asyncLookupResult,
   asyncPaymentBody,
   asyncStartOf,
   cardTokenBody,
@@ -246,6 +247,10 @@ export class MercadoPagoAdapter implements PaymentProvider, ConnectionNotificati
     }
     const payment = (found.results ?? []).find((r) => r.external_reference === input.reference);
     if (!payment) return { found: false };
+    // A PIX or boleto request whose issue's answer was lost: paid is an approval; anything else (still
+    // pending, cancelled, expired, rejected) a request nobody was shown, never paid.
+    const asyncSettled = asyncLookupResult(payment);
+    if (asyncSettled) return { found: true, result: asyncSettled, voided: false };
     if (isUndecided(payment.status)) throw undecided();
     return { found: true, result: paymentResult(payment), voided: payment.status === 'cancelled' };
   }

@@ -242,7 +242,8 @@ type AsyncPaymentAnswer = PaymentResponse & { barcode?: { content?: string } };
  */
 export function asyncStartOf(p: AsyncPaymentAnswer, method: MercadoPagoAsyncMethod): AsyncStart {
   const id = p.id === undefined ? '' : String(p.id);
-  const raw = p as unknown as Raw;
+  // The payer (e-mail, name, CPF) is the payment's own customer_payer already: not kept twice in the raw answer.
+  const { payer: _payer, ...raw } = p as unknown as Raw;
   if (p.status !== 'pending') {
     return { result: p.status === 'rejected' ? rowResult(rejectionRow(p.status_detail), id, raw) : rowResult(errorRow(undefined), id, raw), action: null };
   }
@@ -295,4 +296,17 @@ export function asyncOutcomeOf(p: PaymentResponse): { outcome: 'SUCCEEDED' | 'DE
     default:
       return null;
   }
+}
+
+/**
+ * Reconciliation's view of a PIX or boleto payment (found by our reference after the issue's answer was
+ * lost): approved is the shopper's payment, an approval; any other status is a request nobody was shown
+ * (pending, then cancelled or expired at its deadline), never an approval. Null for a card's payment.
+ */
+export function asyncLookupResult(p: PaymentSearchResult): ProviderResult | null {
+  if (!p.payment_method_id || !MERCADO_PAGO_ASYNC_IDS.has(p.payment_method_id)) return null;
+  const id = p.id === undefined ? '' : String(p.id);
+  const { payer: _payer, ...raw } = p as unknown as Raw;
+  if (p.status === 'approved') return approvedResult(id, raw);
+  return { ...rowResult(errorRow(undefined), id, raw), responseCode: 'PROVIDER_ERROR', responseMessage: `Mercado Pago's ${p.payment_method_id} payment request is ${p.status ?? 'unknown'}: never shown to the shopper, never paid` };
 }

@@ -175,6 +175,12 @@ export function paymentIntentResult(pi: Stripe.PaymentIntent): ProviderResult {
       rawResponse: rawOf(pi),
     };
   }
+  // A PIX, boleto or OXXO intent still waiting (found by reconciliation after its issue's answer was lost):
+  // a request nobody was shown, never an approval; the same for one whose attempt failed or expired.
+  const asyncType = pi.payment_method_types?.find((t) => STRIPE_ASYNC_TYPES.has(t));
+  if (asyncType) {
+    return { ...refused('ERROR', 'PROVIDER_ERROR', `Stripe's ${asyncType} payment request is ${pi.status}: never shown to the shopper, never paid`), providerTransactionId: pi.id, rawResponse: rawOf(pi) };
+  }
   // Not approved and no card error thrown: a decline kept on the intent, a 3-D Secure challenge we cannot
   // answer (requires_action), or a state we do not expect (processing, canceled).
   const error = pi.last_payment_error;
