@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { failoverDecision } from '../src/orchestration/failover.js';
 import { MERCADO_PAGO_CODES } from '../src/providers/mercado-pago/codes.js';
 import { SIGNATURE_TOLERANCE_SECONDS } from '../src/providers/mercado-pago/notifications.js';
-import { NotificationSignatureError, ProviderUnavailableError, type Charge, type ConnectionContext, type PaymentProvider } from '../src/providers/provider.js';
+import { NotificationSignatureError, ProviderUnavailableError, type AsyncPayer, type Charge, type ConnectionContext, type PaymentProvider } from '../src/providers/provider.js';
 import { startMercadoPagoDouble, type DoubleAccount, type MercadoPagoDouble } from './doubles/mercado-pago/server.js';
 import { connectProvider, routeCards } from './support/connectors.js';
 import { backends, useServer, type TestServer } from './support/harness.js';
@@ -22,6 +22,15 @@ import { authorizedPayment, createPayment, getPayment, postLifecycle, rawCard } 
 
 type Created = Schemas['CreatedPayment'];
 const MP = 'MERCADO_PAGO';
+
+/** A payer with what a boleto names (name, CPF, address). */
+const BOLETO_PAYER: AsyncPayer = {
+  firstName: 'Ana',
+  lastName: 'Lima',
+  email: 'ana@example.com',
+  document: { type: 'CPF', number: '52998224725' },
+  address: { line1: 'Rua das Flores, 123', line2: null, neighborhood: 'Bela Vista', city: 'São Paulo', state: 'SP', zipCode: '01310-100', country: 'BR' },
+};
 
 let double: MercadoPagoDouble;
 const env: Record<string, string> = { RECONCILIATION_INTERVAL_MS: '3600000' };
@@ -290,6 +299,57 @@ for (const backend of backends()) {
           expect.objectContaining({ kind: 'FOLLOW_UP_SETTLED', operation: 'REFUND', outcome: 'FAILED', providerOperationId: r2.providerTransactionId, amount: '20.00' }),
         ]);
         expect(await parse(context, signed)).toEqual(parsed);
+      });
+
+      it.each([
+        ['PIX', 'approved', 'SUCCEEDED'],
+        ['PIX', 'rejected', 'DECLINED'],
+        ['BOLETO', 'cancelled', 'CANCELED'],
+        ['BOLETO', 'expired', 'EXPIRED'],
+      ] as const)('a %s payment %s at Mercado Pago, by its payment notification → ASYNC_PAYMENT_SETTLED %s; pending → no event', async (method, status, outcome) => {
+        const { context } = await mercadoPago();
+        const started = await adapter().startAsyncPayment!({
+          method,
+          amount: '80.00',
+          currency: 'BRL',
+          country: 'BR',
+          reference: randomUUID(),
+          paymentId: randomUUID(),
+          description: 'notified',
+          baseUrl: 'http://127.0.0.1:1',
+          payer: BOLETO_PAYER,
+          connection: context,
+        });
+        expect(started.result.outcome).toBe('SUCCEEDED');
+        expect(started.action!.kind).toBe(method === 'PIX' ? 'QR_CODE' : 'VOUCHER');
+        const id = started.result.providerTransactionId;
+        expect(await parse(context, double.signedNotification('payment', id))).toEqual({ events: [] });
+        double.settlePending(id, status);
+        const parsed = await parse(context, double.signedNotification('payment', id));
+        expect(parsed.events).toEqual([{ kind: 'ASYNC_PAYMENT_SETTLED', notificationId: `mp_payment_${id}_${status === 'expired' ? 'cancelled' : status}`, providerTransactionId: id, outcome, reason: expect.toSatisfy((r: unknown) => (outcome === 'SUCCEEDED' ? r === null : typeof r === 'string')) }]);
+      });
+
+      it("lookup of an issued PIX by our reference (its answer lost): pending is no approval (ERROR), paid is (SUCCEEDED); the payer is not kept in the raw answer", async () => {
+        const { context } = await mercadoPago();
+        const reference = randomUUID();
+        const started = await adapter().startAsyncPayment!({ method: 'PIX', amount: '80.00', currency: 'BRL', country: 'BR', reference, paymentId: randomUUID(), description: 'lost', baseUrl: 'http://127.0.0.1:1', payer: BOLETO_PAYER, connection: context });
+        expect(started.result.rawResponse).not.toHaveProperty('payer');
+        expect(await adapter().lookup({ reference, connection: context })).toMatchObject({ found: true, voided: false, result: { outcome: 'ERROR', responseCode: 'PROVIDER_ERROR' } });
+        double.settlePending(started.result.providerTransactionId, 'approved');
+        expect(await adapter().lookup({ reference, connection: context })).toMatchObject({ found: true, voided: false, result: { outcome: 'SUCCEEDED', providerTransactionId: started.result.providerTransactionId } });
+      });
+
+      it('PIX and boleto are refused before any call in another currency, and a boleto without the payer it must name', async () => {
+        const { context } = await mercadoPago();
+        const before = double.requests.length;
+        const base = { amount: '80.00', country: 'BR', reference: randomUUID(), paymentId: randomUUID(), description: 'refused', baseUrl: 'http://127.0.0.1:1', connection: context };
+        const usd = await adapter().startAsyncPayment!({ ...base, method: 'PIX', currency: 'USD' });
+        expect(usd).toEqual({ result: expect.objectContaining({ outcome: 'ERROR', responseCode: 'PROVIDER_REQUEST_REJECTED', responseMessage: expect.stringMatching(/BRL only/) }), action: null });
+        const noPayer = await adapter().startAsyncPayment!({ ...base, method: 'BOLETO', currency: 'BRL', payer: { ...BOLETO_PAYER, document: null, address: null } });
+        expect(noPayer.result).toMatchObject({ outcome: 'ERROR', responseMessage: expect.stringMatching(/customer_payer\.document.*billing_address/) });
+        const oxxo = await adapter().startAsyncPayment!({ ...base, method: 'OXXO', currency: 'MXN' });
+        expect(oxxo.result).toMatchObject({ outcome: 'ERROR', responseMessage: expect.stringMatching(/does not issue OXXO/) });
+        expect(double.requests.length).toBe(before);
       });
 
       it('a chargeback notification → CHARGEBACK for our payment (fetched after verification); its decision → DISPUTE_CLOSED', async () => {

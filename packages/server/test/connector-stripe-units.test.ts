@@ -12,14 +12,16 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { failoverDecision } from '../src/orchestration/failover.js';
 import type { ConnectorEvent } from '../src/providers/connector.js';
 import { CONNECTORS } from '../src/providers/connectors.js';
-import { NotificationSignatureError, ProviderUnavailableError, type Charge, type ConnectionContext } from '../src/providers/provider.js';
+import { NotificationSignatureError, ProviderUnavailableError, type AsyncCharge, type AsyncPayer, type Charge, type ConnectionContext } from '../src/providers/provider.js';
 import { RESPONSE_CODES } from '../src/providers/provider-values.js';
 import { StripeAdapter } from '../src/providers/stripe/adapter.js';
 import { STRIPE_API_VERSION } from '../src/providers/stripe/client.js';
 import { STRIPE_CODES, UNKNOWN_DECLINE } from '../src/providers/stripe/codes.js';
 import { stripeConnector } from '../src/providers/stripe/index.js';
-import { fromMinor, toMinor } from '../src/providers/stripe/transformers.js';
-import { startStripeDouble, type StripeDouble } from './doubles/stripe/server.js';
+import { boletoBarcode, fromMinor, toMinor } from '../src/providers/stripe/transformers.js';
+import { startStripeDouble, type AsyncSettlement, type StripeDouble } from './doubles/stripe/server.js';
+
+const signedBody = (signed: { body: string; headers: Record<string, string> }) => [signed.body, signed.headers] as const;
 
 const FIXTURES = new URL('../../../../shared/provider-openapi/stripe/fixtures3.json', import.meta.url);
 const DOC = new URL('../../../docs/providers/stripe.md', import.meta.url);
@@ -381,6 +383,103 @@ describe('the STRIPE adapter at the double', () => {
 
     it('the sandbox-era single endpoint refuses: Stripe notifications arrive per connection', async () => {
       await expect(adapter.parseNotification()).rejects.toBeInstanceOf(NotificationSignatureError);
+    });
+  });
+
+  describe('asynchronous methods: PIX, boleto, OXXO', () => {
+    let c: ConnectionContext;
+    beforeAll(() => {
+      c = connection();
+    });
+    const payer: AsyncPayer = {
+      firstName: 'Ana',
+      lastName: 'Lima',
+      email: 'ana@example.com',
+      document: { type: 'CPF', number: '529.982.247-25' },
+      address: { line1: 'Rua das Flores, 123', line2: null, neighborhood: 'Bela Vista', city: 'São Paulo', state: 'SP', zipCode: '01310-100', country: 'BR' },
+    };
+    const asyncCharge = (method: AsyncCharge['method'], overrides: Partial<AsyncCharge> = {}): AsyncCharge => ({
+      method,
+      amount: '120.50',
+      currency: method === 'OXXO' ? 'MXN' : 'BRL',
+      country: method === 'OXXO' ? 'MX' : 'BR',
+      reference: randomUUID(),
+      paymentId: randomUUID(),
+      description: 'Order 1001',
+      baseUrl: 'http://127.0.0.1:1',
+      payer,
+      connection: c,
+      ...overrides,
+    });
+
+    it.each([
+      ['PIX', 'QR_CODE'],
+      ['BOLETO', 'VOUCHER'],
+      ['OXXO', 'VOUCHER'],
+    ] as const)('%s: issued (SUCCEEDED) with a %s action from next_action; the same reference again is the same PaymentIntent', async (method, kind) => {
+      const input = asyncCharge(method);
+      const started = await adapter.startAsyncPayment(input);
+      expect(started.result).toMatchObject({ outcome: 'SUCCEEDED', responseCode: 'SUCCEEDED', providerTransactionId: expect.stringMatching(/^pi_/) });
+      expect(started.action).toMatchObject({ kind, expiresAt: expect.any(String) });
+      expect(Date.parse(started.action!.expiresAt)).toBeGreaterThan(Date.now());
+      expect(started.result.rawResponse).not.toHaveProperty('client_secret');
+      const again = await adapter.startAsyncPayment(input);
+      expect(again.result.providerTransactionId).toBe(started.result.providerTransactionId);
+      expect([...double.ledger.intents.values()].filter((pi) => pi.metadata.payorch_reference === input.reference)).toHaveLength(1);
+    });
+
+    it.each<[string, Partial<AsyncCharge>, RegExp]>([
+      ['a method Stripe does not issue here (BANK_TRANSFER)', { method: 'BANK_TRANSFER' }, /does not issue BANK_TRANSFER/],
+      ['PIX in USD', { currency: 'USD' }, /PIX payments in BRL only/],
+      ['a boleto without the CPF', { method: 'BOLETO', payer: { ...payer, document: null } }, /customer_payer\.document/],
+      ['an OXXO voucher without an e-mail', { method: 'OXXO', currency: 'MXN', payer: { ...payer, email: null } }, /customer_payer\.email/],
+    ])('%s: refused before any call (ERROR PROVIDER_REQUEST_REJECTED, no action)', async (_name, overrides, message) => {
+      const before = double.requests.length;
+      const started = await adapter.startAsyncPayment(asyncCharge(overrides.method ?? 'PIX', overrides));
+      expect(started.action).toBeNull();
+      expect(started.result).toMatchObject({ outcome: 'ERROR', responseCode: 'PROVIDER_REQUEST_REJECTED', responseMessage: expect.stringMatching(message) });
+      expect(double.requests.length).toBe(before);
+    });
+
+    it("lookup of an issued PIX by our reference (its answer lost): waiting is no approval (ERROR); paid is the shopper's payment (SUCCEEDED)", async () => {
+      const input = asyncCharge('PIX');
+      const started = await adapter.startAsyncPayment(input);
+      const waiting = await adapter.lookup({ reference: input.reference, connection: c });
+      expect(waiting).toMatchObject({ found: true, voided: false, result: { outcome: 'ERROR', responseCode: 'PROVIDER_ERROR', providerTransactionId: started.result.providerTransactionId } });
+      double.settleAsync(started.result.providerTransactionId, 'paid');
+      expect(await adapter.lookup({ reference: input.reference, connection: c })).toMatchObject({ found: true, voided: false, result: { outcome: 'SUCCEEDED' } });
+    });
+
+    it('a boleto: the 44-digit barcode is read from the typed line (and back: the typed line of a barcode gives it again)', () => {
+      const barcode = '23791123400000120501234512345678901234567890';
+      const typed = `${barcode.slice(0, 4)}${barcode.slice(19, 24)}7${barcode.slice(24, 34)}3${barcode.slice(34, 44)}5${barcode[4]}${barcode.slice(5, 19)}`;
+      expect(typed).toHaveLength(47);
+      expect(boletoBarcode(typed)).toBe(barcode);
+      expect(boletoBarcode('2379.1234')).toBeNull();
+    });
+
+    it.each<[string, AsyncSettlement | 'expired-cancel' | 'card', 'payment_intent.succeeded' | 'payment_intent.payment_failed' | 'payment_intent.canceled', Partial<ConnectorEvent> | null]>([
+      ['paid → SUCCEEDED', 'paid', 'payment_intent.succeeded', { kind: 'ASYNC_PAYMENT_SETTLED', outcome: 'SUCCEEDED', reason: null }],
+      ['an attempt that expired → EXPIRED', 'expired', 'payment_intent.payment_failed', { kind: 'ASYNC_PAYMENT_SETTLED', outcome: 'EXPIRED' }],
+      ['an attempt that failed → DECLINED', 'failed', 'payment_intent.payment_failed', { kind: 'ASYNC_PAYMENT_SETTLED', outcome: 'DECLINED' }],
+      ['cancelled → CANCELED', 'canceled', 'payment_intent.canceled', { kind: 'ASYNC_PAYMENT_SETTLED', outcome: 'CANCELED', reason: 'requested_by_customer' }],
+      ['cancelled by Stripe for its deadline → EXPIRED', 'expired-cancel', 'payment_intent.canceled', { kind: 'ASYNC_PAYMENT_SETTLED', outcome: 'EXPIRED', reason: 'expired' }],
+      ["the same event about a card's intent → no event", 'card', 'payment_intent.succeeded', null],
+    ])('%s', async (_name, how, type, expected) => {
+      const started = await adapter.startAsyncPayment(asyncCharge('OXXO'));
+      const pi = double.ledger.intents.get(started.result.providerTransactionId)!;
+      if (how === 'expired-cancel') {
+        double.settleAsync(pi.id, 'canceled');
+        pi.cancellationReason = 'expired';
+      } else if (how === 'card') {
+        pi.method = 'card';
+      } else {
+        double.settleAsync(pi.id, how);
+      }
+      const eventId = `evt_${randomBytes(8).toString('hex')}`;
+      const parsed = await adapter.parseConnectionNotification(...signedBody(double.signedNotification(type, { intentId: pi.id }, c.credentials.webhook_secret!, { eventId })), c);
+      expect(parsed.events).toHaveLength(expected ? 1 : 0);
+      if (expected) expect(parsed.events[0]).toMatchObject({ notificationId: eventId, providerTransactionId: pi.id, ...expected });
     });
   });
 

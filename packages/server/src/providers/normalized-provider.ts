@@ -240,7 +240,7 @@ function normalizeAction(providerId: string, a: ShopperAction): ShopperAction {
   switch (a.kind) {
     case 'QR_CODE':
       if (!/^[\x20-\x7e]{1,1024}$/.test(a.qrCode)) throw bad(providerId, 'a QR code payload that is not printable ASCII of at most 1,024 characters');
-      return { kind: 'QR_CODE', qrCode: a.qrCode, expiresAt: at };
+      return { kind: 'QR_CODE', qrCode: a.qrCode, expiresAt: at, ...(a.pageUrl !== undefined ? { pageUrl: redirectUrlOf(providerId, a.pageUrl) } : {}) };
     case 'BANK_TRANSFER':
       return {
         kind: 'BANK_TRANSFER',
@@ -262,6 +262,7 @@ function normalizeAction(providerId: string, a: ShopperAction): ShopperAction {
         dueDate: a.dueDate,
         instruction: text(a.instruction, 4096),
         expiresAt: at,
+        ...(a.pageUrl !== undefined ? { pageUrl: redirectUrlOf(providerId, a.pageUrl) } : {}),
       };
     case 'REDIRECT':
       return { kind: 'REDIRECT', redirectUrl: redirectUrlOf(providerId, a.redirectUrl), expiresAt: at };

@@ -265,7 +265,31 @@ export interface AsyncCharge {
    * four. The provider authorizes it at once: its answer is the payment's outcome, with no action.
    */
   walletToken?: { paymentToken: string; lastFour: string };
+  /**
+   * The payer as the payment records it (customer_payer, over the enrolled customer's own fields): what a
+   * provider needs to issue some vouchers (a boleto names the payer, their CPF/CNPJ and address; an OXXO
+   * voucher the payer's name and e-mail). Each adapter sends only what its method requires.
+   */
+  payer?: AsyncPayer;
   connection?: ConnectionContext;
+}
+
+/** The payer of an asynchronous payment, as far as the request (or the enrolled customer) names it. */
+export interface AsyncPayer {
+  firstName: string | null;
+  lastName: string | null;
+  email: string | null;
+  /** The payer's document (a CPF or CNPJ in Brazil). */
+  document: { type: string | null; number: string } | null;
+  address: {
+    line1: string;
+    line2: string | null;
+    neighborhood: string | null;
+    city: string | null;
+    state: string | null;
+    zipCode: string | null;
+    country: string | null;
+  } | null;
 }
 
 /** The payer's bank account of a PIX or a transfer (Yuno's payment_method.detail.bank_transfer). */
@@ -282,9 +306,11 @@ export interface PayerBankAccount {
 
 /** What the shopper must do, as the provider issued it; `expiresAt` (ISO 8601) is when it stops being payable. */
 export type ShopperAction =
-  | { kind: 'QR_CODE'; qrCode: string; expiresAt: string }
+  /** `pageUrl`: the provider's own page showing the code, when it hosts one (Stripe, Mercado Pago). */
+  | { kind: 'QR_CODE'; qrCode: string; expiresAt: string; pageUrl?: string }
   | { kind: 'BANK_TRANSFER'; bankName: string; beneficiaryName: string; bankAccount: string; accountType: string; reference: string; expiresAt: string }
-  | { kind: 'VOUCHER'; voucherType: string; reference: string; barcode: string; barcodeFormat: string; dueDate: string; instruction: string; expiresAt: string }
+  /** `pageUrl`: the provider's printable voucher, when it hosts one. */
+  | { kind: 'VOUCHER'; voucherType: string; reference: string; barcode: string; barcodeFormat: string; dueDate: string; instruction: string; expiresAt: string; pageUrl?: string }
   | { kind: 'REDIRECT'; redirectUrl: string; expiresAt: string };
 
 /** The provider's answer to startAsyncPayment: `action` with an issued (SUCCEEDED) result, null otherwise. */

@@ -26,17 +26,27 @@ export async function connectProvider(
 }
 
 /** Sends the sandbox account's card payments through these steps, in order (PATCH of its CARD routing). */
-export async function routeCards(t: TestServer, steps: { provider_id: string; connection_id: string }[]): Promise<void> {
-  const list = await t.fetch(`/routing?account_id=${t.sandbox.account_id}&payment_method=CARD`);
+export function routeCards(t: TestServer, steps: { provider_id: string; connection_id: string }[]): Promise<void> {
+  return routeMethod(t, 'CARD', steps);
+}
+
+/** Sends the sandbox account's payments of `method` (CARD, PIX, OXXO, …) through these steps, in order (its routing for the method). */
+export async function routeMethod(t: TestServer, method: string, steps: { provider_id: string; connection_id: string }[]): Promise<void> {
+  const res = await routingRequest(t, method, steps);
+  expect(res.status, await res.clone().text()).toBeLessThan(300);
+}
+
+/** The PATCH (or POST, when the account has none for the method) of the method's routing, answered as it comes. */
+export async function routingRequest(t: TestServer, method: string, steps: { provider_id: string; connection_id: string }[]): Promise<Response> {
+  const list = await t.fetch(`/routing?account_id=${t.sandbox.account_id}&payment_method=${method}`);
   expect(list.status).toBe(200);
   const [routing] = (await list.json()) as { id: string }[];
   const body = { default_route: { steps: steps.map((s, i) => ({ index: i + 1, ...s })) }, condition_sets: [] };
-  const res = routing
-    ? await t.fetch(`/routing/${routing.id}`, { method: 'PATCH', headers: json, body: JSON.stringify(body) })
-    : await t.fetch('/routing', {
+  return routing
+    ? t.fetch(`/routing/${routing.id}`, { method: 'PATCH', headers: json, body: JSON.stringify(body) })
+    : t.fetch('/routing', {
         method: 'POST',
         headers: { ...json, 'x-idempotency-key': randomUUID() },
-        body: JSON.stringify({ account_id: t.sandbox.account_id, payment_method: 'CARD', name: 'Cards', ...body }),
+        body: JSON.stringify({ account_id: t.sandbox.account_id, payment_method: method, name: method, ...body }),
       });
-  expect(res.status, await res.clone().text()).toBeLessThan(300);
 }

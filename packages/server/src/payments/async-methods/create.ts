@@ -36,7 +36,7 @@ import { failoverDecision, failoverReason, movesOn } from '../../orchestration/f
 import { orchestrationRepository, type AttemptRow } from '../../orchestration/repository.js';
 import { answeredRecord, concludeWithoutApproval, providerDataOf, takeApproval, unansweredRecord } from '../../orchestration/settle.js';
 import { linkBase } from '../../platform/config.js';
-import { ProviderUnavailableError, type AsyncCharge, type AsyncMethodType, type AsyncStart, type ProviderResult, type UnavailableKind } from '../../providers/provider.js';
+import { ProviderUnavailableError, type AsyncCharge, type AsyncMethodType, type AsyncPayer, type AsyncStart, type ProviderResult, type UnavailableKind } from '../../providers/provider.js';
 import type { RouteStep } from '../../routing/plan.js';
 import { recordEvent } from '../../webhooks/index.js';
 import type { CreatePaymentOutcome } from '../create-payment.js';
@@ -44,6 +44,7 @@ import { createdPaymentOf } from '../created-reply.js';
 import { toApiPayment, transactionMethodOf } from '../mapper.js';
 import { inPaymentTransaction } from '../payment-lock.js';
 import { checkNewPayment, newPaymentRow } from '../new-payment.js';
+import { payerOf } from '../payer.js';
 import type { CreatePaymentInput } from '../create-payment.js';
 import { paymentsRepository as payments, type PaymentRow } from '../repository.js';
 import { asyncPaymentMethod } from './detail.js';
@@ -106,6 +107,28 @@ function payerAccountOf(input: CreatePaymentInput): AsyncCharge['payerAccount'] 
   };
 }
 
+/** The payer as a provider may need it for a voucher (the payment records the same payer: customer_payer). */
+function asyncPayerOf(p: Schemas['CustomerPayer']): AsyncPayer {
+  const a = p.billing_address;
+  return {
+    firstName: p.first_name ?? null,
+    lastName: p.last_name ?? null,
+    email: p.email ?? null,
+    document: p.document?.document_number ? { type: p.document.document_type ?? null, number: p.document.document_number } : null,
+    address: a?.address_line_1
+      ? {
+          line1: a.address_line_1,
+          line2: a.address_line_2 ?? null,
+          neighborhood: a.neighborhood ?? null,
+          city: a.city ?? null,
+          state: a.state ?? null,
+          zipCode: a.zip_code ?? null,
+          country: a.country ?? null,
+        }
+      : null,
+  };
+}
+
 /**
  * What the payment keeps of the method's request detail: the payer's account without its number (the last
  * four only) nor its check digit, and of a wallet's token only the card's last four.
@@ -150,7 +173,7 @@ interface Walk {
   current: ChosenStep;
   attempt: AttemptRow;
   /** For the provider only, never stored: the payer's account, a wallet's token. */
-  forProvider: Pick<AsyncCharge, 'payerAccount' | 'walletToken'>;
+  forProvider: Pick<AsyncCharge, 'payerAccount' | 'walletToken' | 'payer'>;
 }
 
 /** The next step whose provider issues asynchronous payments (a routing only names providers that serve the method). */
@@ -244,6 +267,7 @@ async function start(
       walletToken: input.payment_method.detail?.wallet
         ? { paymentToken: input.payment_method.detail.wallet.payment_token, lastFour: input.payment_method.detail.wallet.card_data.lfd }
         : undefined,
+      payer: asyncPayerOf(payerOf(customer, input.customer_payer ?? {})),
     },
   };
   return { ok: true, walk: { ...walk, attempt: await newAttempt(db, walk, first) } };
@@ -282,6 +306,7 @@ async function issue(o: Orchestration, w: Walk & { baseUrl: string }, chosen: Ch
       baseUrl: w.baseUrl,
       ...(w.forProvider.payerAccount ? { payerAccount: w.forProvider.payerAccount } : {}),
       ...(w.forProvider.walletToken ? { walletToken: w.forProvider.walletToken } : {}),
+      ...(w.forProvider.payer ? { payer: w.forProvider.payer } : {}),
       connection: chosen.connection.context,
     });
     answer = { answered: true, result: started.result, started };

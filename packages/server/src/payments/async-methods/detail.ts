@@ -1,7 +1,8 @@
 /**
  * The payment method of an asynchronous payment in Yuno's shape: the action the shopper takes is under
- * `payment_method.payment_method_detail` — `bank_transfer` (PIX: `qr_code`; a transfer: the account and
- * its `reference`), `ticket` (a voucher: `provider_number`, `provider_barcode`, `date_of_expiration`),
+ * `payment_method.payment_method_detail` — `bank_transfer` (PIX: `qr_code`, and `redirect_url` when the
+ * provider hosts a page showing it; a transfer: the account and its `reference`), `ticket` (a voucher:
+ * `provider_number`, `provider_barcode`, `date_of_expiration`, `redirect_url` to the provider's printable voucher),
  * `wallet` (`redirect_url`) — each with `expires_at`. A token wallet (GOOGLE_PAY) has `wallet` with both null.
  */
 import type { Schemas } from '@payorch/types';
@@ -29,7 +30,7 @@ function detailOf(action: ShopperAction | null): Detail {
           beneficiary_document_type: null,
           beneficiary_document: null,
           payment_instruction: action.kind === 'QR_CODE' ? 'Scan the QR code, or paste the code, in your bank app to pay with PIX.' : 'Transfer the amount to this account, quoting the reference.',
-          redirect_url: null,
+          redirect_url: action.kind === 'QR_CODE' ? (action.pageUrl ?? null) : null,
           reference: transfer?.reference || null,
           qr_code: action.kind === 'QR_CODE' ? action.qrCode : null,
           expires_at: action.expiresAt,
@@ -48,7 +49,7 @@ function detailOf(action: ShopperAction | null): Detail {
           provider_barcode: action.barcode || null,
           provider_logo: null,
           provider_format: action.barcodeFormat || null,
-          redirect_url: null,
+          redirect_url: action.pageUrl ?? null,
           expires_at: action.expiresAt,
         },
       };

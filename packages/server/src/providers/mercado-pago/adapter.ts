@@ -6,6 +6,9 @@
  * out as X-Idempotency-Key (Mercado Pago answers a repeated key with the first answer and never charges
  * twice) and, on a charge, as external_reference (lookup searches by it).
  *
+ * PIX and boleto payments take one call (payment_method_id pix / bolbradesco): Mercado Pago answers them
+ * `pending` with the QR code or the boleto, and its `payment` notification ends them.
+ *
  * Card payments take two calls: the card becomes a card token (POST /v1/card_tokens, as Mercado Pago's
  * own checkout does in the browser), then the payment is created with that token. Declines are results
  * (codes.ts); an answer that is not a final word (a payment still in process) is an unknown outcome, as a
@@ -15,6 +18,8 @@ import type { ConnectionNotifications, ParsedNotification } from '../connector.j
 import {
   NotificationSignatureError,
   ProviderUnavailableError,
+  type AsyncCharge,
+  type AsyncStart,
   type Charge,
   type ChargebackEvent,
   type ConnectionContext,
@@ -30,7 +35,23 @@ import {
 import { MERCADO_PAGO, MERCADO_PAGO_PUBLIC_API, mercadoPagoCall, mercadoPagoError, type MercadoPagoRequest } from './client.js';
 import { parseMercadoPagoNotification } from './notifications.js';
 import type { CardTokenResponse, PaymentResponse, PaymentSearch, RefundResponse } from './sdk-types.js';
-import { approvedResult, cardTokenBody, errorResult, isUndecided, paymentBody, paymentResult, refundResult, refusedFollowUp, withoutEnvelope } from './transformers.js';
+import {
+  approvedResult,
+  asyncLookupResult,
+  asyncPaymentBody,
+  asyncStartOf,
+  cardTokenBody,
+  errorResult,
+  isMercadoPagoAsyncMethod,
+  isUndecided,
+  MERCADO_PAGO_ASYNC_METHODS,
+  missingBoletoPayer,
+  paymentBody,
+  paymentResult,
+  refundResult,
+  refusedFollowUp,
+  withoutEnvelope,
+} from './transformers.js';
 
 export interface MercadoPagoAdapterOptions {
   /** Where Mercado Pago is reached (MERCADO_PAGO_API_URL; tests: the double); its public API otherwise. */
@@ -85,6 +106,28 @@ export class MercadoPagoAdapter implements PaymentProvider, ConnectionNotificati
       return this.errorAnswer(err);
     }
     return settled(withoutEnvelope(payment));
+  }
+
+  /**
+   * PIX and boleto: one POST /v1/payments with the method's payment_method_id (transformers.ts
+   * asyncPaymentBody), X-Idempotency-Key = our reference. Mercado Pago answers `pending` with the QR code or
+   * the boleto; its `payment` notification ends the pending payment (notifications.ts). A method, currency
+   * or payer it would refuse is answered here, before any call.
+   */
+  async startAsyncPayment(input: AsyncCharge): Promise<AsyncStart> {
+    const method = input.method;
+    if (!isMercadoPagoAsyncMethod(method)) return { result: rejected(`MERCADO_PAGO does not issue ${method} payments through payorch`), action: null };
+    const currency = MERCADO_PAGO_ASYNC_METHODS[method].currency;
+    if (input.currency !== currency) return { result: rejected(`Mercado Pago takes ${method} payments in ${currency} only, not ${input.currency}`), action: null };
+    const missing = method === 'BOLETO' ? missingBoletoPayer(input.payer) : null;
+    if (missing) return { result: rejected(`Mercado Pago needs the payer's details for a boleto: ${missing}`), action: null };
+    let payment: PaymentResponse;
+    try {
+      payment = await this.call<PaymentResponse>(input.connection, { method: 'POST', path: '/v1/payments', body: asyncPaymentBody(input, method), idempotencyKey: input.reference });
+    } catch (err) {
+      return { result: this.errorAnswer(err), action: null };
+    }
+    return asyncStartOf(withoutEnvelope(payment), method);
   }
 
   /** The card as a one-time token (never stored; its id is all the payment call carries). */
@@ -204,6 +247,10 @@ export class MercadoPagoAdapter implements PaymentProvider, ConnectionNotificati
     }
     const payment = (found.results ?? []).find((r) => r.external_reference === input.reference);
     if (!payment) return { found: false };
+    // A PIX or boleto request whose issue's answer was lost: paid is an approval; anything else (still
+    // pending, cancelled, expired, rejected) a request nobody was shown, never paid.
+    const asyncSettled = asyncLookupResult(payment);
+    if (asyncSettled) return { found: true, result: asyncSettled, voided: false };
     if (isUndecided(payment.status)) throw undecided();
     return { found: true, result: paymentResult(payment), voided: payment.status === 'cancelled' };
   }
@@ -245,6 +292,11 @@ export class MercadoPagoAdapter implements PaymentProvider, ConnectionNotificati
 function required(connection: ConnectionContext | undefined): ConnectionContext {
   if (!connection) throw new ProviderUnavailableError(MERCADO_PAGO, 'NOT_SENT', 'MERCADO_PAGO calls need a connection (no default account)');
   return connection;
+}
+
+/** A request refused before it was sent (nothing reached Mercado Pago): an error the route may move on from. */
+function rejected(message: string): ProviderResult {
+  return { ...errorResult('bad_request', {}), responseMessage: message };
 }
 
 const undecided = () => new ProviderUnavailableError(MERCADO_PAGO, 'BAD_RESPONSE', 'MERCADO_PAGO has not decided the payment yet (in process)');

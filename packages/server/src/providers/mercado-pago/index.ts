@@ -1,5 +1,6 @@
 /**
- * Mercado Pago (MERCADO_PAGO): cards in Latin America through Mercado Pago's Payments API.
+ * Mercado Pago (MERCADO_PAGO): cards in Latin America, PIX and boleto in Brazil, through Mercado Pago's
+ * Payments API.
  * docs/providers/mercado-pago.md says what it does, its credentials, webhooks and code table.
  */
 import type { Connector } from '../connector.js';
@@ -11,7 +12,8 @@ export const mercadoPagoConnector: Connector = {
   id: MERCADO_PAGO,
   displayName: 'Mercado Pago',
   capabilities: {
-    paymentMethods: ['CARD'],
+    // Cards, and PIX and boleto (bolbradesco) in Brazil, in reais (adapter.ts startAsyncPayment).
+    paymentMethods: ['CARD', 'PIX', 'BOLETO'],
     // Where Mercado Pago acquires cards in local currency: Argentina, Brazil, Mexico, Colombia, Chile, Peru, Uruguay.
     currencies: ['ARS', 'BRL', 'MXN', 'COP', 'CLP', 'PEN', 'UYU'],
     countries: ['AR', 'BR', 'MX', 'CO', 'CL', 'PE', 'UY'],

@@ -9,7 +9,9 @@
  *
  * Then translated. A Mercado Pago notification carries ids, not the story: the details are fetched with
  * the connection's access token (after verification, so an unsigned request never makes us call out):
- * - `payment`: GET /v1/payments/{id}; each refund in a final state → FOLLOW_UP_SETTLED REFUND (approved →
+ * - `payment`: GET /v1/payments/{id}; a PIX or boleto payment in a final status → ASYNC_PAYMENT_SETTLED
+ *   (approved → SUCCEEDED, rejected → DECLINED, cancelled → CANCELED or, at its deadline, EXPIRED:
+ *   transformers.ts asyncOutcomeOf); each refund in a final state → FOLLOW_UP_SETTLED REFUND (approved →
  *   CONFIRMED, rejected/cancelled → FAILED). Captures and cancellations are synchronous at Mercado Pago:
  *   their answer was final, no event is needed.
  * - `topic_chargebacks_wh` (and the older `chargebacks`): GET /v1/chargebacks/{id}, then its payment (for our
@@ -22,7 +24,7 @@ import { InvalidWebhookSignatureError, MPForbiddenError, MPNotFoundError, Webhoo
 import type { ConnectorEvent, ParsedNotification } from '../connector.js';
 import { NotificationSignatureError, type ConnectionContext } from '../provider.js';
 import type { ChargebackResponse, PaymentResponse } from './sdk-types.js';
-import { decimalOf } from './transformers.js';
+import { asyncOutcomeOf, decimalOf } from './transformers.js';
 
 /** How far a notification's `ts` may be from now (seconds) before it is refused as a replay. */
 export const SIGNATURE_TOLERANCE_SECONDS = 300;
@@ -114,6 +116,13 @@ async function paymentEvents(paymentId: string, fetcher: NotificationFetcher): P
   const payment = await fetcher.get<PaymentResponse>(`/v1/payments/${encodeURIComponent(paymentId)}`);
   const currency = payment.currency_id ?? '';
   const events: ConnectorEvent[] = [];
+  // A PIX or boleto payment in a final status ends the pending payment (one event per status: a re-delivery,
+  // or a later notification of the same status after a refund, is the same event).
+  const settled = asyncOutcomeOf(payment);
+  if (settled) {
+    const id = String(payment.id ?? paymentId);
+    events.push({ kind: 'ASYNC_PAYMENT_SETTLED', notificationId: `mp_payment_${id}_${payment.status}`, providerTransactionId: id, outcome: settled.outcome, reason: settled.reason });
+  }
   for (const refund of payment.refunds ?? []) {
     const outcome = refund.status === 'approved' ? 'CONFIRMED' : refund.status === 'rejected' || refund.status === 'cancelled' ? 'FAILED' : undefined;
     if (!outcome || refund.id === undefined) continue;

@@ -3,6 +3,8 @@
  *
  * - purchase / authorize: one PaymentIntent created and confirmed with the card (capture_method manual for
  *   an authorization); Idempotency-Key = our reference, so a retried call returns Stripe's first answer.
+ * - startAsyncPayment (PIX, boleto, OXXO): a PaymentIntent confirmed with `payment_method_data[type]`; its
+ *   `next_action` is the shopper's action, and the `payment_intent.*` webhooks end the pending payment.
  * - capture (amount_to_capture), void (cancel), refund (refunds.create, several up to the captured amount).
  * - verify: a SetupIntent confirmed with the card (zero amount).
  * - lookup(reference): PaymentIntent search on the metadata we write: the charge's reference at creation,
@@ -18,6 +20,8 @@ import type { ConnectionNotifications, ConnectorDeps } from '../connector.js';
 import {
   NotificationSignatureError,
   ProviderUnavailableError,
+  type AsyncCharge,
+  type AsyncStart,
   type Charge,
   type ChargebackEvent,
   type ConnectionContext,
@@ -33,7 +37,12 @@ import { callStripe, STRIPE, stripeClient, type StripeFailure } from './client.j
 import { codeRow } from './codes.js';
 import { parseStripeNotification } from './notifications.js';
 import {
+  asyncIntentParams,
+  asyncStartOf,
   evidenceFields,
+  isStripeAsyncMethod,
+  missingPayerData,
+  STRIPE_ASYNC_METHODS,
   followUpResult,
   META,
   operationKey,
@@ -84,6 +93,27 @@ export class StripeAdapter implements PaymentProvider, ConnectionNotifications {
     const answer = await callStripe(() => stripe.paymentIntents.create(paymentIntentParams(input, capture, amount), { idempotencyKey: input.reference }));
     if (answer.ok) return paymentIntentResult(answer.value);
     return this.failureResult(answer.failure, 'DECLINED');
+  }
+
+  /**
+   * PIX, boleto and OXXO: one PaymentIntent created and confirmed with `payment_method_data[type]`
+   * (transformers.ts asyncIntentParams), Idempotency-Key = our reference. Stripe answers `requires_action`
+   * with the code or voucher in `next_action`; the payment then waits for the `payment_intent.*` webhook
+   * (notifications.ts). A method, currency or payer Stripe would refuse is answered here, before any call.
+   */
+  async startAsyncPayment(input: AsyncCharge): Promise<AsyncStart> {
+    const method = input.method;
+    if (!isStripeAsyncMethod(method)) return { result: rejected(`STRIPE does not issue ${method} payments through payorch`), action: null };
+    const currency = STRIPE_ASYNC_METHODS[method].currency;
+    if (input.currency !== currency) return { result: rejected(`Stripe takes ${method} payments in ${currency} only, not ${input.currency}`), action: null };
+    const missing = missingPayerData(method, input.payer);
+    if (missing) return { result: rejected(`Stripe needs the payer's details for a ${method} voucher: ${missing}`), action: null };
+    const amount = toMinor(input.amount, input.currency);
+    if (amount === undefined) return { result: notRepresentable(input.amount, input.currency), action: null };
+    const stripe = this.client(input.connection);
+    const answer = await callStripe(() => stripe.paymentIntents.create(asyncIntentParams(input, method, amount), { idempotencyKey: input.reference }));
+    if (answer.ok) return asyncStartOf(answer.value, method);
+    return { result: this.failureResult(answer.failure, 'DECLINED'), action: null };
   }
 
   async capture(input: FollowUp): Promise<ProviderResult> {
@@ -273,6 +303,11 @@ export class StripeAdapter implements PaymentProvider, ConnectionNotifications {
     if (declinedCode === 'DECLINED') return { ...refused('ERROR', 'PROVIDER_REQUEST_REJECTED', `Stripe rejected the request (${failure.code ?? failure.type})`), providerTransactionId, rawResponse: raw };
     return { ...refused('DECLINED', declinedCode, `Stripe refused it (${failure.code ?? failure.type})`), providerTransactionId, rawResponse: raw };
   }
+}
+
+/** A request refused before it was sent (nothing reached Stripe): an error the route may move on from. */
+function rejected(message: string): ProviderResult {
+  return { ...refused('ERROR', 'PROVIDER_REQUEST_REJECTED', message), providerTransactionId: '', rawResponse: {} };
 }
 
 function notRepresentable(amount: string, currency: string): ProviderResult {

@@ -1,6 +1,6 @@
 /**
- * The STRIPE connector (docs/providers/stripe.md): cards through PaymentIntents, refunds, disputes with
- * evidence, webhooks per connection. The adapter is adapter.ts; the code table codes.ts.
+ * The STRIPE connector (docs/providers/stripe.md): cards, PIX, boleto and OXXO through PaymentIntents,
+ * refunds, disputes with evidence, webhooks per connection. The adapter is adapter.ts; the code table codes.ts.
  */
 import type { Connector } from '../connector.js';
 import { StripeAdapter } from './adapter.js';
@@ -11,7 +11,9 @@ export const stripeConnector: Connector = {
   id: STRIPE,
   displayName: 'Stripe',
   capabilities: {
-    paymentMethods: ['CARD'],
+    // Cards, and the asynchronous methods the adapter issues (startAsyncPayment: PaymentIntents with a PIX
+    // code, a boleto or an OXXO voucher in next_action; PIX and boleto in BRL, OXXO in MXN).
+    paymentMethods: ['CARD', 'PIX', 'BOLETO', 'OXXO'],
     // Stripe settles 135+ currencies; which ones depends on the merchant's Stripe account country.
     currencies: 'ANY',
     countries: 'ANY',

@@ -9,6 +9,10 @@
  * - `charge.dispute.created` → CHARGEBACK (the payment id is read from the disputed PaymentIntent's
  *   metadata: Stripe's dispute object does not carry it);
  * - `charge.dispute.closed` won / lost → DISPUTE_CLOSED (other closing statuses: no event);
+ * - `payment_intent.succeeded` / `payment_intent.payment_failed` / `payment_intent.canceled` of a PIX,
+ *   boleto or OXXO PaymentIntent → ASYNC_PAYMENT_SETTLED (paid; declined, or expired when Stripe says the
+ *   attempt expired; cancelled, or expired when cancelled for its deadline: transformers.ts asyncOutcomeOf);
+ *   the same events of a card's intent → none;
  * - any other type → no events (acknowledged with an empty 200, so Stripe stops re-sending it).
  *
  * The deduplication key of each event is Stripe's event id (with the refund id when one event yields several).
@@ -16,7 +20,7 @@
 import Stripe from 'stripe';
 import type { ConnectorEvent, ParsedNotification } from '../connector.js';
 import { NotificationSignatureError, type ConnectionContext } from '../provider.js';
-import { chargebackReason, fromMinor, META } from './transformers.js';
+import { asyncOutcomeOf, chargebackReason, fromMinor, META } from './transformers.js';
 
 export interface NotificationDeps {
   /** Reads a PaymentIntent with the connection's credentials (for the payment id of a dispute). */
@@ -63,6 +67,15 @@ async function translate(event: Stripe.Event, rawBody: string, connection: Conne
       return refunds
         .filter((r) => r.status === 'succeeded' || r.status === 'failed')
         .map((r) => refundSettled(refunds.length === 1 ? event.id : `${event.id}:${r.id}`, r, r.status === 'succeeded' ? 'CONFIRMED' : 'FAILED'));
+    }
+    case 'payment_intent.succeeded':
+    case 'payment_intent.payment_failed':
+    case 'payment_intent.canceled': {
+      // A PIX, boleto or OXXO PaymentIntent ended: the pending payment ends as the sandbox's PAYMENT_SETTLED
+      // ends it. A card's intent gives nothing here (its answer was final when the call returned).
+      const pi = event.data.object;
+      const settled = asyncOutcomeOf(event.type, pi);
+      return settled ? [{ kind: 'ASYNC_PAYMENT_SETTLED', notificationId: event.id, providerTransactionId: pi.id, outcome: settled.outcome, reason: settled.reason }] : [];
     }
     case 'charge.dispute.created': {
       const dispute = event.data.object;

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import type Stripe from 'stripe';
 import type { CodeMapping } from '../connector.js';
-import type { Charge, ProviderCard, ProviderResult } from '../provider.js';
+import type { AsyncCharge, AsyncMethodType, AsyncPayer, AsyncStart, Charge, ProviderCard, ProviderResult, ShopperAction } from '../provider.js';
 import { codeRow as codeRowOf } from './codes.js';
 
 /** Metadata keys we write on Stripe's objects: how lookup (search) and notifications find our operations. */
@@ -175,6 +175,12 @@ export function paymentIntentResult(pi: Stripe.PaymentIntent): ProviderResult {
       rawResponse: rawOf(pi),
     };
   }
+  // A PIX, boleto or OXXO intent still waiting (found by reconciliation after its issue's answer was lost):
+  // a request nobody was shown, never an approval; the same for one whose attempt failed or expired.
+  const asyncType = pi.payment_method_types?.find((t) => STRIPE_ASYNC_TYPES.has(t));
+  if (asyncType) {
+    return { ...refused('ERROR', 'PROVIDER_ERROR', `Stripe's ${asyncType} payment request is ${pi.status}: never shown to the shopper, never paid`), providerTransactionId: pi.id, rawResponse: rawOf(pi) };
+  }
   // Not approved and no card error thrown: a decline kept on the intent, a 3-D Secure challenge we cannot
   // answer (requires_action), or a state we do not expect (processing, canceled).
   const error = pi.last_payment_error;
@@ -278,4 +284,200 @@ export function evidenceFields(files: readonly { fileId: string; category: strin
   }
   fields.uncategorized_text = files.map((f) => `${f.fileId}: ${f.category} (${f.fileName})`).join('\n').slice(0, 20_000);
   return fields;
+}
+
+/**
+ * The asynchronous methods Stripe serves for payorch, by our type: Stripe's payment method type, the only
+ * currency Stripe takes for it, and the country whose clock its due date is read in.
+ */
+export const STRIPE_ASYNC_METHODS = {
+  PIX: { type: 'pix', currency: 'BRL', timeZone: 'America/Sao_Paulo' },
+  BOLETO: { type: 'boleto', currency: 'BRL', timeZone: 'America/Sao_Paulo' },
+  OXXO: { type: 'oxxo', currency: 'MXN', timeZone: 'America/Mexico_City' },
+} as const satisfies Partial<Record<AsyncMethodType, { type: string; currency: string; timeZone: string }>>;
+export type StripeAsyncMethod = keyof typeof STRIPE_ASYNC_METHODS;
+export const isStripeAsyncMethod = (m: string): m is StripeAsyncMethod => Object.hasOwn(STRIPE_ASYNC_METHODS, m);
+/** Stripe's payment method types of those methods (notifications.ts: which PaymentIntents end a pending payment). */
+export const STRIPE_ASYNC_TYPES: ReadonlySet<string> = new Set(Object.values(STRIPE_ASYNC_METHODS).map((m) => m.type));
+
+/** How long the shopper has, as the sandbox acquirers give it: a PIX code 30 minutes, a voucher three days. */
+export const PIX_EXPIRES_AFTER_SECONDS = 1_800;
+export const VOUCHER_EXPIRES_AFTER_DAYS = 3;
+
+/**
+ * What the method needs of the payer that the payment does not name, or null: a boleto names the payer,
+ * their CPF/CNPJ and a billing address; an OXXO voucher the payer's name and e-mail (Stripe refuses the
+ * PaymentIntent without them). Checked before the call, so the merchant reads which field is missing.
+ */
+export function missingPayerData(method: StripeAsyncMethod, payer: AsyncPayer | undefined): string | null {
+  if (method === 'PIX') return null;
+  const missing: string[] = [];
+  if (!payerName(payer)) missing.push('customer_payer.first_name / last_name');
+  if (!payer?.email) missing.push('customer_payer.email');
+  if (method === 'BOLETO') {
+    if (!payer?.document) missing.push('customer_payer.document (the CPF or CNPJ)');
+    const a = payer?.address;
+    if (!a || !a.city || !a.state || !a.zipCode) missing.push('customer_payer.billing_address (address_line_1, city, state, zip_code)');
+  }
+  return missing.length > 0 ? missing.join(', ') : null;
+}
+
+const payerName = (payer: AsyncPayer | undefined) => [payer?.firstName, payer?.lastName].filter(Boolean).join(' ').trim();
+
+/**
+ * A PaymentIntent for an asynchronous method, created and confirmed in one call with
+ * `payment_method_data[type]` (pix, boleto, oxxo) and only that type allowed (`allowed_payment_method_types`): Stripe answers
+ * `requires_action` with the shopper's action in `next_action`. Our reference and payment id go in
+ * metadata, as for a card. The payer's details go only where the method requires them.
+ */
+export function asyncIntentParams(input: AsyncCharge, method: StripeAsyncMethod, amount: number): Stripe.PaymentIntentCreateParams {
+  const type = STRIPE_ASYNC_METHODS[method].type;
+  const payer = input.payer;
+  const billing =
+    method === 'PIX'
+      ? undefined
+      : {
+          name: payerName(payer),
+          email: payer!.email!,
+          ...(method === 'BOLETO' && payer?.address
+            ? {
+                address: {
+                  line1: payer.address.line1,
+                  ...(payer.address.line2 ? { line2: payer.address.line2 } : {}),
+                  city: payer.address.city!,
+                  state: payer.address.state!,
+                  postal_code: payer.address.zipCode!,
+                  country: payer.address.country ?? 'BR',
+                },
+              }
+            : {}),
+        };
+  const options: Stripe.PaymentIntentCreateParams.PaymentMethodOptions =
+    method === 'PIX'
+      ? { pix: { expires_after_seconds: PIX_EXPIRES_AFTER_SECONDS } }
+      : method === 'BOLETO'
+        ? { boleto: { expires_after_days: VOUCHER_EXPIRES_AFTER_DAYS } }
+        : { oxxo: { expires_after_days: VOUCHER_EXPIRES_AFTER_DAYS } };
+  return {
+    amount,
+    currency: input.currency.toLowerCase(),
+    confirm: true,
+    allowed_payment_method_types: [type],
+    payment_method_data: {
+      type,
+      ...(billing ? { billing_details: billing } : {}),
+      ...(method === 'BOLETO' ? { boleto: { tax_id: payer!.document!.number.replace(/\D/g, '') } } : {}),
+    } as Stripe.PaymentIntentCreateParams.PaymentMethodData,
+    payment_method_options: options,
+    description: input.description.slice(0, 1000),
+    metadata: { [META.reference]: input.reference, [META.paymentId]: input.paymentId },
+  };
+}
+
+/**
+ * Stripe's answer to an asynchronous PaymentIntent: `requires_action` with the method's display action is
+ * an issued payment (SUCCEEDED, the action for the shopper); anything else is what paymentIntentResult
+ * makes of it (a refusal, or a state we do not expect).
+ */
+export function asyncStartOf(pi: Stripe.PaymentIntent, method: StripeAsyncMethod): AsyncStart {
+  const action = pi.status === 'requires_action' ? shopperActionOf(pi, method) : null;
+  if (!action) {
+    const result = paymentIntentResult(pi);
+    // `requires_action` without the display we asked for (a 3-D Secure-like step): not an action we can show.
+    return { result: result.outcome === 'SUCCEEDED' ? { ...result, ...refused('ERROR', 'PROVIDER_ERROR', `Stripe left the ${method} payment ${pi.status} without its ${STRIPE_ASYNC_METHODS[method].type} details`) } : result, action: null };
+  }
+  return {
+    result: { outcome: 'SUCCEEDED', providerTransactionId: pi.id, ...ISSUED, ...base, rawResponse: rawOf(pi) },
+    action,
+  };
+}
+
+const ISSUED = { responseCode: 'SUCCEEDED', responseMessage: 'Payment request issued: waiting for the shopper', iso8583ResponseCode: '00', iso8583ResponseMessage: 'Approved', merchantAdviceCode: null } as const;
+
+function shopperActionOf(pi: Stripe.PaymentIntent, method: StripeAsyncMethod): ShopperAction | null {
+  const next = pi.next_action;
+  const zone = STRIPE_ASYNC_METHODS[method].timeZone;
+  switch (method) {
+    case 'PIX': {
+      const pix = next?.pix_display_qr_code;
+      if (!pix?.data || typeof pix.expires_at !== 'number') return null;
+      return { kind: 'QR_CODE', qrCode: pix.data, expiresAt: isoOf(pix.expires_at), ...(pix.hosted_instructions_url ? { pageUrl: pix.hosted_instructions_url } : {}) };
+    }
+    case 'BOLETO': {
+      const boleto = next?.boleto_display_details;
+      if (!boleto?.number || typeof boleto.expires_at !== 'number') return null;
+      return {
+        kind: 'VOUCHER',
+        voucherType: 'BOLETO',
+        reference: boleto.number,
+        barcode: boletoBarcode(boleto.number) ?? '',
+        barcodeFormat: boletoBarcode(boleto.number) ? 'ITF' : '',
+        dueDate: dateIn(boleto.expires_at, zone),
+        instruction: 'Pay the boleto at a bank, a lottery outlet or in your bank app before its due date.',
+        expiresAt: isoOf(boleto.expires_at),
+        ...(boleto.hosted_voucher_url ? { pageUrl: boleto.hosted_voucher_url } : {}),
+      };
+    }
+    case 'OXXO': {
+      const oxxo = next?.oxxo_display_details;
+      if (!oxxo?.number || typeof oxxo.expires_after !== 'number') return null;
+      return {
+        kind: 'VOUCHER',
+        voucherType: 'OXXO',
+        reference: oxxo.number,
+        barcode: '',
+        barcodeFormat: '',
+        dueDate: dateIn(oxxo.expires_after, zone),
+        instruction: 'Pay in cash at any OXXO store, showing the voucher or its reference number, before its due date.',
+        expiresAt: isoOf(oxxo.expires_after),
+        ...(oxxo.hosted_voucher_url ? { pageUrl: oxxo.hosted_voucher_url } : {}),
+      };
+    }
+  }
+}
+
+const isoOf = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString();
+
+/** The calendar day (YYYY-MM-DD) of an instant on the clock of `timeZone`. */
+function dateIn(unixSeconds: number, timeZone: string): string {
+  return new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date(unixSeconds * 1000));
+}
+
+/**
+ * The 44-digit barcode of a boleto from its 47-digit typed line (linha digitável, which Stripe sends as the
+ * boleto's `number`): the bank and currency, the check digit, the due factor and value, then the free field
+ * the typed line splits in three blocks without their own check digits. Null for any other shape.
+ */
+export function boletoBarcode(typedLine: string): string | null {
+  const d = typedLine.replace(/\D/g, '');
+  if (d.length !== 47) return null;
+  return `${d.slice(0, 4)}${d[32]}${d.slice(33, 47)}${d.slice(4, 9)}${d.slice(10, 20)}${d.slice(21, 31)}`;
+}
+
+/**
+ * A PaymentIntent of an asynchronous method that ended at Stripe, as our pending payment's outcome, from the
+ * webhook event that reports it; null when the event is not about one (a card's intent: its own answer was
+ * final) or says nothing final.
+ *   payment_intent.succeeded → SUCCEEDED (the shopper paid);
+ *   payment_intent.payment_failed → EXPIRED when Stripe says the attempt expired (the code or voucher was
+ *     not paid in time), DECLINED otherwise;
+ *   payment_intent.canceled → EXPIRED when Stripe cancelled it for its deadline, CANCELED otherwise.
+ */
+export function asyncOutcomeOf(type: string, pi: Stripe.PaymentIntent): { outcome: 'SUCCEEDED' | 'DECLINED' | 'EXPIRED' | 'CANCELED'; reason: string | null } | null {
+  if (!pi.payment_method_types?.some((t) => STRIPE_ASYNC_TYPES.has(t))) return null;
+  switch (type) {
+    case 'payment_intent.succeeded':
+      return { outcome: 'SUCCEEDED', reason: null };
+    case 'payment_intent.payment_failed': {
+      const error = pi.last_payment_error;
+      const expired = error?.code === 'payment_intent_payment_attempt_expired';
+      return { outcome: expired ? 'EXPIRED' : 'DECLINED', reason: error?.message ?? error?.code ?? null };
+    }
+    case 'payment_intent.canceled': {
+      const reason = pi.cancellation_reason ?? null;
+      return { outcome: reason === 'expired' ? 'EXPIRED' : 'CANCELED', reason };
+    }
+    default:
+      return null;
+  }
 }

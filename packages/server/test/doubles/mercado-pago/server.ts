@@ -80,6 +80,12 @@ export interface MercadoPagoDouble {
   payment(id: number | string): DoublePayment | undefined;
   /** Payments made for an external_reference (more than one would be a double charge). */
   paymentsFor(externalReference: string): DoublePayment[];
+  /**
+   * A pending PIX or boleto payment ends as Mercado Pago ends it: paid (approved, accredited), rejected,
+   * cancelled (by_collector) or expired (cancelled with status_detail expired, as Mercado Pago does when
+   * date_of_expiration passes). Its `payment` notification then says so.
+   */
+  settlePending(id: number | string, outcome: 'approved' | 'rejected' | 'cancelled' | 'expired'): void;
   /** Settles an in-process refund (asyncRefunds). */
   settleRefund(refundId: number, status: 'approved' | 'rejected'): void;
   openChargeback(paymentId: number, options?: { reasonId?: string; reason?: string }): DoubleChargeback;
@@ -251,6 +257,7 @@ export async function startMercadoPagoDouble(): Promise<MercadoPagoDouble> {
   };
 
   function createPayment(b: Record<string, unknown>, account: Account, behaviour: Behaviour | null): Stored {
+    if (b.payment_method_id === 'pix' || b.payment_method_id === 'bolbradesco') return createPendingPayment(b, account, behaviour);
     const amount = b.transaction_amount;
     const decimals = DECIMALS[account.currency] ?? 2;
     const problems: string[] = [];
@@ -299,6 +306,93 @@ export async function startMercadoPagoDouble(): Promise<MercadoPagoDouble> {
     };
     payments.set(id, payment);
     return { status: 201, body: view(payment) };
+  }
+
+  /**
+   * A PIX (`pix`) or boleto (`bolbradesco`) payment: no card token; Brazil's currency only; a payer e-mail,
+   * and for a boleto the payer's name, CPF/CNPJ and address (https://www.mercadopago.com.br/developers,
+   * "Pix" and "Boleto"). Created `pending` with the QR code (point_of_interaction.transaction_data) or the
+   * boleto (transaction_details.barcode, digitable_line, external_resource_url) and its date_of_expiration;
+   * settled later (settlePending) as the shopper pays or the deadline passes.
+   */
+  function createPendingPayment(b: Record<string, unknown>, account: Account, behaviour: Behaviour | null): Stored {
+    const pix = b.payment_method_id === 'pix';
+    const amount = b.transaction_amount;
+    const payer = (b.payer ?? {}) as { email?: unknown; first_name?: unknown; last_name?: unknown; identification?: { type?: unknown; number?: unknown }; address?: Record<string, unknown> };
+    const problems: string[] = [];
+    if (account.currency !== 'BRL') problems.push('payment_method_id (only in Brazil)');
+    if (typeof amount !== 'number' || !(amount > 0) || Number(amount.toFixed(2)) !== amount) problems.push('transaction_amount');
+    if (typeof payer.email !== 'string') problems.push('payer.email');
+    if (typeof b.date_of_expiration === 'string' && !Number.isFinite(Date.parse(b.date_of_expiration))) problems.push('date_of_expiration');
+    if (!pix) {
+      if (typeof payer.first_name !== 'string' || typeof payer.last_name !== 'string') problems.push('payer.first_name / last_name');
+      const idType = payer.identification?.type;
+      const idNumber = String(payer.identification?.number ?? '');
+      if (!((idType === 'CPF' && /^\d{11}$/.test(idNumber)) || (idType === 'CNPJ' && /^\d{14}$/.test(idNumber)))) problems.push('payer.identification');
+      for (const field of ['zip_code', 'street_name', 'street_number', 'neighborhood', 'city', 'federal_unit']) if (typeof payer.address?.[field] !== 'string' || payer.address[field] === '') problems.push(`payer.address.${field}`);
+    }
+    if (problems.length > 0) return { status: 400, body: { ...errorBody(400, 'bad_request', `invalid parameters: ${problems.join(', ')}`), cause: problems.map((p) => ({ code: 4000, description: `${p} is invalid` })) } };
+    const id = nextPayment++;
+    const expiresAt = typeof b.date_of_expiration === 'string' ? new Date(b.date_of_expiration) : new Date(Date.now() + (pix ? 86_400_000 : 3 * 86_400_000));
+    const digits = (n: number) => Array.from(randomBytes(n), (x) => String(x % 10)).join('');
+    const barcode = `2379${digits(40)}`;
+    const payment: DoublePayment & { owner: string } = {
+      owner: account.access_token,
+      id,
+      date_created: now(),
+      date_last_updated: now(),
+      // Brasília time, as Mercado Pago writes its dates for a Brazilian account.
+      date_of_expiration: brasilia(expiresAt),
+      operation_type: 'regular_payment',
+      payment_method_id: b.payment_method_id as string,
+      payment_type_id: pix ? 'bank_transfer' : 'ticket',
+      status: behaviour?.decline ? 'rejected' : 'pending',
+      status_detail: behaviour?.decline ?? (pix ? 'pending_waiting_transfer' : 'pending_waiting_payment'),
+      currency_id: account.currency,
+      description: typeof b.description === 'string' ? b.description : undefined,
+      live_mode: false,
+      collector_id: account.collectorId,
+      payer: { email: payer.email as string },
+      metadata: (b.metadata as Record<string, unknown> | undefined) ?? {},
+      external_reference: typeof b.external_reference === 'string' ? b.external_reference : undefined,
+      transaction_amount: amount as number,
+      transaction_amount_refunded: 0,
+      installments: 1,
+      captured: true,
+      binary_mode: false,
+      refunds: [],
+      processing_mode: 'aggregator',
+      ...(pix
+        ? {
+            point_of_interaction: {
+              type: 'PIX',
+              transaction_data: {
+                qr_code: `00020126580014br.gov.bcb.pix0136mp-double-${String(id).padStart(24, '0')}5204000053039865406${(amount as number).toFixed(2).padStart(6, '0')}5802BR5913MERCADO PAGO6009SAO PAULO62070503***6304ABCD`,
+                qr_code_base64: Buffer.from(`qr-${id}`).toString('base64'),
+                ticket_url: `https://www.mercadopago.com.br/payments/${id}/ticket?caller_id=${account.collectorId}`,
+              },
+            },
+          }
+        : {
+            transaction_details: {
+              external_resource_url: `https://www.mercadopago.com.br/payments/${id}/ticket?caller_id=${account.collectorId}&payment_method_id=bolbradesco`,
+              barcode: { content: barcode },
+              digitable_line: `${barcode.slice(0, 4)}${barcode.slice(19, 24)}0${barcode.slice(24, 34)}0${barcode.slice(34, 44)}0${barcode[4]}${barcode.slice(5, 19)}`,
+              verification_code: String(id),
+              total_paid_amount: amount as number,
+              net_received_amount: 0,
+              overpaid_amount: 0,
+              installment_amount: 0,
+            },
+          }),
+    };
+    payments.set(id, payment);
+    return { status: 201, body: view(payment) };
+  }
+
+  /** An instant as Mercado Pago writes it for Brazil: local time, milliseconds and the -03:00 offset. */
+  function brasilia(at: Date): string {
+    return `${new Date(at.getTime() - 3 * 3_600_000).toISOString().slice(0, 23)}-03:00`;
   }
 
   function view(p: DoublePayment & { owner?: string }): Plain<PaymentResponse> {
@@ -426,6 +520,13 @@ export async function startMercadoPagoDouble(): Promise<MercadoPagoDouble> {
       return p ? (view(p) as DoublePayment) : undefined;
     },
     paymentsFor: (ref) => [...payments.values()].filter((p) => p.external_reference === ref).map((p) => view(p) as DoublePayment),
+    settlePending(id, outcome) {
+      const p = payments.get(Number(id));
+      if (!p || p.status !== 'pending') throw new Error(`no pending payment ${id} at the double`);
+      const [status, detail] =
+        outcome === 'approved' ? ['approved', 'accredited'] : outcome === 'rejected' ? ['rejected', 'rejected_by_bank'] : outcome === 'cancelled' ? ['cancelled', 'by_collector'] : ['cancelled', 'expired'];
+      Object.assign(p, { status, status_detail: detail, date_last_updated: now(), ...(status === 'approved' ? { date_approved: now(), money_release_status: 'released' } : {}) });
+    },
     settleRefund(refundId, status) {
       for (const p of payments.values()) {
         const r = p.refunds.find((x) => x.id === refundId);

@@ -20,7 +20,7 @@ export interface IntentRecord {
   amount: number;
   currency: string;
   captureMethod: 'automatic' | 'manual';
-  status: 'requires_payment_method' | 'requires_capture' | 'succeeded' | 'canceled';
+  status: 'requires_payment_method' | 'requires_action' | 'requires_capture' | 'succeeded' | 'canceled';
   amountCapturable: number;
   amountReceived: number;
   description: string | null;
@@ -33,7 +33,22 @@ export interface IntentRecord {
   cancellationReason: string | null;
   chargeId: string;
   card: CardRecord;
-  lastError: DeclineError | null;
+  lastError: DeclineError | AsyncPaymentError | null;
+  /** The payment method type: a card, or an asynchronous method the shopper completes later. */
+  method: 'card' | AsyncIntentType;
+  /** `requires_action`'s next_action (PIX code, boleto or OXXO voucher), as Stripe shows it. */
+  nextAction: Record<string, unknown> | null;
+  /** payment_method_options as the intent was created with them (an asynchronous method's deadline). */
+  methodOptions: Record<string, unknown> | null;
+}
+
+export type AsyncIntentType = 'pix' | 'boleto' | 'oxxo';
+
+/** An asynchronous attempt that failed (not a card decline): Stripe's `last_payment_error` then. */
+export interface AsyncPaymentError {
+  type: 'invalid_request_error';
+  code: string;
+  message: string;
 }
 
 export interface ChargeRecord {
@@ -142,7 +157,7 @@ export function paymentIntentObject(pi: IntentRecord, ledger: Ledger, expandChar
     amount_received: pi.amountReceived,
     application: null,
     application_fee_amount: null,
-    automatic_payment_methods: { allow_redirects: 'never', enabled: true },
+    automatic_payment_methods: pi.method === 'card' ? { allow_redirects: 'never', enabled: true } : null,
     canceled_at: pi.canceledAt,
     cancellation_reason: pi.cancellationReason,
     capture_method: pi.captureMethod,
@@ -159,12 +174,12 @@ export function paymentIntentObject(pi: IntentRecord, ledger: Ledger, expandChar
     livemode: false,
     managed_payments: null,
     metadata: { ...pi.metadata },
-    next_action: null,
+    next_action: pi.status === 'requires_action' ? pi.nextAction : null,
     on_behalf_of: null,
-    payment_method: pi.lastError ? null : `pm_${pi.id.slice(3)}`,
+    payment_method: pi.lastError && pi.method === 'card' ? null : `pm_${pi.id.slice(3)}`,
     payment_method_configuration_details: null,
-    payment_method_options: { card: { request_three_d_secure: 'automatic' } },
-    payment_method_types: ['card'],
+    payment_method_options: pi.method === 'card' ? { card: { request_three_d_secure: 'automatic' } } : { [pi.method]: pi.methodOptions ?? {} },
+    payment_method_types: [pi.method],
     processing: null,
     receipt_email: null,
     review: null,
@@ -180,6 +195,9 @@ export function paymentIntentObject(pi: IntentRecord, ledger: Ledger, expandChar
 }
 
 function paymentMethodObject(pi: IntentRecord): Record<string, unknown> {
+  if (pi.method !== 'card') {
+    return { id: `pm_${pi.id.slice(3)}`, object: 'payment_method', type: pi.method, [pi.method]: pi.method === 'boleto' ? { tax_id: '***' } : {}, created: pi.created, livemode: false, metadata: {} };
+  }
   return {
     id: `pm_${pi.id.slice(3)}`,
     object: 'payment_method',
@@ -231,7 +249,7 @@ export function chargeObject(c: ChargeRecord, pi: IntentRecord, ledger: Ledger):
     paid: c.status === 'succeeded',
     payment_intent: pi.id,
     payment_method: `pm_${pi.id.slice(3)}`,
-    payment_method_details: {
+    payment_method_details: pi.method !== 'card' ? asyncMethodDetails(pi, c) : {
       type: 'card',
       card: {
         authorization_code: c.authorizationCode,
@@ -261,6 +279,18 @@ export function chargeObject(c: ChargeRecord, pi: IntentRecord, ledger: Ledger):
     transfer_data: null,
     transfer_group: null,
   };
+}
+
+/** A paid PIX, boleto or OXXO charge's payment_method_details, in Stripe's shapes. */
+function asyncMethodDetails(pi: IntentRecord, c: ChargeRecord): Record<string, unknown> {
+  switch (pi.method) {
+    case 'pix':
+      return { type: 'pix', pix: { bank_transaction_id: `E${c.id.slice(3, 30)}` } };
+    case 'boleto':
+      return { type: 'boleto', boleto: { tax_id: '***' } };
+    default:
+      return { type: 'oxxo', oxxo: { number: String((pi.nextAction?.oxxo_display_details as { number?: string } | undefined)?.number ?? '') } };
+  }
 }
 
 export function refundObject(r: RefundRecord): Record<string, unknown> {

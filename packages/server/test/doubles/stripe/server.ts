@@ -37,6 +37,7 @@ import {
   type Ledger,
   type RefundRecord,
   type SetupRecord,
+  type AsyncIntentType,
 } from './objects.js';
 import { decodeForm, decodeMultipart, decodeSearch } from './wire.js';
 
@@ -60,7 +61,20 @@ export interface RecordedRequest {
   replayed: boolean;
 }
 
-export type NotificationKind = 'refund.created' | 'refund.updated' | 'refund.failed' | 'charge.refunded' | 'charge.dispute.created' | 'charge.dispute.closed' | 'customer.created';
+export type NotificationKind =
+  | 'refund.created'
+  | 'refund.updated'
+  | 'refund.failed'
+  | 'charge.refunded'
+  | 'charge.dispute.created'
+  | 'charge.dispute.closed'
+  | 'payment_intent.succeeded'
+  | 'payment_intent.payment_failed'
+  | 'payment_intent.canceled'
+  | 'customer.created';
+
+/** How a PIX, boleto or OXXO PaymentIntent ends at Stripe: paid, its attempt failed or expired, or cancelled (through the API or the Dashboard). */
+export type AsyncSettlement = 'paid' | 'failed' | 'expired' | 'canceled';
 
 /**
  * What an event is about: the ledger's ids, or our payment id (`paymentId`: its PaymentIntent, with that
@@ -88,6 +102,13 @@ export interface StripeDouble {
   closeDispute(disputeId: string, status: 'won' | 'lost'): void;
   /** A refund changes state later (asynchronous refunds). */
   settleRefund(refundId: string, status: 'succeeded' | 'failed'): void;
+  /**
+   * A PIX, boleto or OXXO intent waiting for the shopper ends as Stripe ends it: paid (succeeded, a charge
+   * made), a failed or expired attempt (back to requires_payment_method with last_payment_error:
+   * payment_intent_payment_attempt_failed / _expired), or cancelled. The webhook to send is
+   * payment_intent.succeeded / payment_failed / canceled.
+   */
+  settleAsync(intentId: string, how: AsyncSettlement): void;
   /**
    * A webhook event about an object of the ledger, signed with `secret` as Stripe signs it.
    * `timestamp` (seconds) makes a stale one; `eventId` a re-delivery.
@@ -254,6 +275,7 @@ export async function startStripeDouble(): Promise<StripeDouble> {
       return ok(paymentIntentObject(pi, ledger, false));
     }
     const pmd = params.payment_method_data as { type?: string; card?: Record<string, string> } | undefined;
+    if (pmd?.type === 'pix' || pmd?.type === 'boleto' || pmd?.type === 'oxxo') return createAsyncIntent(params, owner, amount, currency, pmd.type);
     const card = pmd?.card;
     if (pmd?.type !== 'card' || !card?.number || !card.exp_month || !card.exp_year) return { status: 400, body: stripeError('invalid_request_error', 'parameter_missing', 'Missing required param: payment_method_data[card][number].', 'payment_method_data[card][number]') };
     const number = card.number.replace(/\D/g, '');
@@ -300,6 +322,75 @@ export async function startStripeDouble(): Promise<StripeDouble> {
       disputed: false,
     });
     return ok(paymentIntentObject(pi, ledger, expands(params, 'latest_charge')));
+  }
+
+  /**
+   * A PaymentIntent confirmed with an asynchronous method (https://docs.stripe.com/payments/pix,
+   * /boleto, /oxxo): only that type allowed, in its currency, with the payer details Stripe requires
+   * (boleto: name, e-mail, address and tax_id; OXXO: name and e-mail), answered `requires_action` with the
+   * method's next_action. The shopper pays (or not) later: settleAsync.
+   */
+  function createAsyncIntent(params: Record<string, unknown>, owner: string, amount: number, currency: string, type: AsyncIntentType): Reply {
+    const allowed = params.allowed_payment_method_types ?? params.payment_method_types;
+    if (!Array.isArray(allowed) || !allowed.includes(type)) {
+      return { status: 400, body: stripeError('invalid_request_error', 'payment_intent_invalid_parameter', `The payment method type "${type}" is not allowed on this PaymentIntent: give allowed_payment_method_types[]=${type}.`, 'payment_method_data[type]') };
+    }
+    const wanted = type === 'oxxo' ? 'mxn' : 'brl';
+    if (currency !== wanted) return { status: 400, body: stripeError('invalid_request_error', 'payment_intent_invalid_parameter', `The payment method type ${type} only supports ${wanted} (given ${currency}).`, 'currency') };
+    const pmd = params.payment_method_data as { billing_details?: { name?: string; email?: string; address?: Record<string, string> }; boleto?: { tax_id?: string } };
+    const missingParam = (param: string): Reply => ({ status: 400, body: stripeError('invalid_request_error', 'parameter_missing', `Missing required param: ${param}.`, param) });
+    if (type !== 'pix') {
+      if (!pmd.billing_details?.name) return missingParam('payment_method_data[billing_details][name]');
+      if (!pmd.billing_details.email) return missingParam('payment_method_data[billing_details][email]');
+    }
+    if (type === 'boleto') {
+      if (!/^(\d{11}|\d{14})$/.test(pmd.boleto?.tax_id ?? '')) return { status: 400, body: stripeError('invalid_request_error', 'tax_id_invalid', 'The tax ID must be a CPF (11 digits) or a CNPJ (14 digits).', 'payment_method_data[boleto][tax_id]') };
+      const a = pmd.billing_details?.address;
+      for (const field of ['line1', 'city', 'state', 'postal_code', 'country']) if (!a?.[field]) return missingParam(`payment_method_data[billing_details][address][${field}]`);
+    }
+    const options = ((params.payment_method_options ?? {}) as Record<string, Record<string, string>>)[type] ?? {};
+    const pi = newIntent(params, owner, amount, currency, { last4: '', brand: type, expMonth: 0, expYear: 0, funding: 'unknown', country: type === 'oxxo' ? 'MX' : 'BR' });
+    pi.method = type;
+    pi.methodOptions = options;
+    pi.status = 'requires_action';
+    const digits = (n: number) => Array.from(randomBytes(n), (b) => String(b % 10)).join('');
+    if (type === 'pix') {
+      const seconds = Number(options.expires_after_seconds ?? 86_400);
+      pi.nextAction = {
+        type: 'pix_display_qr_code',
+        pix_display_qr_code: {
+          data: brCode(amount, pi.id),
+          expires_at: now() + seconds,
+          hosted_instructions_url: `https://payments.stripe.com/pix/instructions/${pi.id}`,
+          image_url_png: `https://qr.stripe.com/${pi.id}.png`,
+          image_url_svg: `https://qr.stripe.com/${pi.id}.svg`,
+        },
+      };
+    } else if (type === 'boleto') {
+      const days = Number(options.expires_after_days ?? 3);
+      pi.nextAction = {
+        type: 'boleto_display_details',
+        boleto_display_details: {
+          expires_at: endOfDay(days, -3),
+          hosted_voucher_url: `https://payments.stripe.com/boleto/voucher/${pi.id}`,
+          number: `23790${digits(5)}${digits(11)}${digits(11)}${digits(1)}${digits(14)}`.slice(0, 47),
+          pdf: `https://payments.stripe.com/boleto/voucher/${pi.id}/pdf`,
+        },
+      };
+    } else {
+      const days = Number(options.expires_after_days ?? 3);
+      pi.nextAction = {
+        type: 'oxxo_display_details',
+        oxxo_display_details: { expires_after: endOfDay(days, -6), hosted_voucher_url: `https://payments.stripe.com/oxxo/voucher/${pi.id}`, number: `1${digits(17)}` },
+      };
+    }
+    return ok(paymentIntentObject(pi, ledger, expands(params, 'latest_charge')));
+  }
+
+  /** The end (23:59:59) of the day `days` from now, on a clock `offsetHours` from UTC (Stripe's vouchers expire at the end of their last day). */
+  function endOfDay(days: number, offsetHours: number): number {
+    const local = new Date(Date.now() + offsetHours * 3_600_000 + days * 86_400_000);
+    return Math.floor(Date.UTC(local.getUTCFullYear(), local.getUTCMonth(), local.getUTCDate(), 23, 59, 59) / 1000) - offsetHours * 3600;
   }
 
   function createSetup(params: Record<string, unknown>, owner: string, decline: { decline: string; declineCode?: string | null; code?: string } | null): Reply {
@@ -351,6 +442,9 @@ export async function startStripeDouble(): Promise<StripeDouble> {
       chargeId: newId('ch'),
       card,
       lastError: null,
+      method: 'card',
+      nextAction: null,
+      methodOptions: null,
     };
     ledger.intents.set(pi.id, pi);
     return pi;
@@ -446,7 +540,8 @@ export async function startStripeDouble(): Promise<StripeDouble> {
   /** A subject named by our payment id: its PaymentIntent, that intent's latest refund and dispute (one opened for a new dispute). */
   function resolve(kind: NotificationKind, subject: NotificationSubject): NotificationSubject {
     if (!subject.paymentId) return subject;
-    const pi = [...ledger.intents.values()].reverse().find((i) => i.metadata.payorch_payment_id === subject.paymentId && i.status !== 'requires_payment_method');
+    // A card's approved intent; an asynchronous one in whatever state (a failed attempt leaves it requires_payment_method).
+    const pi = [...ledger.intents.values()].reverse().find((i) => i.metadata.payorch_payment_id === subject.paymentId && (i.method !== 'card' || i.status !== 'requires_payment_method'));
     if (!pi) throw new Error(`the double has no approved PaymentIntent of payment ${subject.paymentId}`);
     const refund = [...ledger.refunds.values()].reverse().find((r) => r.intentId === pi.id);
     let dispute = [...ledger.disputes.values()].reverse().find((d) => d.intentId === pi.id);
@@ -462,6 +557,8 @@ export async function startStripeDouble(): Promise<StripeDouble> {
     } else if (kind === 'charge.refunded') {
       const pi = ledger.intents.get(subject.intentId ?? '')!;
       object = chargeObject(ledger.charges.get(pi.chargeId)!, pi, ledger);
+    } else if (kind === 'payment_intent.succeeded' || kind === 'payment_intent.payment_failed' || kind === 'payment_intent.canceled') {
+      object = paymentIntentObject(ledger.intents.get(subject.intentId ?? '')!, ledger, false);
     } else if (kind === 'charge.dispute.created' || kind === 'charge.dispute.closed') {
       object = disputeObject(ledger.disputes.get(subject.disputeId ?? '')!);
     } else {
@@ -516,6 +613,26 @@ export async function startStripeDouble(): Promise<StripeDouble> {
     },
     closeDispute(disputeId, status) {
       ledger.disputes.get(disputeId)!.status = status;
+    },
+    settleAsync(intentId, how) {
+      const pi = ledger.intents.get(intentId);
+      if (!pi || pi.method === 'card') throw new Error(`no asynchronous payment intent ${intentId}`);
+      if (pi.status !== 'requires_action') throw new Error(`payment intent ${intentId} is ${pi.status}, not waiting for the shopper`);
+      if (how === 'paid') {
+        pi.status = 'succeeded';
+        pi.amountReceived = pi.amount;
+        ledger.charges.set(pi.chargeId, { id: pi.chargeId, intentId: pi.id, status: 'succeeded', authorizationCode: null, failureCode: null, failureMessage: null, amountCaptured: pi.amount, amountRefunded: 0, captured: true, disputed: false });
+      } else if (how === 'canceled') {
+        pi.status = 'canceled';
+        pi.canceledAt = now();
+        pi.cancellationReason = 'requested_by_customer';
+      } else {
+        pi.status = 'requires_payment_method';
+        pi.lastError =
+          how === 'expired'
+            ? { type: 'invalid_request_error', code: 'payment_intent_payment_attempt_expired', message: `The ${pi.method} payment was not completed before it expired.` }
+            : { type: 'invalid_request_error', code: 'payment_intent_payment_attempt_failed', message: `The latest ${pi.method} payment attempt of this PaymentIntent has failed.` };
+      }
     },
     settleRefund(refundId, status) {
       const refund = ledger.refunds.get(refundId)!;
@@ -585,4 +702,31 @@ function redacted(params: Record<string, unknown>): Record<string, unknown> {
   if (!pmd?.card) return params;
   const { number, cvc: _cvc, ...card } = pmd.card;
   return { ...params, payment_method_data: { ...pmd, card: { ...card, last4: String(number ?? '').slice(-4) } } };
+}
+
+/**
+ * A PIX "copia e cola" code (BR Code, EMV merchant-presented QR) for the amount, as Stripe's `data`: payload
+ * format 01, the PIX domain with a key, the amount, BRL, country BR, the merchant, the reference, and the
+ * CRC16-CCITT of everything before it.
+ */
+function brCode(amountMinor: number, reference: string): string {
+  const field = (id: string, value: string) => `${id}${String(value.length).padStart(2, '0')}${value}`;
+  const amount = (amountMinor / 100).toFixed(2);
+  const body =
+    field('00', '01') +
+    field('26', field('00', 'br.gov.bcb.pix') + field('01', '6b2f8a3e-1c4d-4e5f-9a7b-stripe-double')) +
+    field('52', '0000') +
+    field('53', '986') +
+    field('54', amount) +
+    field('58', 'BR') +
+    field('59', 'STRIPE DOUBLE') +
+    field('60', 'SAO PAULO') +
+    field('62', field('05', reference.replace(/[^A-Za-z0-9]/g, '').slice(0, 25))) +
+    '6304';
+  let crc = 0xffff;
+  for (const byte of Buffer.from(body, 'ascii')) {
+    crc ^= byte << 8;
+    for (let i = 0; i < 8; i++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
+  }
+  return body + crc.toString(16).toUpperCase().padStart(4, '0');
 }
