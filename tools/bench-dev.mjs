@@ -5,7 +5,8 @@
 //      serves the change at GET /openapi.json;
 //   3. an invalid save → the loop shows the first error: a lint error (a string without maxLength) and a
 //      new required property of Customer (the spec's examples lack it: Spectral reports that first,
-//      while the type-check, running beside it, finds that the server's mapper does not set it);
+//      while the type-check, running beside it, finds that the server's mapper does not set it), and a
+//      code save in packages/server/src that does not type-check (what only the type-check can find);
 //   4. `npm start` on the up-to-date tree → GET /v1/healthz answers.
 // Each edit is undone (the file's exact text is written back, and the loop's run after it awaited), so the
 // tree is as it was. The server's data goes to a scratch DATA_DIR. BENCH_RUNS (default 3) saves of each
@@ -22,6 +23,8 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const TIMEOUT_MS = 600_000;
 const target = join(root, 'spec/components/schemas/Customer.yaml');
+/** A server source the type-error case edits (a code save: no lint, the type-check reports it). */
+const codeTarget = join(root, 'packages/server/src/customers/mapper.ts');
 
 const freePort = () =>
   new Promise((resolve) => {
@@ -100,7 +103,8 @@ async function main() {
   const dataDir = await mkdtemp(join(tmpdir(), 'payorch-bench-dev-'));
   const port = await freePort();
   const env = { PORT: String(port), DATA_DIR: dataDir };
-  const figures = { ready: [], valid: [], lintError: [], typeError: [], start: [] };
+  const originalCode = await readFile(codeTarget, 'utf8');
+  const figures = { ready: [], valid: [], lintError: [], typeError: [], codeTypeError: [], start: [] };
   const loads = [loadavg()[0]];
   let dev;
   try {
@@ -141,6 +145,17 @@ async function main() {
         .replace(/^properties:\n/m, `properties:\n  bench_marker_${i}:\n    type: string\n    maxLength: 16\n    x-personal-data: false\n`);
       figures.typeError.push(await save(typeError, (from) => dev.waitFor(/dev: ✗ .* failed/, from)));
       await restore();
+
+      // 3c. A type error the lint cannot see: a code save in the server that does not compile.
+      {
+        const from = dev.output.length;
+        const t = Date.now();
+        await writeFile(codeTarget, `${originalCode}\nexport const benchDevTypeError${i}: number = 'not a number';\n`);
+        figures.codeTypeError.push((await dev.waitFor(/dev: ✗ type-check\/build @payorch\/server failed/, from)) - t);
+        const back = dev.output.length;
+        await writeFile(codeTarget, originalCode);
+        await dev.waitFor(/dev: ready in \d+ ms/, back);
+      }
       loads.push(loadavg()[0]);
     }
     await dev.stop();
@@ -163,6 +178,7 @@ async function main() {
     process.exitCode = 1;
   } finally {
     if ((await readFile(target, 'utf8')) !== original) await writeFile(target, original);
+    if ((await readFile(codeTarget, 'utf8')) !== originalCode) await writeFile(codeTarget, originalCode);
     await dev?.stop();
     await rm(dataDir, { recursive: true, force: true });
   }
@@ -173,6 +189,7 @@ async function main() {
   console.log(row('valid spec save → server answers with it', figures.valid));
   console.log(row('invalid save (lint error) → first error shown', figures.lintError));
   console.log(row('invalid save (new required field) → first error', figures.typeError));
+  console.log(row('invalid code save (type error) → first error', figures.codeTypeError));
   console.log(row('npm start, up-to-date tree → ready', figures.start));
   console.log(`load average (1 min) during the run: ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)} on ${(await import('node:os')).availableParallelism()} cores`);
 }

@@ -7,19 +7,21 @@
 //   npm run dev -- --no-server  lint, generate and build only
 // Edits within DEBOUNCE_MS are one run; an edit during a run queues one more run after it.
 // Everything stays warm in this process (docs/contributing.md, "The designer's loop", has the figures):
-// Spectral and Redocly in a worker thread (tools/lint-worker.mjs), started with the run and overlapping
-// generate and type-check on the main thread; codegen in-process; TypeScript as two incremental builder
-// programs (tools/typescript-incremental.mjs) that check only what a change can affect. The policy: the
-// server restarts only when every step passed (lint included), and errors are reported in pipeline order
-// (a lint error first, even when the type-check finished before it). dist/ may be ahead of the running
-// server after a lint error: the next good run restarts it anyway.
+// Spectral then Redocly in a worker thread (tools/lint-worker.mjs), started with the run and overlapping
+// generate (in-process) and the type-check; TypeScript as two incremental builder programs
+// (tools/typescript-incremental.mjs) that check only what a change can affect, in a worker thread of lower
+// CPU priority (tools/typecheck-worker.mjs), so Spectral, where most first errors come from, answers first.
+// The policy: the server takes a change only when every step passed (lint included), and errors are
+// reported in pipeline order (a lint error first, even when the type-check finished before it). A spec
+// change whose build emitted no changed JavaScript is reloaded by the running server (src/http/spec-reload.ts)
+// instead of a restart; anything else restarts it. dist/ may be ahead of the running server after a failed
+// run: the next good run restarts it anyway.
 import { spawn } from 'node:child_process';
 import { watch } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { createIncrementalProject } from './typescript-incremental.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const DEBOUNCE_MS = 200;
@@ -89,6 +91,32 @@ export function lintWorker({ rootDir = root } = {}) {
   };
 }
 
+/** The type-checker in its worker thread: `build(project)` → typescript-incremental.mjs's build result. */
+function typecheckWorker(workerData) {
+  const worker = new Worker(join(dirname(fileURLToPath(import.meta.url)), 'typecheck-worker.mjs'), { workerData });
+  worker.unref();
+  const waiting = new Map();
+  let next = 0;
+  worker.on('message', (m) => {
+    waiting.get(m.id)?.(m.error ? { ok: false, output: `Error: ${m.error}` } : m.result);
+    waiting.delete(m.id);
+  });
+  worker.on('error', (err) => {
+    for (const resolve of waiting.values()) resolve({ ok: false, output: `Error: ${String(err?.stack ?? err)}` });
+    waiting.clear();
+  });
+  return {
+    build(project) {
+      const id = next++;
+      return new Promise((resolve) => {
+        waiting.set(id, resolve);
+        worker.postMessage({ id, project });
+      });
+    },
+    close: () => worker.terminate(),
+  };
+}
+
 /** A step's answer from a list of problems (each `file:line:col severity rule: message`). */
 const fromProblems = (problems, tool) => ({ ok: problems.length === 0, output: problems.length ? `${problems.join('\n')}\n${tool}: ${problems.length} problem(s)` : '' });
 
@@ -123,12 +151,16 @@ export function defaultSteps(rootDir = root) {
       return answer.error ? { ok: false, output: `Error: ${answer.error}` } : fromProblems(answer.problems, name);
     },
   });
-  const project = (configPath) => createIncrementalProject({ configPath: join(rootDir, configPath), cacheDir, cwd: process.cwd() });
-  const types = project('packages/types/tsconfig.json');
-  const server = project('packages/server/tsconfig.build.json');
-  // Synchronous TypeScript work is put after a turn of the event loop, so the worker's messages and the
-  // server's output are handled between steps.
-  const tick = () => new Promise((r) => setImmediate(r));
+  // TypeScript in its own worker thread, at a lower priority than the linters' (tools/typecheck-worker.mjs).
+  let checker;
+  const build = (project) => {
+    checker ??= typecheckWorker({
+      projects: { types: join(rootDir, 'packages/types/tsconfig.json'), server: join(rootDir, 'packages/server/tsconfig.build.json') },
+      cacheDir,
+      cwd: process.cwd(),
+    });
+    return checker.build(project);
+  };
   return {
     lint: [lintStep('lint (Spectral)', 'spectral'), lintStep('lint (Redocly)', 'redocly')],
     generate: [
@@ -150,10 +182,10 @@ export function defaultSteps(rootDir = root) {
       },
     ],
     build: [
-      { name: 'type-check/build @payorch/types', run: async () => (await tick(), types.build()) },
-      { name: 'type-check/build @payorch/server', run: async () => (await tick(), server.build()) },
+      { name: 'type-check/build @payorch/types', run: () => build('types') },
+      { name: 'type-check/build @payorch/server', run: () => build('server') },
     ],
-    close: () => linter?.close(),
+    close: () => Promise.all([linter?.close(), checker?.close()]),
   };
 }
 
