@@ -24,6 +24,11 @@ function operationLabel(locals: Record<string, unknown>): string {
 }
 
 export function accessLog(log: Logger, metrics?: RequestMetrics): RequestHandler {
+  // The line's members are fixed above (an id, the method, a path without its query, a status, a time):
+  // none is a header, a body or a personal field's name, so the logger's redaction paths and personal-data
+  // walk cannot change it, and it skips them (issue 26: they were ~3 % of a GET's CPU). Every other line
+  // keeps both.
+  const lines = log.child({}, { redact: [], formatters: { log: (o: object) => o } });
   return (req, res, next) => {
     const started = performance.now();
     let logged = false;
@@ -37,9 +42,9 @@ export function accessLog(log: Logger, metrics?: RequestMetrics): RequestHandler
         responseTime: Math.round(elapsed),
       };
       metrics?.httpRequest({ operation: operationLabel(res.locals), method: req.method, status: res.writableFinished ? String(res.statusCode) : 'aborted' }, elapsed / 1000);
-      if (!res.writableFinished) log.info(line, 'request aborted');
-      else if (res.statusCode >= 500) log.error(line, 'request failed');
-      else log.info(line, 'request completed');
+      if (!res.writableFinished) lines.info(line, 'request aborted');
+      else if (res.statusCode >= 500) lines.error(line, 'request failed');
+      else lines.info(line, 'request completed');
     };
     res.once('finish', done);
     res.once('close', done);

@@ -16,11 +16,15 @@ type AnyHandler = (request: unknown, ctx: RequestContext) => Promise<Reply>;
 export function dispatch(handlers: Handlers, deps: AppDeps): RequestHandler {
   return async (req: Request, res: Response, next) => {
     const op = res.locals.operation as OperationInfo;
+    let headers: Record<string, string | undefined> | undefined;
     const request = {
       // Every segment decodes: one that does not was refused before validation (storable-strings.ts).
       params: pathParamsOf(op, req.path) as Record<string, string>,
       query: { ...(req.query as Record<string, unknown>) },
-      headers: Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : v])),
+      // Made when a handler reads them: most read none, and a request's ~10 headers are an object per request.
+      get headers() {
+        return (headers ??= Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : v])));
+      },
       body: req.body,
       // The exact body bytes of a signed request (see parseJsonBody), for signature checks.
       rawBody: (req as Request & { rawBody?: Buffer }).rawBody,
