@@ -7,8 +7,7 @@
 import type { Types } from '@adyen/api-library';
 import { minorUnits } from '../../payments/money.js';
 import type { AsyncCharge, AsyncMethodType, AsyncPayer, AsyncStart, Charge, ProviderResult, ShopperAction } from '../provider.js';
-// The boleto's barcode from its typed line is the same arithmetic whoever issued it (Stripe's connector has it).
-import { boletoBarcode } from '../stripe/transformers.js';
+import { boletoBarcode } from '../boleto.js';
 import { adviceOf, codeRow } from './codes.js';
 
 type PaymentRequest = Types.checkout.PaymentRequest;
