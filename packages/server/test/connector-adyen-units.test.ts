@@ -280,10 +280,6 @@ describe('the ADYEN adapter: PIX, boleto and OXXO at the double', () => {
     ...over,
   });
   const sent = (reference: string) => double.requests.find((r) => r.idempotencyKey === reference && r.operation === 'payments')!;
-  const answerOf = (reference: string) => {
-    const p = double.paymentByReference(reference)!;
-    return { pspReference: p.pspReference, merchantReference: reference, amount: p.request!.amount, resultCode: p.resultCode, action: p.action };
-  };
 
   it("PIX: Pending with the qrCode action → issued (SUCCEEDED) with the BR Code, Adyen's QR page and deadline; no payer data sent", async () => {
     const input = charge('PIX');
@@ -353,11 +349,20 @@ describe('the ADYEN adapter: PIX, boleto and OXXO at the double', () => {
     expect(double.invalidRequests()).toEqual([]);
   });
 
-  it.skipIf(!adyenFilesPresent())("the double's PIX, boleto and OXXO answers are Checkout's PaymentResponse", async () => {
+  it.skipIf(!adyenFilesPresent())("the double's PIX, boleto and OXXO answers, as sent over HTTP, are Checkout's PaymentResponse", async () => {
     for (const method of ['PIX', 'BOLETO', 'OXXO'] as const) {
       const input = charge(method);
       await adapter().startAsyncPayment!(input);
-      expect(adyenSchemas()!.paymentResponse(answerOf(input.reference))).toEqual([]);
+      // The same request again under its key: the double's stored answer, as its body went out.
+      const res = await fetch(`${double.url}/v72/payments`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': ADYEN_TEST_CREDENTIALS.api_key, 'idempotency-key': input.reference },
+        body: JSON.stringify(sent(input.reference).body),
+      });
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as { resultCode: string; action: { type: string } };
+      expect([body.resultCode, body.action.type]).toEqual(method === 'PIX' ? ['Pending', 'qrCode'] : ['PresentToShopper', 'voucher']);
+      expect(adyenSchemas()!.paymentResponse(body)).toEqual([]);
     }
   });
 
