@@ -9,14 +9,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { failoverDecision } from '../src/orchestration/failover.js';
 import { adyenConnector } from '../src/providers/adyen/index.js';
 import { ADYEN_CODES, adviceOf, codeRow, UNKNOWN_ERROR, UNKNOWN_REFUSAL } from '../src/providers/adyen/codes.js';
-import { fromMinorUnits, toMinorUnits } from '../src/providers/adyen/transformers.js';
+import { adyenDeadline, fromMinorUnits, toMinorUnits } from '../src/providers/adyen/transformers.js';
+import type { AsyncCharge } from '../src/providers/provider.js';
 import type { ConnectorEvent } from '../src/providers/connector.js';
 import { CONNECTORS } from '../src/providers/connectors.js';
 import { NotificationSignatureError, type ConnectionContext } from '../src/providers/provider.js';
 import { RESPONSE_CODES } from '../src/providers/provider-values.js';
 import { loadConfig } from '../src/platform/config.js';
 import { createLogger } from '../src/platform/logger.js';
-import { adyenFilesPresent } from './doubles/adyen/schemas.js';
+import { adyenFilesPresent, adyenSchemas } from './doubles/adyen/schemas.js';
 import { ADYEN_TEST_CREDENTIALS, startAdyenDouble, type AdyenDouble, type NotificationTarget } from './doubles/adyen/server.js';
 
 const DOC = readFileSync(new URL('../../../docs/providers/adyen.md', import.meta.url), 'utf8');
@@ -86,6 +87,7 @@ describe('ADYEN notifications (parseConnectionNotification)', () => {
   const adapter = adyenConnector.create({ config, log: createLogger('silent'), baseUrl: undefined });
   const connection: ConnectionContext = { connectionId: 'c1', credentials: ADYEN_TEST_CREDENTIALS, timeoutMs: 1000 };
   const payment: NotificationTarget = { pspReference: 'QFQTPCQ8HXSKGK82', merchantReference: 'tx-1', value: 1050, currency: 'EUR' };
+  const pix: NotificationTarget = { pspReference: 'PIXQ000000000001', merchantReference: 'tx-9', value: 12050, currency: 'BRL' };
   const modification = (psp: string): NotificationTarget => ({ ...payment, pspReference: psp, originalReference: payment.pspReference, merchantReference: 'tx-2' });
   const parse = (body: string, conn = connection) => adapter.parseConnectionNotification(body, { 'content-type': 'application/json' }, conn);
 
@@ -104,6 +106,14 @@ describe('ADYEN notifications (parseConnectionNotification)', () => {
     ['chargeback already lost', 'CHARGEBACK', modification('DISP000000000002'), { additionalData: { disputeStatus: 'Lost' } }, [{ kind: 'DISPUTE_CLOSED', outcome: 'LOST', chargebackId: 'DISP000000000002' }]],
     ['chargeback reversed (won)', 'CHARGEBACK_REVERSED', modification('DISP000000000001'), { additionalData: { disputeStatus: 'Won' } }, [{ kind: 'DISPUTE_CLOSED', outcome: 'WON', chargebackId: 'DISP000000000001', providerTransactionId: payment.pspReference }]],
     ['authorisation (answered on the call already)', 'AUTHORISATION', payment, {}, []],
+    ['a PIX paid', 'AUTHORISATION', pix, { paymentMethod: 'pix' }, [{ kind: 'ASYNC_PAYMENT_SETTLED', providerTransactionId: pix.pspReference, outcome: 'SUCCEEDED', reason: null }]],
+    ['a boleto of a bank variant paid', 'AUTHORISATION', pix, { paymentMethod: 'boletobancario_santander' }, [{ kind: 'ASYNC_PAYMENT_SETTLED', outcome: 'SUCCEEDED' }]],
+    ['a PIX refused', 'AUTHORISATION', pix, { paymentMethod: 'pix', success: false, reason: 'Refused' }, [{ kind: 'ASYNC_PAYMENT_SETTLED', outcome: 'DECLINED', reason: 'Refused' }]],
+    ['a PIX code expired unpaid', 'AUTHORISATION', pix, { paymentMethod: 'pix', success: false, reason: 'Expired' }, [{ kind: 'ASYNC_PAYMENT_SETTLED', outcome: 'EXPIRED', reason: 'Expired' }]],
+    ['an OXXO voucher cancelled', 'AUTHORISATION', pix, { paymentMethod: 'oxxo', success: false, reason: 'Shopper Cancelled' }, [{ kind: 'ASYNC_PAYMENT_SETTLED', outcome: 'CANCELED', reason: 'Shopper Cancelled' }]],
+    ['an OXXO voucher not paid in time (offer closed)', 'OFFER_CLOSED', pix, { paymentMethod: 'oxxo' }, [{ kind: 'ASYNC_PAYMENT_SETTLED', outcome: 'EXPIRED', reason: 'Offer closed' }]],
+    ["a card's offer closed", 'OFFER_CLOSED', payment, {}, []],
+    ['a PIX payment captured (Adyen captures these itself)', 'CAPTURE', { ...modification('CAPT000000000010'), originalReference: pix.pspReference }, { paymentMethod: 'pix' }, [{ kind: 'FOLLOW_UP_SETTLED', operation: 'CAPTURE' }]],
     ['an event this connector does not use', 'EXPIRE', payment, {}, []],
   ];
 
@@ -234,5 +244,182 @@ describe.skipIf(!adyenFilesPresent())("the Adyen double judges requests by Adyen
     expect(again.status).toBe(201);
     expect(await again.json()).toEqual(captureBody);
     expect(double.payments.get(first.pspReference)!.captured).toBe(40);
+  });
+});
+
+describe('the ADYEN adapter: PIX, boleto and OXXO at the double', () => {
+  let double: AdyenDouble;
+  beforeAll(async () => {
+    double = await startAdyenDouble();
+  });
+  afterAll(() => double.close());
+
+  const config = loadConfig({ SANDBOX: 'true', DATA_DIR: '/tmp', LOG_LEVEL: 'silent' });
+  const adapter = () => adyenConnector.create({ config, log: createLogger('silent'), baseUrl: double.url });
+  const connection: ConnectionContext = { connectionId: 'c1', credentials: ADYEN_TEST_CREDENTIALS, timeoutMs: 2000 };
+  const CPF = '52998224725';
+  const payer: NonNullable<AsyncCharge['payer']> = {
+    firstName: 'Ana',
+    lastName: 'Lima',
+    email: 'ana@example.com',
+    document: { type: 'CPF', number: '529.982.247-25' },
+    address: { line1: 'Rua das Flores, 123', line2: null, neighborhood: 'Bela Vista', city: 'São Paulo', state: 'SP', zipCode: '01310-100', country: 'BR' },
+  };
+  let n = 0;
+  const charge = (method: AsyncCharge['method'], over: Partial<AsyncCharge> = {}): AsyncCharge => ({
+    method,
+    amount: '120.5',
+    currency: method === 'OXXO' ? 'MXN' : 'BRL',
+    country: method === 'OXXO' ? 'MX' : 'BR',
+    reference: `async-ref-${++n}-${Date.now()}`,
+    paymentId: `pay-${n}`,
+    description: 'order',
+    baseUrl: 'http://127.0.0.1:1',
+    payer,
+    connection,
+    ...over,
+  });
+  const sent = (reference: string) => double.requests.find((r) => r.idempotencyKey === reference && r.operation === 'payments')!;
+
+  it("PIX: Pending with the qrCode action → issued (SUCCEEDED) with the BR Code, Adyen's QR page and deadline; no payer data sent", async () => {
+    const input = charge('PIX');
+    const started = await adapter().startAsyncPayment!(input);
+    const atAdyen = double.paymentByReference(input.reference)!;
+    expect(started.result).toMatchObject({ outcome: 'SUCCEEDED', responseCode: 'SUCCEEDED', providerTransactionId: atAdyen.pspReference });
+    const action = atAdyen.action as { qrCodeData: string; url: string; expiresAt: string };
+    expect(started.action).toEqual({ kind: 'QR_CODE', qrCode: action.qrCodeData, pageUrl: action.url, expiresAt: new Date(action.expiresAt).toISOString() });
+    expect(action.qrCodeData).toMatch(/^000201.*br\.gov\.bcb\.pix.*5406120\.50.*6304[0-9A-F]{4}$/);
+    expect(sent(input.reference).body).toEqual({
+      merchantAccount: ADYEN_TEST_CREDENTIALS.merchant_account,
+      reference: input.reference,
+      amount: { currency: 'BRL', value: 12050 },
+      paymentMethod: { type: 'pix' },
+      countryCode: 'BR',
+      shopperInteraction: 'Ecommerce',
+      returnUrl: expect.any(String),
+      metadata: { payorch_payment_id: input.paymentId },
+    });
+    expect(double.invalidRequests()).toEqual([]);
+  });
+
+  it("BOLETO: shopperName, socialSecurityNumber, billingAddress, shopperEmail and the due date reach Adyen; PresentToShopper's voucher → the typed line, its barcode, the local due day; the payer is not kept in the raw answer", async () => {
+    const input = charge('BOLETO');
+    const started = await adapter().startAsyncPayment!(input);
+    const atAdyen = double.paymentByReference(input.reference)!;
+    expect(sent(input.reference).body).toMatchObject({
+      paymentMethod: { type: 'boletobancario' },
+      shopperName: { firstName: 'Ana', lastName: 'Lima' },
+      shopperEmail: 'ana@example.com',
+      socialSecurityNumber: CPF,
+      billingAddress: { street: 'Rua das Flores', houseNumberOrName: '123', city: 'São Paulo', postalCode: '01310-100', stateOrProvince: 'SP', country: 'BR' },
+      deliveryDate: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/),
+    });
+    const action = atAdyen.action as { reference: string; downloadUrl: string; expiresAt: string };
+    expect(action.reference).toMatch(/^\d{5}\.\d{5} \d{5}\.\d{6} \d{5}\.\d{6} \d \d{14}$/);
+    const d = action.reference.replace(/\D/g, '');
+    const day = action.expiresAt.slice(0, 10);
+    expect(started.action).toEqual({
+      kind: 'VOUCHER',
+      voucherType: 'BOLETO',
+      reference: action.reference,
+      barcode: `${d.slice(0, 4)}${d[32]}${d.slice(33)}${d.slice(4, 9)}${d.slice(10, 20)}${d.slice(21, 31)}`,
+      barcodeFormat: 'ITF',
+      dueDate: day,
+      instruction: expect.any(String),
+      // Payable through its last day in Brasília (UTC-3): until the next local midnight.
+      expiresAt: new Date(Date.parse(`${day}T00:00:00-03:00`) + 86_400_000).toISOString(),
+      pageUrl: action.downloadUrl,
+    });
+    expect(JSON.stringify(started.result.rawResponse)).not.toContain('ana@example.com');
+    expect(JSON.stringify(started.result.rawResponse)).not.toContain('Ana Lima');
+    expect(double.invalidRequests()).toEqual([]);
+  });
+
+  it('OXXO: shopperName and shopperEmail (no document, no address) in MXN; the voucher reference and its day', async () => {
+    const input = charge('OXXO');
+    const started = await adapter().startAsyncPayment!(input);
+    const body = sent(input.reference).body as Record<string, unknown>;
+    expect(body).toMatchObject({ paymentMethod: { type: 'oxxo' }, amount: { currency: 'MXN', value: 12050 }, countryCode: 'MX', shopperName: { firstName: 'Ana', lastName: 'Lima' }, shopperEmail: 'ana@example.com' });
+    expect(body).not.toHaveProperty('socialSecurityNumber');
+    expect(body).not.toHaveProperty('billingAddress');
+    const action = double.paymentByReference(input.reference)!.action as { reference: string; expiresAt: string };
+    expect(started.action).toMatchObject({ kind: 'VOUCHER', voucherType: 'OXXO', reference: action.reference, barcode: '', dueDate: action.expiresAt.slice(0, 10) });
+    expect(started.result.rawResponse).toMatchObject({ action: { type: 'voucher', reference: action.reference } });
+    for (const kept of ['merchantName', 'shopperName', 'shopperEmail']) expect(started.result.rawResponse.action).not.toHaveProperty(kept);
+    expect(double.invalidRequests()).toEqual([]);
+  });
+
+  it.skipIf(!adyenFilesPresent())("the double's PIX, boleto and OXXO answers, as sent over HTTP, are Checkout's PaymentResponse", async () => {
+    for (const method of ['PIX', 'BOLETO', 'OXXO'] as const) {
+      const input = charge(method);
+      await adapter().startAsyncPayment!(input);
+      // The same request again under its key: the double's stored answer, as its body went out.
+      const res = await fetch(`${double.url}/v72/payments`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': ADYEN_TEST_CREDENTIALS.api_key, 'idempotency-key': input.reference },
+        body: JSON.stringify(sent(input.reference).body),
+      });
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as { resultCode: string; action: { type: string } };
+      expect([body.resultCode, body.action.type]).toEqual(method === 'PIX' ? ['Pending', 'qrCode'] : ['PresentToShopper', 'voucher']);
+      expect(adyenSchemas()!.paymentResponse(body)).toEqual([]);
+    }
+  });
+
+  it('a reference sent again is answered with the first answer (Idempotency-Key): one payment at Adyen', async () => {
+    const input = charge('PIX');
+    const first = await adapter().startAsyncPayment!(input);
+    const again = await adapter().startAsyncPayment!(input);
+    expect(again).toEqual(first);
+    expect(double.processedCount(input.reference)).toBe(1);
+  });
+
+  it('refused before any call: a method Adyen does not serve here, another currency, a boleto without CPF or address, an OXXO voucher without e-mail', async () => {
+    const before = double.requests.length;
+    const refusals = [
+      charge('PAYPAL'),
+      charge('PIX', { currency: 'USD' }),
+      charge('OXXO', { currency: 'BRL' }),
+      charge('BOLETO', { payer: { ...payer, document: null } }),
+      charge('BOLETO', { payer: { ...payer, address: null } }),
+      charge('OXXO', { payer: { ...payer, email: null } }),
+    ];
+    for (const input of refusals) {
+      const started = await adapter().startAsyncPayment!(input);
+      expect(started).toMatchObject({ action: null, result: { outcome: 'ERROR', responseCode: 'PROVIDER_REQUEST_REJECTED', providerTransactionId: '' } });
+    }
+    expect((await adapter().startAsyncPayment!(refusals[3]!)).result.responseMessage).toMatch(/customer_payer\.document/);
+    expect((await adapter().startAsyncPayment!(refusals[5]!)).result.responseMessage).toMatch(/customer_payer\.email/);
+    expect(double.requests.length).toBe(before);
+  });
+
+  it('an answer without the action (Authorised at once, or Pending bare) is no issued payment; a Refused one goes through the code table', async () => {
+    double.next({ kind: 'resultCode', resultCode: 'Pending' });
+    expect(await adapter().startAsyncPayment!(charge('PIX'))).toMatchObject({ action: null, result: { outcome: 'ERROR', responseCode: 'PROVIDER_ERROR' } });
+    double.next({ kind: 'refuse', code: '2' });
+    expect(await adapter().startAsyncPayment!(charge('PIX'))).toMatchObject({ action: null, result: { outcome: 'DECLINED', responseCode: 'DECLINED_BY_BANK' } });
+  });
+
+  it('lookup of an issued PIX by our reference (its answer lost): the replay gets the stored Pending answer, no approval (ERROR PROVIDER_ERROR)', async () => {
+    const input = charge('PIX');
+    const started = await adapter().startAsyncPayment!(input);
+    const found = await adapter().lookup({ reference: input.reference, connection });
+    expect(found).toMatchObject({ found: true, voided: false, result: { outcome: 'ERROR', responseCode: 'PROVIDER_ERROR', providerTransactionId: started.result.providerTransactionId } });
+    expect(double.processedCount(input.reference)).toBe(1);
+  });
+
+  it.each([
+    ['2026-11-29T00:00:00', '-03:00', '2026-11-30T03:00:00.000Z', '2026-11-29'],
+    ['2026-11-29T00:00:00', '-06:00', '2026-11-30T06:00:00.000Z', '2026-11-29'],
+    ['2026-11-29T18:30:00', '-03:00', '2026-11-29T21:30:00.000Z', '2026-11-29'],
+    ['2026-11-29T02:00:00Z', '-03:00', '2026-11-29T02:00:00.000Z', '2026-11-28'],
+    ['2026-11-29T12:00:00+01:00', '-03:00', '2026-11-29T11:00:00.000Z', '2026-11-29'],
+  ])("Adyen's expiresAt %s on a %s clock → %s, due %s", (given, offset, expiresAt, dueDate) => {
+    expect(adyenDeadline(given, offset)).toEqual({ expiresAt, dueDate });
+  });
+
+  it('an expiresAt that is not a date is no deadline', () => {
+    expect(adyenDeadline('tomorrow', '-03:00')).toBeNull();
+    expect(adyenDeadline(undefined, '-03:00')).toBeNull();
   });
 });

@@ -1,8 +1,8 @@
 /**
  * Asynchronous payment methods through the real connectors, end to end through the public API on each
- * database backend: a payorch server whose STRIPE_API_URL and MERCADO_PAGO_API_URL are the local doubles
- * (doubles/stripe/server.ts, doubles/mercado-pago/server.ts), a connection to each, and the sandbox
- * account's PIX, OXXO and BOLETO routings pointed at them.
+ * database backend: a payorch server whose STRIPE_API_URL, MERCADO_PAGO_API_URL and ADYEN_API_URL are the
+ * local doubles (doubles/stripe/server.ts, doubles/mercado-pago/server.ts, doubles/adyen/server.ts), a
+ * connection to each, and the sandbox account's PIX, OXXO and BOLETO routings pointed at them.
  *
  *   - STRIPE PIX: PENDING with the QR code of the PaymentIntent's next_action in
  *     payment_method.payment_method_detail (Yuno's shape, as the sandbox gives it), then Stripe's signed
@@ -14,11 +14,18 @@
  *     call; a failed attempt → DECLINED.
  *   - MERCADO_PAGO PIX paid by its payment notification → SUCCEEDED, refunded there; a boleto expired by
  *     its notification → EXPIRED.
- *   - Routing accepts PIX to either connector, and refuses a method the connector does not serve.
+ *   - ADYEN PIX: PENDING with the qrCode action's code, then Adyen's signed AUTHORISATION (success true) →
+ *     SUCCEEDED with payment.succeeded; a re-delivery changes nothing; refunded at Adyen (its REFUND
+ *     notification confirms it). ADYEN OXXO: the voucher; OFFER_CLOSED → EXPIRED; AUTHORISATION
+ *     success=false "Shopper Cancelled" → CANCELED; paid cash not refundable (409, Adyen not asked).
+ *     ADYEN BOLETO: the typed line and barcode, the payer's CPF and address reach Adyen; refused → DECLINED.
+ *     A card's AUTHORISATION about the waiting payment's pspReference ends nothing.
+ *   - Routing accepts PIX to any of the three connectors, and refuses a method the connector does not serve.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Schemas } from '@payorch/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADYEN_TEST_CREDENTIALS, startAdyenDouble, type AdyenDouble, type LedgerPayment } from './doubles/adyen/server.js';
 import { startMercadoPagoDouble, type MercadoPagoDouble } from './doubles/mercado-pago/server.js';
 import { startStripeDouble, type StripeDouble } from './doubles/stripe/server.js';
 import type { IntentRecord } from './doubles/stripe/objects.js';
@@ -83,27 +90,31 @@ async function delivered(t: TestServer, connectionId: string, signed: { body: st
 }
 
 for (const backend of backends()) {
-  describe(`asynchronous methods through STRIPE and MERCADO_PAGO, on ${backend}`, () => {
+  describe(`asynchronous methods through STRIPE, MERCADO_PAGO and ADYEN, on ${backend}`, () => {
     let stripe: StripeDouble;
     let mp: MercadoPagoDouble;
+    let adyen: AdyenDouble;
     const env: Record<string, string> = { RECONCILIATION_INTERVAL_MS: '3600000' };
     beforeAll(async () => {
-      [stripe, mp] = await Promise.all([startStripeDouble(), startMercadoPagoDouble()]);
+      [stripe, mp, adyen] = await Promise.all([startStripeDouble(), startMercadoPagoDouble(), startAdyenDouble(ADYEN_TEST_CREDENTIALS)]);
       env.STRIPE_API_URL = stripe.url;
       env.MERCADO_PAGO_API_URL = mp.url;
+      env.ADYEN_API_URL = adyen.url;
     });
     const t = useServer(backend, { env });
     afterAll(async () => {
-      await Promise.all([stripe?.close(), mp?.close()]);
+      await Promise.all([stripe?.close(), mp?.close(), adyen?.close()]);
     });
 
     const stripeCredentials = { secret_key: `sk_test_${randomBytes(16).toString('hex')}`, webhook_secret: `whsec_${randomBytes(16).toString('hex')}` };
     let mpCredentials: { access_token: string; webhook_secret: string };
     let stripeConnection: string;
     let mpConnection: string;
+    let adyenConnection: string;
     let sandboxA: string;
     beforeAll(async () => {
       mpCredentials = mp.account();
+      adyenConnection = await connectProvider(t, { providerId: 'ADYEN', credentials: { ...ADYEN_TEST_CREDENTIALS } });
       stripeConnection = await connectProvider(t, { providerId: 'STRIPE', credentials: stripeCredentials });
       mpConnection = await connectProvider(t, { providerId: 'MERCADO_PAGO', credentials: mpCredentials });
       const connections = (await (await t.fetch('/connections')).json()) as { connection_id: string; provider_id: string }[];
@@ -119,12 +130,12 @@ for (const backend of backends()) {
     const stripeEvent = (kind: 'payment_intent.succeeded' | 'payment_intent.payment_failed' | 'payment_intent.canceled', intentId: string) =>
       stripe.signedNotification(kind, { intentId }, stripeCredentials.webhook_secret);
 
-    it('GET /v1/providers: STRIPE serves CARD, PIX, BOLETO, OXXO; MERCADO_PAGO CARD, PIX, BOLETO', async () => {
+    it('GET /v1/providers: STRIPE and ADYEN serve CARD, PIX, BOLETO, OXXO; MERCADO_PAGO CARD, PIX, BOLETO', async () => {
       const providers = (await (await t.fetch('/providers')).json()) as { provider_id: string; payment_methods: string[] }[];
       const methods = (id: string) => providers.find((p) => p.provider_id === id)?.payment_methods;
       expect(methods('STRIPE')).toEqual(['CARD', 'PIX', 'BOLETO', 'OXXO']);
       expect(methods('MERCADO_PAGO')).toEqual(['CARD', 'PIX', 'BOLETO']);
-      expect(methods('ADYEN')).toEqual(['CARD']);
+      expect(methods('ADYEN')).toEqual(['CARD', 'PIX', 'BOLETO', 'OXXO']);
     });
 
     it('routing: PIX to a STRIPE or a MERCADO_PAGO connection is accepted; a method the connector does not serve is refused naming the step', async () => {
@@ -363,6 +374,182 @@ for (const backend of backends()) {
       } finally {
         await routeMethod(t, 'BOLETO', [{ provider_id: 'STRIPE', connection_id: stripeConnection }]);
       }
+    });
+
+    /** The payment at Adyen's double for our attempt (its merchant reference is the attempt's id). */
+    const atAdyen = (created: Created): LedgerPayment => {
+      const p = adyen.paymentByReference(created.transactions.id);
+      expect(p, 'no payment at the Adyen double for the attempt').toBeDefined();
+      return p!;
+    };
+    /** Adyen's signed notification about a PIX, boleto or OXXO payment at its double. */
+    const adyenEvent = (eventCode: 'AUTHORISATION' | 'OFFER_CLOSED', p: LedgerPayment, opts: { success?: boolean; reason?: string; paymentMethod?: string } = {}) => {
+      const value = (p.request!.amount as { value: number }).value;
+      return adyen.signedNotification(eventCode, { pspReference: p.pspReference, merchantReference: p.reference, value, currency: p.currency }, { paymentMethod: p.method, ...opts });
+    };
+    const withAdyen = async (method: Method, run: () => Promise<void>) => {
+      await routeMethod(t, method, [{ provider_id: 'ADYEN', connection_id: adyenConnection }]);
+      try {
+        await run();
+      } finally {
+        await routeMethod(t, method, [{ provider_id: 'STRIPE', connection_id: stripeConnection }]);
+      }
+    };
+
+    it('routing: PIX, BOLETO and OXXO to an ADYEN connection are accepted; PAYPAL is refused naming the step', async () => {
+      for (const method of ['PIX', 'BOLETO', 'OXXO'] as const) {
+        const res = await routingRequest(t, method, [
+          { provider_id: 'ADYEN', connection_id: adyenConnection },
+          { provider_id: 'STRIPE', connection_id: stripeConnection },
+        ]);
+        expect(res.status, await res.clone().text()).toBe(200);
+        await routeMethod(t, method, [{ provider_id: 'STRIPE', connection_id: stripeConnection }]);
+      }
+      const paypal = await expectProblem(await routingRequest(t, 'PAYPAL', [{ provider_id: 'ADYEN', connection_id: adyenConnection }]), 422, 'ROUTING_VALIDATION_FAILED');
+      expect(paypal.errors).toEqual([{ path: 'default_route.steps[0].provider_id', message: 'ADYEN does not serve PAYPAL payments (GET /v1/providers lists what each provider serves)' }]);
+    });
+
+    it("ADYEN PIX: PENDING with the qrCode action's code, then Adyen's signed AUTHORISATION → SUCCEEDED with payment.succeeded; a re-delivery changes nothing; refunded at Adyen", async () => {
+      await withAdyen('PIX', async () => {
+        const created = await create(t, 'PIX');
+        expect([created.status, created.sub_status]).toEqual(['PENDING', 'PENDING']);
+        expect(created.transactions).toMatchObject({ type: 'PURCHASE', status: 'CREATED', provider_id: 'ADYEN', category: 'BANK_TRANSFER' });
+        const p = atAdyen(created);
+        expect(p).toMatchObject({ method: 'pix', resultCode: 'Pending', currency: 'BRL', request: { amount: { currency: 'BRL', value: 12050 }, paymentMethod: { type: 'pix' }, countryCode: 'BR' } });
+        const action = p.action as { qrCodeData: string; url: string; expiresAt: string };
+        const detail = created.payment_method.payment_method_detail;
+        expect(detail.bank_transfer).toMatchObject({ qr_code: action.qrCodeData, redirect_url: action.url, expires_at: new Date(action.expiresAt).toISOString() });
+        expect([detail.card, detail.ticket, detail.wallet]).toEqual([null, null, null]);
+        expect(created.transactions.provider_data.transaction_id).toBe(p.pspReference);
+        // PIX needs no payer data at Adyen: none was sent.
+        expect(JSON.stringify(p.request)).not.toContain(CPF);
+        expect(JSON.stringify(p.request)).not.toContain('ana@example.com');
+
+        adyen.settleAsync(p.pspReference, 'paid');
+        const authorised = adyenEvent('AUTHORISATION', p);
+        await delivered(t, adyenConnection, authorised);
+        const paid = await getPayment(t, created.id);
+        expect([paid.status, paid.sub_status, paid.amount.captured]).toEqual(['SUCCEEDED', 'APPROVED', 120.5]);
+        expect(paid.transactions[0]).toMatchObject({ status: 'SUCCEEDED', provider_id: 'ADYEN' });
+        expect(await eventsOf(t, created.id)).toEqual(['payment.pending', 'payment.succeeded']);
+        await delivered(t, adyenConnection, authorised);
+        expect(await getPayment(t, created.id)).toEqual(paid);
+        expect(await eventsOf(t, created.id)).toEqual(['payment.pending', 'payment.succeeded']);
+
+        const refund = await postLifecycle(t, created.id, 'refund', {}, { transactionId: created.transactions.id });
+        expect(refund.status, await refund.clone().text()).toBe(200);
+        expect(p.refunded).toBe(12050);
+        const sentRefund = adyen.requests.find((r) => r.operation === 'refunds' && r.path.includes(p.pspReference))!;
+        expect(sentRefund.body).toMatchObject({ amount: { currency: 'BRL', value: 12050 } });
+        // Adyen's REFUND notification confirms it.
+        await delivered(t, adyenConnection, adyen.signedNotification('REFUND', { pspReference: 'REFD0000PIX00001', originalReference: p.pspReference, merchantReference: sentRefund.idempotencyKey!, value: 12050, currency: 'BRL' }, { paymentMethod: 'pix' }));
+        const refunded = await getPayment(t, created.id);
+        expect([refunded.status, refunded.amount.refunded]).toEqual(['REFUNDED', 120.5]);
+        expect(refunded.transactions.filter((x) => x.type === 'REFUND').map((x) => [x.status, x.provider_id])).toEqual([['SUCCEEDED', 'ADYEN']]);
+        expect(adyen.invalidRequests()).toEqual([]);
+      });
+    });
+
+    it('ADYEN OXXO: the voucher; OFFER_CLOSED → EXPIRED, AUTHORISATION refused as "Shopper Cancelled" → CANCELED; paid cash is not refundable and Adyen is not asked', async () => {
+      await withAdyen('OXXO', async () => {
+        const expiring = await create(t, 'OXXO');
+        const p = atAdyen(expiring);
+        const voucher = p.action as { reference: string; downloadUrl: string; expiresAt: string };
+        expect(expiring.payment_method.payment_method_detail.ticket).toMatchObject({
+          type: 'OXXO',
+          provider_number: voucher.reference,
+          redirect_url: voucher.downloadUrl,
+          date_of_expiration: voucher.expiresAt.slice(0, 10),
+          // Its last day on Mexico City's clock (UTC-6), payable until the next midnight there.
+          expires_at: new Date(Date.parse(`${voucher.expiresAt}-06:00`) + 86_400_000).toISOString(),
+        });
+        expect(expiring.transactions).toMatchObject({ category: 'TICKET', status: 'CREATED', provider_id: 'ADYEN' });
+        expect(p.request).toMatchObject({ amount: { currency: 'MXN', value: 12050 }, paymentMethod: { type: 'oxxo' }, shopperName: { firstName: 'Ana', lastName: 'Lima' }, shopperEmail: 'ana@example.com' });
+        expect(JSON.stringify(p.request)).not.toContain(CPF);
+
+        adyen.settleAsync(p.pspReference, 'expired');
+        await delivered(t, adyenConnection, adyenEvent('OFFER_CLOSED', p));
+        const expired = await getPayment(t, expiring.id);
+        expect([expired.status, expired.sub_status, expired.transactions[0]!.status]).toEqual(['EXPIRED', 'EXPIRED', 'EXPIRED']);
+        expect(await eventsOf(t, expiring.id)).toEqual(['payment.pending', 'payment.expired']);
+
+        const canceling = await create(t, 'OXXO');
+        const second = atAdyen(canceling);
+        adyen.settleAsync(second.pspReference, 'cancelled');
+        await delivered(t, adyenConnection, adyenEvent('AUTHORISATION', second, { success: false, reason: 'Shopper Cancelled' }));
+        expect((await getPayment(t, canceling.id)).status).toBe('CANCELED');
+        expect(await eventsOf(t, canceling.id)).toEqual(['payment.pending', 'payment.canceled']);
+
+        const paying = await create(t, 'OXXO');
+        const third = atAdyen(paying);
+        adyen.settleAsync(third.pspReference, 'paid');
+        await delivered(t, adyenConnection, adyenEvent('AUTHORISATION', third));
+        const paid = await getPayment(t, paying.id);
+        expect(paid.status).toBe('SUCCEEDED');
+        const before = adyen.requests.length;
+        const refused = await expectProblem(await postLifecycle(t, paying.id, 'refund', {}, { transactionId: paying.transactions.id }), 409, 'REFUND_NOT_SUPPORTED');
+        expect(String(refused.detail)).toMatch(/OXXO payment cannot be refunded/);
+        expect(adyen.requests.length).toBe(before);
+        expect(await getPayment(t, paying.id)).toEqual(paid);
+      });
+    });
+
+    it("ADYEN BOLETO: the payer's CPF and address reach Adyen, the typed line and its barcode are shown; refused → DECLINED; paid → not refundable; without an address the step is refused before any call", async () => {
+      await withAdyen('BOLETO', async () => {
+        const boleto = await create(t, 'BOLETO');
+        const p = atAdyen(boleto);
+        expect(p.request).toMatchObject({
+          paymentMethod: { type: 'boletobancario' },
+          shopperName: { firstName: 'Ana', lastName: 'Lima' },
+          shopperEmail: 'ana@example.com',
+          socialSecurityNumber: CPF,
+          billingAddress: { street: 'Rua das Flores', houseNumberOrName: '123', city: 'São Paulo', stateOrProvince: 'SP', postalCode: '01310-100', country: 'BR' },
+        });
+        const shown = p.action as { reference: string; downloadUrl: string; expiresAt: string };
+        const ticket = boleto.payment_method.payment_method_detail.ticket!;
+        expect(ticket).toMatchObject({ type: 'BOLETO', provider_number: shown.reference, provider_format: 'ITF', redirect_url: shown.downloadUrl, date_of_expiration: shown.expiresAt.slice(0, 10) });
+        const n = shown.reference.replace(/\D/g, '');
+        expect(ticket.provider_barcode).toBe(`${n.slice(0, 4)}${n[32]}${n.slice(33)}${n.slice(4, 9)}${n.slice(10, 20)}${n.slice(21, 31)}`);
+        expect(ticket.provider_barcode).toMatch(/^\d{44}$/);
+        // The payer's name and e-mail Adyen echoes in the voucher are not kept with the attempt's raw answer.
+        expect(JSON.stringify(await (await t.fetch(`/payments/${boleto.id}`)).json())).not.toContain('"shopperEmail"');
+
+        adyen.settleAsync(p.pspReference, 'refused');
+        await delivered(t, adyenConnection, adyenEvent('AUTHORISATION', p, { success: false, reason: 'Refused' }));
+        expect((await getPayment(t, boleto.id)).status).toBe('DECLINED');
+        expect(await eventsOf(t, boleto.id)).toEqual(['payment.pending', 'payment.declined']);
+
+        const paying = await create(t, 'BOLETO');
+        const second = atAdyen(paying);
+        adyen.settleAsync(second.pspReference, 'paid');
+        await delivered(t, adyenConnection, adyenEvent('AUTHORISATION', second, { paymentMethod: 'boletobancario_santander' }));
+        expect((await getPayment(t, paying.id)).status).toBe('SUCCEEDED');
+        const beforeRefund = adyen.requests.length;
+        await expectProblem(await postLifecycle(t, paying.id, 'refund', {}, { transactionId: paying.transactions.id }), 409, 'REFUND_NOT_SUPPORTED');
+        expect(adyen.requests.length).toBe(beforeRefund);
+
+        const before = adyen.requests.length;
+        const { billing_address: _address, ...withoutAddress } = FULL_PAYER;
+        const refused = await create(t, 'BOLETO', { customer_payer: withoutAddress });
+        expect(refused.status).not.toBe('PENDING');
+        expect(refused.transactions_history!.map((x) => [x.provider_id, x.status, x.response_code])).toEqual([['ADYEN', 'ERROR', 'PROVIDER_REQUEST_REJECTED']]);
+        expect(refused.transactions.response_message).toMatch(/customer_payer\.billing_address/);
+        expect(adyen.requests.length).toBe(before);
+        expect(adyen.invalidRequests()).toEqual([]);
+      });
+    });
+
+    it("a card's AUTHORISATION (paymentMethod visa) under a waiting PIX's pspReference is acknowledged and ends nothing; the PIX's own ends it", async () => {
+      await withAdyen('PIX', async () => {
+        const pix = await create(t, 'PIX');
+        const p = atAdyen(pix);
+        await delivered(t, adyenConnection, adyenEvent('AUTHORISATION', p, { paymentMethod: 'visa' }));
+        expect((await getPayment(t, pix.id)).status).toBe('PENDING');
+        adyen.settleAsync(p.pspReference, 'paid');
+        await delivered(t, adyenConnection, adyenEvent('AUTHORISATION', p));
+        expect((await getPayment(t, pix.id)).status).toBe('SUCCEEDED');
+        expect(adyen.invalidNotifications).toEqual([]);
+      });
     });
   });
 }

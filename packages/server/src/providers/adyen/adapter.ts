@@ -4,6 +4,10 @@
  * connection (its api_key, TEST or LIVE by live_url_prefix, its timeout) over our bounded transport
  * (http-client.ts); the SDK never retries. Our reference goes out as the Idempotency-Key and as the
  * merchant reference, so a retried call never charges twice and Adyen's stored answer can be asked for again.
+ *
+ * PIX, boleto and OXXO take one POST /payments each (`paymentMethod.type` pix / boletobancario / oxxo): Adyen
+ * answers `Pending` or `PresentToShopper` with the QR code or the voucher as `action`, and its AUTHORISATION
+ * (or OFFER_CLOSED) notification ends the pending payment (notifications.ts).
  */
 import adyen from '@adyen/api-library';
 import { createHash } from 'node:crypto';
@@ -11,6 +15,8 @@ import type { ConnectionNotifications, ConnectorDeps, ParsedNotification } from 
 import {
   NotificationSignatureError,
   ProviderUnavailableError,
+  type AsyncCharge,
+  type AsyncStart,
   type Charge,
   type ConnectionContext,
   type DisputeEvidenceAck,
@@ -24,7 +30,20 @@ import {
 } from '../provider.js';
 import { AdyenHttpError, BoundedAdyenHttpClient } from './http-client.js';
 import { parseAdyenNotification } from './notifications.js';
-import { cardPaymentRequest, lookupReplayRequest, modificationResult, paymentResult, refusedRequest, toMinorUnits } from './transformers.js';
+import {
+  ADYEN_ASYNC_METHODS,
+  asyncLookupResult,
+  asyncPaymentRequest,
+  asyncStartOf,
+  cardPaymentRequest,
+  isAdyenAsyncMethod,
+  lookupReplayRequest,
+  missingAdyenPayerData,
+  modificationResult,
+  paymentResult,
+  refusedRequest,
+  toMinorUnits,
+} from './transformers.js';
 
 const { Client, CheckoutAPI, DisputesAPI, EnvironmentEnum } = adyen;
 
@@ -52,6 +71,31 @@ export class AdyenAdapter implements PaymentProvider, ConnectionNotifications {
   }
   authorize(input: Charge): Promise<ProviderResult> {
     return this.charge(input, false);
+  }
+
+  /**
+   * PIX, boleto and OXXO: one POST /payments with the method's `paymentMethod.type` (transformers.ts
+   * asyncPaymentRequest), Idempotency-Key = our reference. Adyen answers `Pending` (PIX) or `PresentToShopper`
+   * (vouchers) with the code or voucher in `action`; the payment then waits for Adyen's AUTHORISATION or
+   * OFFER_CLOSED notification. A method, currency or payer Adyen would refuse is answered here, before any call.
+   */
+  async startAsyncPayment(input: AsyncCharge): Promise<AsyncStart> {
+    const method = input.method;
+    if (!isAdyenAsyncMethod(method)) return { result: rejected(`ADYEN does not issue ${method} payments through payorch`), action: null };
+    const currency = ADYEN_ASYNC_METHODS[method].currency;
+    if (input.currency !== currency) return { result: rejected(`Adyen takes ${method} payments in ${currency} only, not ${input.currency}`), action: null };
+    const missing = missingAdyenPayerData(method, input.payer);
+    if (missing) return { result: rejected(`Adyen needs the payer's details for a ${method} payment: ${missing}`), action: null };
+    const value = toMinorUnits(input.amount, input.currency);
+    if (value === null) return { result: rejected(`${input.amount} ${input.currency} cannot be sent in Adyen's minor units`), action: null };
+    const c = this.clients(input.connection);
+    try {
+      const answer = await c.checkout.PaymentsApi.payments(asyncPaymentRequest(input, method, { merchantAccount: c.merchantAccount, value, returnUrl: this.returnUrl() }), { idempotencyKey: input.reference });
+      return asyncStartOf(answer, c.http.lastBody ?? {}, method);
+    } catch (err) {
+      if (err instanceof AdyenHttpError) return { result: refusedRequest(err.status, err.body, 'CHARGE'), action: null };
+      throw asUnavailable(this.id, err);
+    }
   }
 
   async capture(input: FollowUp): Promise<ProviderResult> {
@@ -100,6 +144,8 @@ export class AdyenAdapter implements PaymentProvider, ConnectionNotifications {
    * - It never did: the card-less body cannot charge anything; Adyen refuses it as invalid (HTTP 422): not found.
    * A payment cancelled since is not reported as voided (the stored answer is the first one): reconciliation
    * only asks for operations whose answer never arrived, which the orchestrator has not cancelled.
+   * A PIX, boleto or OXXO request comes back as its first answer too (Pending / PresentToShopper with its
+   * action): a request nobody was shown, hence never paid: no approval (transformers.ts asyncLookupResult).
    */
   async lookup(input: { reference: string; connection?: ConnectionContext }): Promise<ProviderLookup> {
     const c = this.clients(input.connection);
@@ -107,6 +153,8 @@ export class AdyenAdapter implements PaymentProvider, ConnectionNotifications {
       const answer = await c.checkout.PaymentsApi.payments(lookupReplayRequest(input.reference, c.merchantAccount, this.returnUrl()), { idempotencyKey: input.reference });
       const raw = c.http.lastBody ?? {};
       if (raw.status === 'received' && raw.paymentPspReference !== undefined) return { found: true, result: modificationResult(raw, raw), voided: false };
+      const waiting = asyncLookupResult(raw);
+      if (waiting) return { found: true, result: waiting, voided: false };
       return { found: true, result: paymentResult(answer, raw), voided: false };
     } catch (err) {
       if (err instanceof AdyenHttpError && (err.status === 422 || err.status === 400)) return { found: false };
@@ -217,6 +265,11 @@ export class AdyenAdapter implements PaymentProvider, ConnectionNotifications {
   private returnUrl(): string {
     return `${this.deps.config.publicBaseUrl ?? 'https://localhost'}/`;
   }
+}
+
+/** A request refused before it was sent (nothing reached Adyen): an error the route may move on from. */
+function rejected(message: string): ProviderResult {
+  return { ...refusedRequest(422, { message }, 'CHARGE'), responseMessage: message, rawResponse: {} };
 }
 
 /** Anything the SDK threw that is not an answer: ours pass through; anything else is an unreadable answer. */

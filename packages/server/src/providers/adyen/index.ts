@@ -1,5 +1,5 @@
 /**
- * The Adyen connector (docs/providers/adyen.md): card payments through Adyen's Checkout API v72, dispute
+ * The Adyen connector (docs/providers/adyen.md): cards, PIX, boleto and OXXO through Adyen's Checkout API v72, dispute
  * evidence through its Disputes API v30, standard notifications verified by HMAC per item.
  */
 import type { Connector } from '../connector.js';
@@ -10,7 +10,9 @@ export const adyenConnector: Connector = {
   id: ADYEN,
   displayName: 'Adyen',
   capabilities: {
-    paymentMethods: ['CARD'],
+    // Cards, and the asynchronous methods the adapter issues (startAsyncPayment: /payments with a PIX code, a
+    // boleto or an OXXO voucher as Adyen's action; PIX and boleto in BRL, OXXO in MXN).
+    paymentMethods: ['CARD', 'PIX', 'BOLETO', 'OXXO'],
     // Adyen settles in most ISO 4217 currencies and acquires worldwide; what a merchant account may use is
     // set up with Adyen, not knowable here.
     currencies: 'ANY',

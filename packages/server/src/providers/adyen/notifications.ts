@@ -13,13 +13,15 @@
  * FOLLOW_UP_SETTLED; NOTIFICATION_OF_CHARGEBACK and CHARGEBACK → CHARGEBACK (a CHARGEBACK whose
  * disputeStatus is already Lost / Accepted / Expired closes the dispute LOST instead); CHARGEBACK_REVERSED
  * and PREARBITRATION_WON → DISPUTE_CLOSED WON; PREARBITRATION_LOST and SECOND_CHARGEBACK → DISPUTE_CLOSED
- * LOST. Anything else (AUTHORISATION included: the payment's answer came back on the call) → no event,
- * acknowledged with Adyen's `[accepted]`.
+ * LOST. AUTHORISATION and OFFER_CLOSED of a PIX, boleto or OXXO payment (its `paymentMethod` pix,
+ * boletobancario…, oxxo) → ASYNC_PAYMENT_SETTLED (paid; declined, expired or cancelled as Adyen's reason says;
+ * OFFER_CLOSED: expired — transformers.ts asyncOutcomeOfItem). Anything else (a card's AUTHORISATION
+ * included: the payment's answer came back on the call) → no event, acknowledged with Adyen's `[accepted]`.
  */
 import adyen from '@adyen/api-library';
 import type { ConnectorEvent, ParsedNotification } from '../connector.js';
 import { NotificationSignatureError, type ConnectionContext } from '../provider.js';
-import { fromMinorUnits } from './transformers.js';
+import { asyncOutcomeOfItem, fromMinorUnits } from './transformers.js';
 
 const validator = new adyen.hmacValidator();
 
@@ -32,6 +34,7 @@ interface Item {
   merchantReference: string;
   eventCode: string;
   success: string;
+  paymentMethod?: string;
   reason?: string;
   amount: { value: number; currency: string };
   additionalData?: Record<string, string | undefined>;
@@ -115,6 +118,10 @@ function eventsOf(item: Item, rawBody: string): ConnectorEvent[] {
       },
     ];
   }
+  // A PIX, boleto or OXXO payment ended (paid, refused, expired, cancelled): the pending payment ends, as the
+  // sandbox's PAYMENT_SETTLED ends it. A card's AUTHORISATION gives nothing (its answer was final on the call).
+  const settled = asyncOutcomeOfItem(item);
+  if (settled) return [{ kind: 'ASYNC_PAYMENT_SETTLED', notificationId, providerTransactionId: item.pspReference, outcome: settled.outcome, reason: settled.reason }];
   const extra = item.additionalData ?? {};
   const disputed = item.originalReference ?? '';
   const closed = (outcome: 'WON' | 'LOST'): ConnectorEvent[] => [

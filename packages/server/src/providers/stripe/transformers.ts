@@ -6,7 +6,10 @@ import { createHash } from 'node:crypto';
 import type Stripe from 'stripe';
 import type { CodeMapping } from '../connector.js';
 import type { AsyncCharge, AsyncMethodType, AsyncPayer, AsyncStart, Charge, ProviderCard, ProviderResult, ShopperAction } from '../provider.js';
+import { boletoBarcode } from '../boleto.js';
 import { codeRow as codeRowOf } from './codes.js';
+
+export { boletoBarcode };
 
 /** Metadata keys we write on Stripe's objects: how lookup (search) and notifications find our operations. */
 export const META = {
@@ -441,17 +444,6 @@ const isoOf = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString(
 /** The calendar day (YYYY-MM-DD) of an instant on the clock of `timeZone`. */
 function dateIn(unixSeconds: number, timeZone: string): string {
   return new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date(unixSeconds * 1000));
-}
-
-/**
- * The 44-digit barcode of a boleto from its 47-digit typed line (linha digitável, which Stripe sends as the
- * boleto's `number`): the bank and currency, the check digit, the due factor and value, then the free field
- * the typed line splits in three blocks without their own check digits. Null for any other shape.
- */
-export function boletoBarcode(typedLine: string): string | null {
-  const d = typedLine.replace(/\D/g, '');
-  if (d.length !== 47) return null;
-  return `${d.slice(0, 4)}${d[32]}${d.slice(33, 47)}${d.slice(4, 9)}${d.slice(10, 20)}${d.slice(21, 31)}`;
 }
 
 /**

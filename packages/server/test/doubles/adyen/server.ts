@@ -17,6 +17,12 @@
  *   HTTP 500 (nothing processed), an oversized answer (processed), or a request lost on the way (nothing
  *   processed, no answer).
  * - The request log redacts card data (the number keeps its last four digits) and never keeps the API key.
+ * - PIX, boleto and OXXO (`paymentMethod.type` pix / boletobancario / oxxo), as Adyen's API-only integration
+ *   of each documents them: in BRL (MXN for OXXO), with the payer details each requires (boleto: shopperName,
+ *   socialSecurityNumber, billingAddress; OXXO: shopperName, shopperEmail), answered `Pending` with a `qrCode`
+ *   action (PIX) or `PresentToShopper` with a `voucher` action (the boleto's typed line as its reference, its
+ *   last day as a local `expiresAt`). The shopper pays (or not) later: `settleAsync`, then the test sends the
+ *   AUTHORISATION / OFFER_CLOSED notification Adyen would.
  * - `signedNotification` builds a standard notification for a payment, HMAC-signed per item as Adyen signs
  *   (computed here with node:crypto, independently of the SDK's validator), checked against Webhooks-v1.
  */
@@ -83,7 +89,17 @@ export interface LedgerPayment {
   reversed: boolean;
   manualCapture: boolean;
   resultCode: string;
+  /** Adyen's paymentMethod.type of a PIX, boleto or OXXO payment (undefined for a card). */
+  method?: AsyncType;
+  /** The request as received (a PIX, boleto or OXXO payment's: what the payer details reached Adyen as). */
+  request?: Record<string, unknown>;
+  /** The action the shopper was shown (PIX, boleto, OXXO). */
+  action?: Record<string, unknown>;
 }
+
+export type AsyncType = 'pix' | 'boletobancario' | 'oxxo';
+/** How a PIX, boleto or OXXO payment ends at Adyen: paid (authorised and captured), refused, or expired / cancelled unpaid. */
+export type AsyncEnd = 'paid' | 'refused' | 'expired' | 'cancelled';
 
 export interface Dispute {
   disputePspReference: string;
@@ -128,6 +144,8 @@ export interface AdyenDouble {
   openDispute(paymentPspReference: string): string;
   disputes: Map<string, Dispute>;
   signedNotification(eventCode: string, target: NotificationTarget, options?: NotificationOptions): SignedNotification;
+  /** Ends a waiting PIX, boleto or OXXO payment as Adyen would (the notification is the test's to send). */
+  settleAsync(pspReference: string, end: AsyncEnd): LedgerPayment;
   close(): Promise<void>;
 }
 
@@ -149,6 +167,8 @@ export interface NotificationOptions {
   /** Sign with another key (a wrong signature); `null` sends no hmacSignature. */
   hmacKey?: string | null;
   eventDate?: string;
+  /** The item's paymentMethod (default visa): pix, boletobancario, oxxo for those payments. */
+  paymentMethod?: string;
 }
 
 const pspReference = () => randomBytes(8).toString('hex').toUpperCase().replace(/[^0-9A-Z]/g, '0').slice(0, 16);
@@ -218,7 +238,11 @@ export async function startAdyenDouble(credentials: { api_key: string; merchant_
 
     // Adyen refuses a card payment without the card before anything else: nothing processed, nothing stored.
     const method = b.paymentMethod as Record<string, unknown> | undefined;
-    if (route.operation === 'payments' && (typeof method?.number !== 'string' || method.number === '')) {
+    const asyncType = ASYNC_TYPES.has(String(method?.type)) ? (String(method!.type) as AsyncType) : null;
+    if (route.operation === 'payments' && asyncType) {
+      const refusal = asyncRefusal(asyncType, b);
+      if (refusal) return reply(422, { status: 422, errorCode: refusal.code, message: refusal.message, errorType: 'validation' });
+    } else if (route.operation === 'payments' && (typeof method?.number !== 'string' || method.number === '')) {
       return reply(422, { status: 422, errorCode: '000', message: 'Required field "number" is not provided', errorType: 'validation' });
     }
     const behaviour = take(route.operation);
@@ -265,6 +289,7 @@ export async function startAdyenDouble(credentials: { api_key: string; merchant_
     processed.set(reference, (processed.get(reference) ?? 0) + 1);
     const psp = pspReference();
     const base = { pspReference: psp, merchantReference: reference, amount };
+    const type = String((b.paymentMethod as { type?: unknown } | undefined)?.type);
     if (behaviour?.kind === 'refuse') {
       const additionalData: Record<string, string> = { refusalReasonRaw: `${behaviour.code} : ${REFUSAL_REASONS[behaviour.code] ?? 'Refused'}` };
       if (behaviour.advice) additionalData.merchantAdviceCode = MERCHANT_ADVICE[behaviour.advice] ?? `${behaviour.advice}: advice`;
@@ -275,6 +300,7 @@ export async function startAdyenDouble(credentials: { api_key: string; merchant_
       return { status: 200, body: { ...base, resultCode: 'Error', refusalReason: REFUSAL_REASONS[code] ?? 'Acquirer Error', refusalReasonCode: code }, store: true };
     }
     if (behaviour?.kind === 'resultCode') return { status: 200, body: { ...base, resultCode: behaviour.resultCode }, store: true };
+    if (ASYNC_TYPES.has(type)) return issueAsync(b, type as AsyncType, base);
     const manualCapture = (b.additionalData as Record<string, string> | undefined)?.manualCapture === 'true';
     payments.set(psp, {
       pspReference: psp,
@@ -294,6 +320,76 @@ export async function startAdyenDouble(credentials: { api_key: string; merchant_
       body: { ...base, resultCode: 'Authorised', additionalData: { authCode: String(100000 + Math.floor(Math.random() * 899999)), cardIssuingCountry: 'NL', fundingSource: 'CREDIT' } },
       store: true,
     };
+  }
+
+  /**
+   * A PIX code (`Pending`, action qrCode with the BR Code, Adyen's QR image URL and expiresAt) or a voucher
+   * (`PresentToShopper`, action voucher: the boleto's typed line or the OXXO reference, the download URL, the
+   * last day as a local expiresAt without offset), recorded as waiting: nothing authorised until settleAsync.
+   */
+  function issueAsync(b: Record<string, unknown>, type: AsyncType, base: { pspReference: string; merchantReference: string; amount: { currency: string; value: number } }): Answer {
+    const psp = base.pspReference;
+    const common = { paymentMethodType: type, initialAmount: base.amount, totalAmount: base.amount, merchantReference: base.merchantReference };
+    let action: Record<string, unknown>;
+    let resultCode: string;
+    if (type === 'pix') {
+      resultCode = 'Pending';
+      action = {
+        type: 'qrCode',
+        paymentMethodType: 'pix',
+        qrCodeData: brCode(base.amount.value, psp),
+        url: `https://test.adyen.com/hpp/generateQRCodeImage.shtml?url=${psp}`,
+        expiresAt: new Date(Date.now() + 24 * 3_600_000).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      };
+    } else if (type === 'boletobancario') {
+      resultCode = 'PresentToShopper';
+      // The due date asked for (deliveryDate), or Adyen's default, as the local day (Brasília) it falls on.
+      const due = typeof b.deliveryDate === 'string' ? Date.parse(b.deliveryDate) : Date.now() + 5 * 86_400_000;
+      const day = new Date(due - 3 * 3_600_000).toISOString().slice(0, 10);
+      const name = b.shopperName as { firstName: string; lastName: string };
+      action = {
+        type: 'voucher',
+        ...common,
+        reference: boletoTypedLine(base.amount.value),
+        downloadUrl: `https://test.adyen.com/hpp/generationBoleto.shtml?data=${psp}`,
+        expiresAt: `${day}T00:00:00`,
+        shopperName: `${name.firstName} ${name.lastName}`,
+        ...(typeof b.shopperEmail === 'string' ? { shopperEmail: b.shopperEmail } : {}),
+      };
+    } else {
+      resultCode = 'PresentToShopper';
+      const day = new Date(Date.now() - 6 * 3_600_000 + 86_400_000).toISOString().slice(0, 10);
+      const number = Array.from(randomBytes(14), (x) => String(x % 10)).join('');
+      const name = b.shopperName as { firstName: string; lastName: string };
+      action = {
+        type: 'voucher',
+        ...common,
+        reference: number,
+        alternativeReference: number,
+        merchantName: 'Payorch Test Store',
+        downloadUrl: `https://test.adyen.com/hpp/generationOxxoVoucher.shtml?data=${psp}`,
+        expiresAt: `${day}T00:00:00`,
+        shopperName: `${name.firstName} ${name.lastName}`,
+        shopperEmail: String(b.shopperEmail),
+      };
+    }
+    payments.set(psp, {
+      pspReference: psp,
+      reference: base.merchantReference,
+      merchantAccount: String(b.merchantAccount),
+      currency: base.amount.currency,
+      authorised: 0,
+      captured: 0,
+      refunded: 0,
+      cancelled: false,
+      reversed: false,
+      manualCapture: false,
+      resultCode,
+      method: type,
+      request: structuredClone(b),
+      action,
+    });
+    return { status: 200, body: { ...base, resultCode, action }, store: true };
   }
 
   function modify(operation: 'captures' | 'cancels' | 'reversals' | 'refunds', paymentPsp: string, b: Record<string, unknown>): Answer {
@@ -381,6 +477,22 @@ export async function startAdyenDouble(credentials: { api_key: string; merchant_
       return id;
     },
     disputes,
+    settleAsync(psp, end) {
+      const p = payments.get(psp);
+      if (!p?.method) throw new Error(`no PIX, boleto or OXXO payment ${psp} at the double`);
+      if (p.resultCode !== 'Pending' && p.resultCode !== 'PresentToShopper') throw new Error(`payment ${psp} ended already (${p.resultCode})`);
+      const value = ((p.request?.amount ?? {}) as { value: number }).value;
+      if (end === 'paid') {
+        // Paid: authorised and captured at once (Adyen captures these methods automatically).
+        p.resultCode = 'Authorised';
+        p.authorised = value;
+        p.captured = value;
+      } else {
+        p.resultCode = end === 'refused' ? 'Refused' : 'Cancelled';
+        p.cancelled = end !== 'refused';
+      }
+      return p;
+    },
     signedNotification(eventCode, target, opts = {}) {
       const signed = signedNotification(eventCode, target, { ...opts, merchantAccount: options.merchantAccount, hmacKey: opts.hmacKey === undefined ? options.hmacKey : opts.hmacKey });
       if (signed.schemaErrors.length > 0) invalidNotifications.push({ eventCode, errors: signed.schemaErrors });
@@ -411,7 +523,7 @@ export function signedNotification(
     merchantAccountCode: opts.merchantAccount ?? ADYEN_TEST_CREDENTIALS.merchant_account,
     merchantReference: target.merchantReference,
     ...(target.originalReference ? { originalReference: target.originalReference } : {}),
-    paymentMethod: 'visa',
+    paymentMethod: opts.paymentMethod ?? 'visa',
     pspReference: target.pspReference,
     ...(opts.reason ? { reason: opts.reason } : {}),
     success: opts.success === false ? 'false' : 'true',
@@ -421,6 +533,91 @@ export function signedNotification(
   if (key !== null) item.additionalData.hmacSignature = adyenItemSignature(item as never, key);
   const notification = { live: 'false', notificationItems: [{ NotificationRequestItem: item }] };
   return { body: JSON.stringify(notification), headers: { 'content-type': 'application/json' }, schemaErrors: adyenSchemas()?.notification(eventCode, notification) ?? [] };
+}
+
+const ASYNC_TYPES: ReadonlySet<string> = new Set<AsyncType>(['pix', 'boletobancario', 'oxxo']);
+
+/**
+ * What Adyen refuses of a PIX, boleto or OXXO request before processing it (HTTP 422, nothing stored): a
+ * currency the method does not take, the payer details the method requires.
+ */
+function asyncRefusal(type: AsyncType, b: Record<string, unknown>): { code: string; message: string } | null {
+  const currency = (b.amount as { currency?: string } | undefined)?.currency;
+  const wanted = type === 'oxxo' ? 'MXN' : 'BRL';
+  if (currency !== wanted) return { code: '000', message: `Currency ${String(currency)} is not supported for ${type}` };
+  const required = (field: string) => ({ code: '000', message: `Required field '${field}' is not provided` });
+  const name = b.shopperName as { firstName?: string; lastName?: string } | undefined;
+  if (type !== 'pix' && (!name?.firstName || !name.lastName)) return required('shopperName');
+  if (type === 'oxxo' && typeof b.shopperEmail !== 'string') return required('shopperEmail');
+  if (type === 'boletobancario') {
+    if (!/^(\d{11}|\d{14})$/.test(String(b.socialSecurityNumber ?? ''))) return { code: '000', message: "Invalid field 'socialSecurityNumber': a CPF (11 digits) or CNPJ (14 digits)" };
+    const a = b.billingAddress as Record<string, string> | undefined;
+    for (const field of ['street', 'houseNumberOrName', 'city', 'postalCode', 'stateOrProvince', 'country']) if (!a?.[field]) return required(`billingAddress.${field}`);
+  }
+  return null;
+}
+
+/**
+ * A PIX "copia e cola" code (BR Code, EMV merchant-presented QR) for the amount: payload format 01, the PIX
+ * domain with a key, the amount, BRL, country BR, the merchant, the reference, and the CRC16-CCITT of
+ * everything before it.
+ */
+function brCode(amountMinor: number, reference: string): string {
+  const field = (id: string, value: string) => `${id}${String(value.length).padStart(2, '0')}${value}`;
+  const body =
+    field('00', '01') +
+    field('26', field('00', 'br.gov.bcb.pix') + field('01', '3f1c9a7e-5b2d-4c8e-a1f0-adyen-double')) +
+    field('52', '0000') +
+    field('53', '986') +
+    field('54', (amountMinor / 100).toFixed(2)) +
+    field('58', 'BR') +
+    field('59', 'ADYEN DOUBLE') +
+    field('60', 'SAO PAULO') +
+    field('62', field('05', reference.replace(/[^A-Za-z0-9]/g, '').slice(0, 25))) +
+    '6304';
+  let crc = 0xffff;
+  for (const byte of Buffer.from(body, 'ascii')) {
+    crc ^= byte << 8;
+    for (let i = 0; i < 8; i++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
+  }
+  return body + crc.toString(16).toUpperCase().padStart(4, '0');
+}
+
+/**
+ * A boleto's typed line (linha digitável) as Adyen's voucher reference shows it ("03399.33335 33823.303087
+ * 98859.901015 8 83060000019193"): built from a 44-digit barcode (bank 033, currency 9, its check digit, due
+ * factor and value, the free field), each of the three field blocks with its modulo-10 check digit.
+ */
+export function boletoTypedLine(amountMinor: number): string {
+  const free = Array.from(randomBytes(25), (x) => String(x % 10)).join('');
+  const factor = '9999';
+  const value = String(amountMinor).padStart(10, '0');
+  const withoutDv = `0339${factor}${value}${free}`;
+  const dv = mod11(withoutDv);
+  const barcode = `${withoutDv.slice(0, 4)}${dv}${withoutDv.slice(4)}`;
+  const f1 = `${barcode.slice(0, 4)}${barcode.slice(19, 24)}`;
+  const f2 = barcode.slice(24, 34);
+  const f3 = barcode.slice(34, 44);
+  const b1 = `${f1}${mod10(f1)}`;
+  const b2 = `${f2}${mod10(f2)}`;
+  const b3 = `${f3}${mod10(f3)}`;
+  return `${b1.slice(0, 5)}.${b1.slice(5)} ${b2.slice(0, 5)}.${b2.slice(5)} ${b3.slice(0, 5)}.${b3.slice(5)} ${dv} ${barcode.slice(5, 19)}`;
+}
+
+function mod10(digits: string): number {
+  let sum = 0;
+  [...digits].reverse().forEach((d, i) => {
+    const n = Number(d) * (i % 2 === 0 ? 2 : 1);
+    sum += n > 9 ? n - 9 : n;
+  });
+  return (10 - (sum % 10)) % 10;
+}
+
+function mod11(digits: string): number {
+  let sum = 0;
+  [...digits].reverse().forEach((d, i) => (sum += Number(d) * (2 + (i % 8))));
+  const r = 11 - (sum % 11);
+  return r === 0 || r === 10 || r === 11 ? 1 : r;
 }
 
 interface Route {
