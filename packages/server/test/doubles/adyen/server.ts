@@ -30,6 +30,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { adyenSchemas, type RequestOperation } from './schemas.js';
+import { referenceDigits } from '../reference-digits.js';
 
 /** Adyen's published refusal reasons (refusalReason text by refusalReasonCode), as the double answers them. */
 export const REFUSAL_REASONS: Readonly<Record<string, string>> = {
@@ -359,7 +360,7 @@ export async function startAdyenDouble(credentials: { api_key: string; merchant_
     } else {
       resultCode = 'PresentToShopper';
       const day = new Date(Date.now() - 6 * 3_600_000 + 86_400_000).toISOString().slice(0, 10);
-      const number = Array.from(randomBytes(14), (x) => String(x % 10)).join('');
+      const number = referenceDigits(14);
       const name = b.shopperName as { firstName: string; lastName: string };
       action = {
         type: 'voucher',

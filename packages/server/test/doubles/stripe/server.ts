@@ -40,6 +40,7 @@ import {
   type AsyncIntentType,
 } from './objects.js';
 import { decodeForm, decodeMultipart, decodeSearch } from './wire.js';
+import { referenceDigits } from '../reference-digits.js';
 
 export type StripeFault =
   /** `decline` is the decline_code (or the error code for Stripe's error-level codes); `code` overrides the error's code. */
@@ -381,7 +382,7 @@ export async function startStripeDouble(): Promise<StripeDouble> {
       const days = Number(options.expires_after_days ?? 3);
       pi.nextAction = {
         type: 'oxxo_display_details',
-        oxxo_display_details: { expires_after: endOfDay(days, -6), hosted_voucher_url: `https://payments.stripe.com/oxxo/voucher/${pi.id}`, number: `1${digits(17)}` },
+        oxxo_display_details: { expires_after: endOfDay(days, -6), hosted_voucher_url: `https://payments.stripe.com/oxxo/voucher/${pi.id}`, number: referenceDigits(18) },
       };
     }
     return ok(paymentIntentObject(pi, ledger, expands(params, 'latest_charge')));
