@@ -10,6 +10,7 @@ import { routingPort } from './orchestration/routing-port.js';
 import { buildOrchestrationServices } from './orchestration/services.js';
 import { paymentRecoverer } from './payments/created-reply.js';
 import { followUpRecoverer, settleFollowUp } from './payments/lifecycle.js';
+import { paymentPort } from './payments/orchestration-port.js';
 import { enrollmentRecoverer } from './vault/service.js';
 import { linkBase } from './platform/config.js';
 import { buildPaymentServices } from './payments/services.js';
@@ -111,6 +112,6 @@ export async function buildServices(deps: ServiceDeps): Promise<AppServices> {
     ...buildAsyncMethodServices(deps),
     ...buildCheckoutServices(resolved.keyring),
     ...routing,
-    ...buildOrchestrationServices(deps, { providers, routing: routingPort(routing.connectionBox, providers), metrics, settleFollowUp }),
+    ...buildOrchestrationServices(deps, { providers, routing: routingPort(routing.connectionBox, providers), payments: paymentPort, metrics, settleFollowUp }),
   };
 }

@@ -15,15 +15,14 @@
  * open, the one whose cool-down ends first is tried anyway as its probe rather than refusing the payment.
  */
 import type { Database, Queryable } from '../db/database.js';
-import type { PaymentRow } from '../payments/repository.js';
-import { inPaymentTransaction } from '../payments/payment-lock.js';
-import { paymentsRepository as payments } from '../payments/repository.js';
+import type { PaymentRow } from '../db/payment-rows.js';
 import type { OrchestrationMetrics, ProviderCallOutcome } from '../platform/metrics.js';
 import { ProviderUnavailableError, type Charge, type PaymentProvider, type ProviderResult } from '../providers/provider.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import type { PaymentFacts, RoutePlan, RouteStep, UsableConnection } from '../routing/plan.js';
 import type { CallHealth, CircuitBreaker } from './circuit-breaker.js';
 import { failoverDecision, failoverReason, movesOn, type AttemptAnswer } from './failover.js';
+import type { PaymentPort } from './payment-port.js';
 import { orchestrationRepository as repo, type AttemptRow } from './repository.js';
 import { answeredRecord, concludeWithoutApproval, isUndecided, unansweredRecord } from './settle.js';
 
@@ -42,6 +41,8 @@ export interface Orchestration {
   providers: ProviderRegistry;
   breaker: CircuitBreaker;
   metrics: OrchestrationMetrics;
+  /** The payment lock, reads and moves, its outcome event, the vaulted card's record (payments/orchestration-port.ts). */
+  payments: PaymentPort;
 }
 
 /** Time past a call's timeout before its attempt counts as abandoned (its caller died) and is reconciled. */
@@ -105,7 +106,7 @@ export async function runRoute(o: Orchestration, route: ChargeRoute): Promise<vo
   for (;;) {
     const answer = await call(o, route, current, attempt);
     // Queued per payment (payments/payment-lock.ts): phase C waits in memory, not on a pooled connection.
-    const next = await inPaymentTransaction(o.db, route.paymentId, null, async (tx, locked) => {
+    const next = await o.payments.inPaymentTransaction(o.db, route.paymentId, null, async (tx, locked) => {
       const chosen = await settleAnswer(o, tx, route, current, attempt, answer, locked?.payment);
       if (!chosen) await route.conclude?.(tx);
       return chosen;
@@ -154,7 +155,7 @@ async function settleAnswer(
   /** The payment as the lock read it, when it did. */
   locked?: PaymentRow,
 ): Promise<{ chosen: ChosenStep; attempt: AttemptRow } | null> {
-  const payment = locked ?? (await payments.lockPaymentById(tx, route.paymentId))!;
+  const payment = locked ?? (await o.payments.lockPaymentById(tx, route.paymentId))!;
   // The payment's attempts in one read: this one's state, and (for an approval) whether another was taken.
   const others = await repo.transactionsOf(tx, route.paymentId);
   const recorded = others.find((t) => t.id === attempt.id);
@@ -178,7 +179,7 @@ async function settleAnswer(
     }
     await repo.record(tx, attempt.id, answeredRecord(attempt, answer.result, method.transaction), null);
     if (decision === 'HARD_DECLINE') {
-      await concludeWithoutApproval(tx, payment, route.vaultedToken, method.payment);
+      await concludeWithoutApproval(o.payments, tx, payment, route.vaultedToken, method.payment);
       return null;
     }
   } else {
@@ -189,7 +190,7 @@ async function settleAnswer(
 
   const chosen = await nextStep(o, tx, route.organizationId, route.steps, current.position);
   if (!chosen) {
-    await concludeWithoutApproval(tx, payment, route.vaultedToken, method.payment);
+    await concludeWithoutApproval(o.payments, tx, payment, route.vaultedToken, method.payment);
     return null;
   }
   return { chosen, attempt: await route.newAttempt(tx, chosen) };

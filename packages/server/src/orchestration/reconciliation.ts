@@ -19,7 +19,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Queryable } from '../db/database.js';
-import { paymentsRepository as payments, type PaymentRow } from '../payments/repository.js';
+import type { PaymentRow } from '../db/payment-rows.js';
 import type { Logger } from '../platform/logger.js';
 import { ProviderUnavailableError, type ConnectionContext, type FollowUpLookup, type PaymentProvider, type ProviderLookup, type ProviderResult } from '../providers/provider.js';
 import type { Orchestration } from './orchestrator.js';
@@ -263,18 +263,18 @@ export class ReconciliationWorker {
     const o = this.options.orchestration;
     type Decision = { then: 'done' } | { then: 'wait' } | { then: 'void'; payment: PaymentRow; approval: ProviderResult };
     const decision = await o.db.transaction(async (tx): Promise<Decision> => {
-      const payment = (await payments.lockPaymentById(tx, t.payment_id))!;
+      const payment = (await o.payments.lockPaymentById(tx, t.payment_id))!;
       const current = await repo.find(tx, t.id);
       if (!current || current.status !== 'PENDING') return { then: 'done' }; // settled meanwhile (its call's phase C)
       if (!lookup.found) {
         await repo.record(tx, t.id, notProcessedRecord(t), null);
-        await concludeWithoutApproval(tx, payment, vaultedTokenOf(payment));
+        await concludeWithoutApproval(o.payments, tx, payment, vaultedTokenOf(payment));
         return { then: 'done' };
       }
       const r = lookup.result;
       if (lookup.voided || r.outcome !== 'SUCCEEDED') {
         await repo.record(tx, t.id, lookup.voided && r.outcome === 'SUCCEEDED' ? reversedRecord(t, r) : answeredRecord(t, r), null);
-        await concludeWithoutApproval(tx, payment, vaultedTokenOf(payment));
+        await concludeWithoutApproval(o.payments, tx, payment, vaultedTokenOf(payment));
         return { then: 'done' };
       }
       const attempts = (await repo.transactionsOf(tx, t.payment_id)).filter((a) => isAttempt(a) && a.id !== t.id);
@@ -283,7 +283,7 @@ export class ReconciliationWorker {
       if (isUndecided(payment) && !attempts.some((a) => a.status === 'SUCCEEDED')) {
         const paymentMethod = withAuthorization(payment.payment_method, r);
         const approved = await repo.record(tx, t.id, answeredRecord(t, r, withAuthorization(current.payment_method, r)), null);
-        await takeApproval(tx, payment, approved, paymentMethod, vaultedTokenOf(payment));
+        await takeApproval(o.payments, tx, payment, approved, paymentMethod, vaultedTokenOf(payment));
         return { then: 'done' };
       }
       return { then: 'void', payment, approval: r };
@@ -310,7 +310,7 @@ export class ReconciliationWorker {
       return 'postponed';
     }
     await o.db.transaction(async (tx) => {
-      await payments.lockPaymentById(tx, t.payment_id);
+      await o.payments.lockPaymentById(tx, t.payment_id);
       const current = await repo.find(tx, t.id);
       if (current?.status === 'PENDING') await repo.record(tx, t.id, reversedRecord(t, approval), null);
     });

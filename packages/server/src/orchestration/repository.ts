@@ -5,7 +5,7 @@
  */
 import type { Queryable } from '../db/database.js';
 import { fairPick, serializeClaims } from '../db/fair-claim.js';
-import type { NewTransactionRow, TransactionRow } from '../payments/repository.js';
+import type { NewTransactionRow, TransactionRow } from '../db/payment-rows.js';
 
 /** Serializes reconciliation claims across instances (arbitrary constant, like the other advisory locks). */
 const CLAIM_LOCK = 727_019;

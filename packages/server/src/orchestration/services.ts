@@ -7,6 +7,7 @@ import type { OrchestrationMetrics } from '../platform/metrics.js';
 import type { ServiceDeps } from '../services.js';
 import { CircuitBreaker } from './circuit-breaker.js';
 import type { Orchestration, RoutingPort } from './orchestrator.js';
+import type { PaymentPort } from './payment-port.js';
 import { ReconciliationWorker, type FollowUpSettler } from './reconciliation.js';
 
 export interface OrchestrationServices extends Orchestration {
@@ -23,7 +24,7 @@ declare module '../context.js' {
 
 export function buildOrchestrationServices(
   deps: ServiceDeps,
-  parts: { providers: ProviderRegistry; routing: RoutingPort; metrics: OrchestrationMetrics; settleFollowUp?: FollowUpSettler },
+  parts: { providers: ProviderRegistry; routing: RoutingPort; payments: PaymentPort; metrics: OrchestrationMetrics; settleFollowUp?: FollowUpSettler },
 ): { orchestration: OrchestrationServices } {
   const base: Orchestration = {
     db: deps.db,
@@ -31,6 +32,7 @@ export function buildOrchestrationServices(
     providers: parts.providers,
     breaker: new CircuitBreaker({ coolDownMs: deps.config.circuitCoolDownMs }, parts.metrics),
     metrics: parts.metrics,
+    payments: parts.payments,
   };
   const reconciliation = new ReconciliationWorker({
     orchestration: base,

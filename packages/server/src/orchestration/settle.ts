@@ -7,10 +7,9 @@ import { onPaymentApproved } from '../checkout/link-state.js';
 import { randomUUID } from 'node:crypto';
 import type { Schemas } from '@payorch/types';
 import type { Queryable } from '../db/database.js';
-import { recordPaymentOutcome } from '../payments/events.js';
-import { paymentsRepository as payments, type PaymentRow } from '../payments/repository.js';
-import { markVaultedCardUsed } from '../payments/vaulted-card.js';
+import type { PaymentRow } from '../db/payment-rows.js';
 import type { ProviderResult, UnavailableKind } from '../providers/provider.js';
+import type { PaymentPort } from './payment-port.js';
 import { orchestrationRepository as repo, type AttemptRecord, type AttemptRow } from './repository.js';
 
 /** Types of the transactions that are provider attempts of a payment (one per provider tried). */
@@ -139,6 +138,8 @@ export function withAuthorization(paymentMethod: unknown, r: ProviderResult): un
  * authorization; its history and event, and the vaulted card's record. The attempt is recorded already.
  */
 export async function takeApproval(
+  /** Payments' side (payments/orchestration-port.ts): the move, its event, the vaulted card's record. */
+  payments: PaymentPort,
   tx: Queryable,
   payment: PaymentRow,
   attempt: AttemptRow,
@@ -154,10 +155,10 @@ export async function takeApproval(
     { ...states, paymentMethod, captured: capture ? payment.amount_value : '0' },
     { transactionId: attempt.id, transactionStatus: 'SUCCEEDED', reason: null },
   );
-  await recordPaymentOutcome(tx, updated, capture ? 'payment.succeeded' : 'payment.authorized');
+  await payments.recordPaymentOutcome(tx, updated, capture ? 'payment.succeeded' : 'payment.authorized');
   // A payment through a payment link: the link records it and announces payment_link.paid.
   await onPaymentApproved(tx, updated);
-  if (vaultedToken) await markVaultedCardUsed(tx, vaultedToken, true);
+  if (vaultedToken) await payments.markVaultedCardUsed(tx, vaultedToken, true);
   return updated;
 }
 
@@ -167,7 +168,13 @@ export async function takeApproval(
  * the payment waits as PENDING / IN_PROCESS instead (it may have been charged there). `paymentMethod`:
  * the method with the last answer's data, when the caller has it.
  */
-export async function concludeWithoutApproval(tx: Queryable, payment: PaymentRow, vaultedToken: string | null, paymentMethod?: unknown): Promise<PaymentRow> {
+export async function concludeWithoutApproval(
+  payments: PaymentPort,
+  tx: Queryable,
+  payment: PaymentRow,
+  vaultedToken: string | null,
+  paymentMethod?: unknown,
+): Promise<PaymentRow> {
   const attempts = (await repo.transactionsOf(tx, payment.id)).filter(isAttempt);
   if (!isUndecided(payment) || attempts.some((a) => a.status === 'SUCCEEDED')) return payment;
   const last = attempts.at(-1);
@@ -200,9 +207,9 @@ export async function concludeWithoutApproval(tx: Queryable, payment: PaymentRow
     reason: deciding?.response_code ?? null,
   });
   if (declined) {
-    await recordPaymentOutcome(tx, ended, 'payment.declined');
+    await payments.recordPaymentOutcome(tx, ended, 'payment.declined');
     // (An ERROR is the providers' failure, not the card's: the vault records nothing.)
-    if (vaultedToken) await markVaultedCardUsed(tx, vaultedToken, false);
+    if (vaultedToken) await payments.markVaultedCardUsed(tx, vaultedToken, false);
   }
   return ended;
 }

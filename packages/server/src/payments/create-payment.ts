@@ -17,6 +17,7 @@ import { NO_BINDING, type IdempotencyBinding } from '../idempotency/idempotency.
 import { DEADLINE_GRACE_MS, nextStep, runRoute, type ChargeRoute, type ChosenStep } from '../orchestration/orchestrator.js';
 import { orchestrationRepository } from '../orchestration/repository.js';
 import { providerDataOf, takeApproval } from '../orchestration/settle.js';
+import { paymentPort } from './orchestration-port.js';
 import type { ProviderResult } from '../providers/provider.js';
 import { RAW_CARD_PATH, resolveCard, type CardSourceProblem, type ResolvedCard } from './card-source.js';
 import { transactionMethodOf } from './mapper.js';
@@ -269,7 +270,7 @@ async function startPayment(
           ? await vaultOnSuccess({ ...request, db: tx, ...(claimed ? { pciCertified: true } : {}) }, customer.id, input, result.cardInfo, claimed?.ok ? source.card : undefined)
           : null;
       const paymentMethod = paymentMethodOf(vaulted ? { ...source, vaultedToken: vaulted } : source, result, method);
-      await takeApproval(tx, payment, attempt, paymentMethod, source.vaultedToken);
+      await takeApproval(paymentPort, tx, payment, attempt, paymentMethod, source.vaultedToken);
       // Sandbox test card 4000000000000259: the issuer charges it back right after; the provider's
       // notification arrives asynchronously, after this payment is committed.
       if (result.chargebackFollows && capture) {

@@ -5,66 +5,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../db/database.js';
+import type { NewTransactionRow, PaymentRow, TransactionRow } from '../db/payment-rows.js';
 
-export interface PaymentRow {
-  id: string;
-  organization_id: string;
-  account_id: string;
-  /** null: the payer was given inline, without an enrolled customer. */
-  customer_id: string | null;
-  description: string;
-  country: string;
-  merchant_order_id: string;
-  status: string;
-  sub_status: string;
-  currency: string;
-  amount_value: string;
-  amount_captured: string;
-  amount_refunded: string;
-  workflow: string;
-  callback_url: string | null;
-  metadata: unknown;
-  additional_data: unknown;
-  customer_payer: unknown;
-  payment_method: unknown;
-  taxes: unknown;
-  /** Request fields stored as given (checkout, fraud_screening, split_marketplace). */
-  request_details: unknown;
-  /** How the payment was routed (PaymentRoutingRules), null for payments made before routing. */
-  routing_rules?: unknown;
-  created_at: string;
-  updated_at: string;
-}
+// The payments and payment_transactions rows are shared with orchestration (db/payment-rows.ts).
+export type { NewTransactionRow, PaymentRow, TransactionRow } from '../db/payment-rows.js';
 
 export type NewPaymentRow = Omit<PaymentRow, 'created_at' | 'updated_at' | 'amount_captured' | 'amount_refunded' | 'taxes' | 'routing_rules'>;
-
-export interface TransactionRow {
-  id: string;
-  payment_id: string;
-  type: string;
-  status: string;
-  category: string;
-  amount: string;
-  provider_id: string | null;
-  payment_method: unknown;
-  response_code: string | null;
-  response_message: string | null;
-  reason: string | null;
-  description: string | null;
-  merchant_reference: string | null;
-  provider_data: unknown;
-  raw_response: unknown;
-  provider_transaction_id: string | null;
-  connection_data: unknown;
-  merchant_advice_code: string | null;
-  merchant_advice_code_message: string | null;
-  payment_status_before: string | null;
-  payment_sub_status_before: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
-export type NewTransactionRow = Omit<TransactionRow, 'created_at' | 'updated_at'>;
 
 export interface HistoryRow {
   id: string;

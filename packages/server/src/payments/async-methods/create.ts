@@ -35,6 +35,7 @@ import { DEADLINE_GRACE_MS, nextStep, type ChosenStep, type Orchestration } from
 import { failoverDecision, failoverReason, movesOn } from '../../orchestration/failover.js';
 import { orchestrationRepository, type AttemptRow } from '../../orchestration/repository.js';
 import { answeredRecord, concludeWithoutApproval, providerDataOf, takeApproval, unansweredRecord } from '../../orchestration/settle.js';
+import { paymentPort } from '../orchestration-port.js';
 import { linkBase } from '../../platform/config.js';
 import { ProviderUnavailableError, type AsyncCharge, type AsyncMethodType, type AsyncPayer, type AsyncStart, type ProviderResult, type UnavailableKind } from '../../providers/provider.js';
 import type { RouteStep } from '../../routing/plan.js';
@@ -338,11 +339,11 @@ async function settleIssue(o: Orchestration, tx: Queryable, w: Walk, current: Ch
     const answered = await orchestrationRepository.record(tx, attempt.id, answeredRecord(attempt, answer.result, transactionMethodOf(method)), null);
     if (decision === 'APPROVED' && ASYNC_METHODS[w.type].immediate) {
       // A token wallet authorized at once: as a card purchase approved (SUCCEEDED / APPROVED, payment.succeeded).
-      await takeApproval(tx, payment, answered, method, null);
+      await takeApproval(paymentPort, tx, payment, answered, method, null);
       return null;
     }
     if (decision === 'HARD_DECLINE') {
-      await concludeWithoutApproval(tx, payment, null);
+      await concludeWithoutApproval(paymentPort, tx, payment, null);
       return null;
     }
   } else if (ASYNC_METHODS[w.type].immediate && answer.kind !== 'NOT_SENT') {
@@ -350,7 +351,7 @@ async function settleIssue(o: Orchestration, tx: Queryable, w: Walk, current: Ch
     // reference, and no other provider is asked meanwhile (PENDING / IN_PROCESS, as a card's).
     const { record, reconcileInMs } = unansweredRecord(attempt, answer.kind);
     await orchestrationRepository.record(tx, attempt.id, record, reconcileInMs);
-    await concludeWithoutApproval(tx, payment, null);
+    await concludeWithoutApproval(paymentPort, tx, payment, null);
     return null;
   } else {
     // Nobody was shown an action: whatever the provider may have made of the call is never paid, and expires there.
@@ -373,12 +374,12 @@ async function settleIssue(o: Orchestration, tx: Queryable, w: Walk, current: Ch
     );
   }
   if (!movesOn(failoverDecision(answer)) && answer.answered) {
-    await concludeWithoutApproval(tx, payment, null);
+    await concludeWithoutApproval(paymentPort, tx, payment, null);
     return null;
   }
   const chosen = await nextAsyncStep(o, tx, w.organizationId, w.steps, current.position);
   if (!chosen) {
-    await concludeWithoutApproval(tx, payment, null);
+    await concludeWithoutApproval(paymentPort, tx, payment, null);
     return null;
   }
   return { chosen, attempt: await newAttempt(tx, w, chosen) };

@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../../db/database.js';
 import { takeApproval } from '../../orchestration/settle.js';
 import { orchestrationRepository } from '../../orchestration/repository.js';
+import { paymentPort } from '../orchestration-port.js';
 import { recordPaymentOutcome } from '../events.js';
 import { paymentsRepository as payments, type PaymentRow } from '../repository.js';
 import { recordEvent } from '../../webhooks/index.js';
@@ -61,7 +62,7 @@ export async function settleAsyncPayment(tx: Queryable, paymentId: string, attem
   await repo.endAttempt(tx, attempt.id, outcome, code, reason ?? message);
   if (outcome === 'SUCCEEDED') {
     // As a card purchase approved: SUCCEEDED / APPROVED, captured, history, payment.succeeded.
-    await takeApproval(tx, payment, { ...attempt, status: 'SUCCEEDED' }, null, null);
+    await takeApproval(paymentPort, tx, payment, { ...attempt, status: 'SUCCEEDED' }, null, null);
     return { state: 'APPLIED', detail: latePayment ? 'paid after it had expired here: taken' : null };
   }
   const ended = await payments.updatePayment(tx, payment.id, { status: outcome, subStatus: outcome, paymentMethod: null });

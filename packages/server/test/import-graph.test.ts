@@ -1,0 +1,76 @@
+/**
+ * Dependencies point one way between the server's domains (the top-level folders of src/): payments uses
+ * the orchestration engine, and orchestration declares what it needs of payments as a port
+ * (src/orchestration/payment-port.ts) instead of importing payments' internals. This reads every import
+ * of every .ts file under src/ (TypeScript's own pre-processor: static, type-only, re-exports and dynamic
+ * imports alike), resolves the relative ones to their domain, and fails if orchestration → payments comes
+ * back. The other pairs of domains that import each other are printed (the known debt listed in
+ * docs/architecture.md), not failed on.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../src');
+
+function tsFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const path = join(dir, e.name);
+    if (e.isDirectory()) return tsFiles(path);
+    return e.isFile() && e.name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+/** The domain of a file under src/: its top-level folder; undefined for src/'s own files (the composition root). */
+function domainOf(file: string): string | undefined {
+  const parts = relative(SRC, file).split(sep);
+  return parts.length > 1 && parts[0] !== '..' ? parts[0] : undefined;
+}
+
+/** from domain → to domain → the importing files (relative to src/). */
+function domainGraph(): Map<string, Map<string, Set<string>>> {
+  const graph = new Map<string, Map<string, Set<string>>>();
+  for (const file of tsFiles(SRC)) {
+    const from = domainOf(file);
+    if (!from) continue;
+    const { importedFiles } = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
+    for (const { fileName } of importedFiles) {
+      if (!fileName.startsWith('.')) continue; // packages and node: builtins
+      const to = domainOf(resolve(dirname(file), fileName));
+      if (!to || to === from) continue;
+      const targets = graph.get(from) ?? new Map<string, Set<string>>();
+      graph.set(from, targets);
+      const files = targets.get(to) ?? new Set<string>();
+      targets.set(to, files);
+      files.add(relative(SRC, file).split(sep).join('/'));
+    }
+  }
+  return graph;
+}
+
+describe('import graph of src/ domains', () => {
+  const graph = domainGraph();
+  const importers = (from: string, to: string) => [...(graph.get(from)?.get(to) ?? [])].sort();
+
+  it('is read (payments imports the orchestration engine)', () => {
+    expect(importers('payments', 'orchestration').length).toBeGreaterThan(0);
+  });
+
+  it('orchestration imports nothing of payments (it is given payments through orchestration/payment-port.ts)', () => {
+    expect(importers('orchestration', 'payments'), 'files of src/orchestration importing src/payments').toEqual([]);
+  });
+
+  it('prints the other domains that import each other (known debt, docs/architecture.md)', () => {
+    const mutual: string[] = [];
+    for (const [a, targets] of [...graph].sort(([x], [y]) => x.localeCompare(y))) {
+      for (const b of [...targets.keys()].sort()) {
+        if (a < b && graph.get(b)?.has(a)) {
+          mutual.push(`${a} ↔ ${b}: ${a} → ${b} in ${importers(a, b).join(', ')}; ${b} → ${a} in ${importers(b, a).join(', ')}`);
+        }
+      }
+    }
+    console.log(`domains importing each other (${mutual.length}):\n${mutual.map((m) => `  ${m}`).join('\n')}`);
+  });
+});
