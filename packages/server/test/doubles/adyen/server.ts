@@ -30,6 +30,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { adyenSchemas, type RequestOperation } from './schemas.js';
+import { pixCode } from '../pix-code.js';
 import { referenceDigits } from '../reference-digits.js';
 
 /** Adyen's published refusal reasons (refusalReason text by refusalReasonCode), as the double answers them. */
@@ -338,7 +339,7 @@ export async function startAdyenDouble(credentials: { api_key: string; merchant_
       action = {
         type: 'qrCode',
         paymentMethodType: 'pix',
-        qrCodeData: brCode(base.amount.value, psp),
+        qrCodeData: pixCode({ amountMinor: base.amount.value, reference: psp, key: '3f1c9a7e-5b2d-4c8e-a1f0-adyen-double', merchantName: 'ADYEN DOUBLE' }),
         url: `https://test.adyen.com/hpp/generateQRCodeImage.shtml?url=${psp}`,
         expiresAt: new Date(Date.now() + 24 * 3_600_000).toISOString().replace(/\.\d{3}Z$/, 'Z'),
       };
@@ -558,31 +559,6 @@ function asyncRefusal(type: AsyncType, b: Record<string, unknown>): { code: stri
   return null;
 }
 
-/**
- * A PIX "copia e cola" code (BR Code, EMV merchant-presented QR) for the amount: payload format 01, the PIX
- * domain with a key, the amount, BRL, country BR, the merchant, the reference, and the CRC16-CCITT of
- * everything before it.
- */
-function brCode(amountMinor: number, reference: string): string {
-  const field = (id: string, value: string) => `${id}${String(value.length).padStart(2, '0')}${value}`;
-  const body =
-    field('00', '01') +
-    field('26', field('00', 'br.gov.bcb.pix') + field('01', '3f1c9a7e-5b2d-4c8e-a1f0-adyen-double')) +
-    field('52', '0000') +
-    field('53', '986') +
-    field('54', (amountMinor / 100).toFixed(2)) +
-    field('58', 'BR') +
-    field('59', 'ADYEN DOUBLE') +
-    field('60', 'SAO PAULO') +
-    field('62', field('05', reference.replace(/[^A-Za-z0-9]/g, '').slice(0, 25))) +
-    '6304';
-  let crc = 0xffff;
-  for (const byte of Buffer.from(body, 'ascii')) {
-    crc ^= byte << 8;
-    for (let i = 0; i < 8; i++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
-  }
-  return body + crc.toString(16).toUpperCase().padStart(4, '0');
-}
 
 /**
  * A boleto's typed line (linha digitável) as Adyen's voucher reference shows it ("03399.33335 33823.303087

@@ -24,6 +24,7 @@ import type {
   RefundResponse,
 } from '../../../src/providers/mercado-pago/sdk-types.js';
 import type { MercadoPagoChargeback } from '../../../src/providers/mercado-pago/notifications.js';
+import { pixCode } from '../pix-code.js';
 
 type Plain<T> = Omit<T, 'api_response'>;
 export type DoublePayment = Plain<PaymentResponse> & { id: number; refunds: Plain<RefundResponse>[] };
@@ -367,7 +368,7 @@ export async function startMercadoPagoDouble(): Promise<MercadoPagoDouble> {
             point_of_interaction: {
               type: 'PIX',
               transaction_data: {
-                qr_code: `00020126580014br.gov.bcb.pix0136mp-double-${String(id).padStart(24, '0')}5204000053039865406${(amount as number).toFixed(2).padStart(6, '0')}5802BR5913MERCADO PAGO6009SAO PAULO62070503***6304ABCD`,
+                qr_code: pixCode({ amountMinor: Math.round((amount as number) * 100), reference: `MP${id}`, key: `mp-double-${String(id).padStart(12, '0')}`, merchantName: 'MERCADO PAGO' }),
                 qr_code_base64: Buffer.from(`qr-${id}`).toString('base64'),
                 ticket_url: `https://www.mercadopago.com.br/payments/${id}/ticket?caller_id=${account.collectorId}`,
               },

@@ -40,6 +40,7 @@ import {
   type AsyncIntentType,
 } from './objects.js';
 import { decodeForm, decodeMultipart, decodeSearch } from './wire.js';
+import { pixCode } from '../pix-code.js';
 import { referenceDigits } from '../reference-digits.js';
 
 export type StripeFault =
@@ -360,7 +361,7 @@ export async function startStripeDouble(): Promise<StripeDouble> {
       pi.nextAction = {
         type: 'pix_display_qr_code',
         pix_display_qr_code: {
-          data: brCode(amount, pi.id),
+          data: pixCode({ amountMinor: amount, reference: pi.id, key: '6b2f8a3e-1c4d-4e5f-9a7b-stripe-double', merchantName: 'STRIPE DOUBLE' }),
           expires_at: now() + seconds,
           hosted_instructions_url: `https://payments.stripe.com/pix/instructions/${pi.id}`,
           image_url_png: `https://qr.stripe.com/${pi.id}.png`,
@@ -705,29 +706,3 @@ function redacted(params: Record<string, unknown>): Record<string, unknown> {
   return { ...params, payment_method_data: { ...pmd, card: { ...card, last4: String(number ?? '').slice(-4) } } };
 }
 
-/**
- * A PIX "copia e cola" code (BR Code, EMV merchant-presented QR) for the amount, as Stripe's `data`: payload
- * format 01, the PIX domain with a key, the amount, BRL, country BR, the merchant, the reference, and the
- * CRC16-CCITT of everything before it.
- */
-function brCode(amountMinor: number, reference: string): string {
-  const field = (id: string, value: string) => `${id}${String(value.length).padStart(2, '0')}${value}`;
-  const amount = (amountMinor / 100).toFixed(2);
-  const body =
-    field('00', '01') +
-    field('26', field('00', 'br.gov.bcb.pix') + field('01', '6b2f8a3e-1c4d-4e5f-9a7b-stripe-double')) +
-    field('52', '0000') +
-    field('53', '986') +
-    field('54', amount) +
-    field('58', 'BR') +
-    field('59', 'STRIPE DOUBLE') +
-    field('60', 'SAO PAULO') +
-    field('62', field('05', reference.replace(/[^A-Za-z0-9]/g, '').slice(0, 25))) +
-    '6304';
-  let crc = 0xffff;
-  for (const byte of Buffer.from(body, 'ascii')) {
-    crc ^= byte << 8;
-    for (let i = 0; i < 8; i++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
-  }
-  return body + crc.toString(16).toUpperCase().padStart(4, '0');
-}
