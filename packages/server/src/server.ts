@@ -63,7 +63,9 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     // After the services: the sandbox organization's connection credentials are sealed with the vault keyring.
     if (config.sandbox) await bootstrapSandbox(db, config.dataDir, log, services.connectionBox);
     const deps: AppDeps = { db, config, log, services };
-    const factsAtStart = factsFixedAtLoad(loadSpec());
+    // Read on the first reload only (a production server never reloads), while the spec the modules
+    // loaded is still the one in the require cache: reloadSpec replaces it.
+    let factsAtStart: string | undefined;
     let app = createApp(deps);
 
     // Slow or stalled clients must not hold sockets forever; the timeouts are enforced every second.
@@ -94,7 +96,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       deps,
       server,
       reloadSpec: () =>
-        reloadSpec(factsAtStart, async () => {
+        reloadSpec((factsAtStart ??= factsFixedAtLoad(loadSpec())), async () => {
           const previous = app;
           app = createApp(deps);
           // As at the start: the validator compiles the spec on the first request; a spec it cannot use
