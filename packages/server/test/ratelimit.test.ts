@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { DatabaseRateLimitStore } from '../src/ratelimit/store.js';
+import { DatabaseRateLimitStore, MemoryRateLimitStore } from '../src/ratelimit/store.js';
 import { loadConfig } from '../src/platform/config.js';
 import { createLogger } from '../src/platform/logger.js';
 import { startServer } from '../src/server.js';
@@ -109,6 +109,22 @@ for (const backend of backends()) {
       });
       // Before: the third saw only the written 1 (the flushed one was neither pending nor shared yet) and said 2.
       expect(counts).toEqual([1, 2, 3]);
+    });
+
+    it('far below the limit a request is counted at once, without a promise; a window\'s first and those near the limit go to the row', async () => {
+      const kinds = await inOneWindow(async () => {
+        const key = `org:${randomUUID()}`;
+        const store = new DatabaseRateLimitStore(t.db, 6, 600_000);
+        const seen: string[] = [];
+        for (let i = 0; i < 5; i++) {
+          const hit = store.hit(key, 60);
+          seen.push(`${hit instanceof Promise ? 'row' : 'local'}:${(await hit).count}`);
+        }
+        return seen;
+      });
+      // Issue 26: each promise of a request costs again under the request scope's hooks. At half the limit (3) counting turns exact.
+      expect(kinds).toEqual(['row:1', 'local:2', 'row:3', 'row:4', 'row:5']);
+      expect(new MemoryRateLimitStore().hit('k', 60)).toEqual({ count: 1, resetAt: expect.any(Number) });
     });
   });
 }

@@ -57,24 +57,38 @@ export function servedFirst<T>(fn: () => T): T {
 
 export function gateByOrganization(db: Database, options: OrganizationGateOptions): Database {
   const lanes = new Map<string, Admission>();
-  const gated = async <T>(fn: () => Promise<T>): Promise<T> => {
-    const scope = currentRequestScope();
-    const organizationId = scope?.organizationId;
-    if (!organizationId || admitted.getStore()) return fn();
-    let lane = lanes.get(organizationId);
-    if (!lane) lanes.set(organizationId, (lane = new Admission(options.permits)));
-    const finishing = scope.providerCalled || ahead.getStore() === true;
+  const release = (organizationId: string, lane: Admission) => {
+    lane.release();
+    if (lane.idle) lanes.delete(organizationId);
+  };
+  /** Runs `fn` holding a permit of `lane`, which it gives back when `fn` settles. */
+  const admittedRun = <T>(organizationId: string, lane: Admission, fn: () => Promise<T>): Promise<T> => {
+    let running: Promise<T>;
+    try {
+      running = admitted.run(true, fn);
+    } catch (err) {
+      release(organizationId, lane);
+      return Promise.reject(err);
+    }
+    return running.finally(() => release(organizationId, lane));
+  };
+  const waitThenRun = async <T>(organizationId: string, lane: Admission, finishing: boolean, fn: () => Promise<T>): Promise<T> => {
     if (!finishing && lane.waiting >= options.queueLimit) throw new ConcurrencyLimitedError('queue full');
     if (!(await lane.acquire(finishing, finishing ? options.finishingWaitMs : options.waitMs))) {
       if (lane.idle) lanes.delete(organizationId);
       throw new ConcurrencyLimitedError('wait expired');
     }
-    try {
-      return await admitted.run(true, fn);
-    } finally {
-      lane.release();
-      if (lane.idle) lanes.delete(organizationId);
-    }
+    return admittedRun(organizationId, lane, fn);
+  };
+  // Not async itself: a free permit (the common case) is taken at once, without a promise of its own.
+  const gated = <T>(fn: () => Promise<T>): Promise<T> => {
+    const scope = currentRequestScope();
+    const organizationId = scope?.organizationId;
+    if (!organizationId || admitted.getStore()) return fn();
+    let lane = lanes.get(organizationId);
+    if (!lane) lanes.set(organizationId, (lane = new Admission(options.permits)));
+    if (lane.tryAcquire()) return admittedRun(organizationId, lane, fn);
+    return waitThenRun(organizationId, lane, scope.providerCalled || ahead.getStore() === true, fn);
   };
   return {
     kind: db.kind,

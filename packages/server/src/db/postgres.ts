@@ -75,10 +75,14 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
   return {
     kind: 'postgres',
     counters,
-    async query<R>(text: string, params: readonly unknown[] = []) {
-      counters.statement(text, null);
-      const res = await pool.query(statements.config(text, params));
-      return res.rows as R[];
+    // A plain `then` instead of async/await: one promise less per statement (issue 26).
+    query<R>(text: string, params: readonly unknown[] = []): Promise<R[]> {
+      try {
+        counters.statement(text, null);
+        return pool.query(statements.config(text, params)).then((res) => res.rows as R[]);
+      } catch (err) {
+        return Promise.reject(err);
+      }
     },
     async exec(sql: string) {
       counters.statement(sql, null);

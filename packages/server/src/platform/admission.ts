@@ -25,15 +25,21 @@ export class Admission {
     return this.urgent.length + this.normal.length;
   }
 
+  /** Takes a permit now if one is free and nobody waits for it; false otherwise (then nothing is held). */
+  tryAcquire(): boolean {
+    if (this.active < this.permits && this.waiting === 0) {
+      this.active++;
+      return true;
+    }
+    return false;
+  }
+
   /**
    * Resolves true once admitted; false when `waitMs` passed first (then nothing is held). Without
    * `waitMs`, waits as long as it takes.
    */
   acquire(urgent: boolean, waitMs?: number): Promise<boolean> {
-    if (this.active < this.permits && this.waiting === 0) {
-      this.active++;
-      return Promise.resolve(true);
-    }
+    if (this.tryAcquire()) return Promise.resolve(true);
     const lane = urgent ? this.urgent : this.normal;
     return new Promise<boolean>((resolve) => {
       const waiter: Waiter = {

@@ -4,7 +4,7 @@ import { problemBody } from '../http/problems.js';
 import { sendProblem } from '../http/send.js';
 import { clientAddressKey } from './auth-failures.js';
 import type { PublicLimiter } from './public.js';
-import type { RateLimitStore } from './store.js';
+import type { RateLimitHit, RateLimitStore } from './store.js';
 
 export interface RateLimitOptions {
   /** Requests per window per organization; 0 turns limiting off. */
@@ -19,11 +19,11 @@ export interface RateLimitOptions {
  * shoppers' pages, and whoever copies it must not spend the merchant's server-side budget.
  */
 export function rateLimit(store: RateLimitStore, options: RateLimitOptions): RequestHandler {
-  return async (req, res, next) => {
+  // Not async: the store answers most requests synchronously (RateLimitStore.hit), and then so does this.
+  return (req, res, next) => {
     const merchant = res.locals.merchant as MerchantAuth | undefined;
     if (options.limit <= 0 || !merchant || merchant.publicOnly) return next();
-    try {
-      const { count, resetAt } = await store.hit(`org:${merchant.organizationId}`, options.windowSeconds);
+    const decide = ({ count, resetAt }: RateLimitHit) => {
       const reset = Math.max(1, Math.ceil((resetAt - Date.now()) / 1000));
       res.setHeader('RateLimit-Limit', String(options.limit));
       res.setHeader('RateLimit-Remaining', String(Math.max(0, options.limit - count)));
@@ -38,6 +38,11 @@ export function rateLimit(store: RateLimitStore, options: RateLimitOptions): Req
         );
       }
       return next();
+    };
+    try {
+      const hit = store.hit(`org:${merchant.organizationId}`, options.windowSeconds);
+      if (hit instanceof Promise) return void hit.then(decide).catch(next);
+      return decide(hit);
     } catch (err) {
       return next(err);
     }
@@ -61,9 +66,8 @@ export interface PublicRateLimits {
  * key and per session (the request's path names it), in that order (ratelimit/public.ts).
  */
 export function publicRateLimit(limiter: PublicLimiter, limits: PublicRateLimits): RequestHandler {
-  return async (req, res, next) => {
-    const merchant = res.locals.merchant as MerchantAuth | undefined;
-    if (!merchant?.publicOnly) return next();
+  const count: RequestHandler = async (req, res, next) => {
+    const merchant = res.locals.merchant as MerchantAuth;
     try {
       const keyBucket = `public-key:${merchant.publicKey}`;
       const { wait, counted } = await limiter.count([
@@ -85,4 +89,6 @@ export function publicRateLimit(limiter: PublicLimiter, limits: PublicRateLimits
       return next(err);
     }
   };
+  // A merchant's request (every one but a shopper's) passes without a promise.
+  return (req, res, next) => ((res.locals.merchant as MerchantAuth | undefined)?.publicOnly ? count(req, res, next) : next());
 }

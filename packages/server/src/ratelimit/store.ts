@@ -5,9 +5,18 @@
  */
 import type { Queryable } from '../db/database.js';
 
+export interface RateLimitHit {
+  count: number;
+  resetAt: number;
+}
+
 export interface RateLimitStore {
-  /** Counts one request of `key` in the current window; returns the count so far and the window's end. */
-  hit(key: string, windowSeconds: number): Promise<{ count: number; resetAt: number }>;
+  /**
+   * Counts one request of `key` in the current window; returns the count so far and the window's end.
+   * Synchronously when the answer is known here (the common case), so a request that is far below its
+   * limit pays no promise for it (issue 26: every promise costs again under the request scope's hooks).
+   */
+  hit(key: string, windowSeconds: number): RateLimitHit | Promise<RateLimitHit>;
 }
 
 const windowOf = (now: number, windowSeconds: number) => Math.floor(now / 1000 / windowSeconds);
@@ -15,7 +24,7 @@ const windowOf = (now: number, windowSeconds: number) => Math.floor(now / 1000 /
 export class MemoryRateLimitStore implements RateLimitStore {
   private readonly windows = new Map<string, { window: number; count: number }>();
 
-  async hit(key: string, windowSeconds: number) {
+  hit(key: string, windowSeconds: number): RateLimitHit {
     const now = Date.now();
     const window = windowOf(now, windowSeconds);
     const current = this.windows.get(key);
@@ -47,7 +56,7 @@ export class DatabaseRateLimitStore implements RateLimitStore {
     private readonly flushMs = 100,
   ) {}
 
-  async hit(key: string, windowSeconds: number) {
+  hit(key: string, windowSeconds: number): RateLimitHit | Promise<RateLimitHit> {
     const now = Date.now();
     const window = windowOf(now, windowSeconds);
     const resetAt = (window + 1) * windowSeconds * 1000;
@@ -61,13 +70,18 @@ export class DatabaseRateLimitStore implements RateLimitStore {
       this.flushTimer ??= setTimeout(() => void this.flush(), this.flushMs).unref();
       return { count: counter.shared + counter.inFlight + counter.pending, resetAt };
     }
+    return this.hitShared(key, counter, now, resetAt);
+  }
+
+  /** Adds this request (with anything pending) to the shared row and reads the total. */
+  private async hitShared(key: string, counter: { window: number; shared: number; pending: number; inFlight: number }, now: number, resetAt: number): Promise<RateLimitHit> {
     const add = counter.pending + 1;
     counter.pending = 0;
     // What this instance knows was counted, should the row not show an in-flight flush yet.
     const known = counter.shared + counter.inFlight + add;
-    const total = await this.add(key, window, add);
+    const total = await this.add(key, counter.window, add);
     counter.shared = Math.max(counter.shared, total);
-    await this.purgeOldWindows(now, window);
+    await this.purgeOldWindows(now, counter.window);
     return { count: Math.max(total, known), resetAt };
   }
 

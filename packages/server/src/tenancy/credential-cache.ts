@@ -29,7 +29,8 @@ export class CredentialCache {
     private readonly maxEntries = 10_000,
   ) {}
 
-  async findActiveApiKey(db: Queryable, publicKey: string): Promise<ApiKeyRow | undefined> {
+  /** Synchronous when the answer is cached (nearly every request): no promise for the common case. */
+  findActiveApiKey(db: Queryable, publicKey: string): ApiKeyRow | undefined | Promise<ApiKeyRow | undefined> {
     const now = Date.now();
     const hit = this.entries.get(publicKey);
     if (hit && hit.expiresAt > now) return hit.key;
