@@ -14,7 +14,7 @@ import { pathParamsOf, type OperationInfo } from './spec.js';
 type AnyHandler = (request: unknown, ctx: RequestContext) => Promise<Reply>;
 
 export function dispatch(handlers: Handlers, deps: AppDeps): RequestHandler {
-  return async (req: Request, res: Response, next) => {
+  return (req: Request, res: Response, next) => {
     const op = res.locals.operation as OperationInfo;
     let headers: Record<string, string | undefined> | undefined;
     const request = {
@@ -50,7 +50,7 @@ export function dispatch(handlers: Handlers, deps: AppDeps): RequestHandler {
     };
     // The request's scope: its organization bounds its database work (db/organization-gate.ts), and its
     // provider calls are noted (platform/request-scope.ts).
-    await inRequestScope(ctx.merchant?.organizationId ?? null, () => run(op, request, ctx, afterCommit, req, res, next));
+    return inRequestScope(ctx.merchant?.organizationId ?? null, () => run(op, request, ctx, afterCommit, req, res, next));
   };
 
   async function run(
@@ -86,10 +86,12 @@ export function dispatch(handlers: Handlers, deps: AppDeps): RequestHandler {
         }
         reply = outcome.replayed ? { ...outcome.reply, headers: { ...outcome.reply.headers, 'Idempotent-Replayed': 'true' } } : outcome.reply;
       } else {
-        reply = await handler(request, ctx).catch((err: unknown) => {
-          if (err instanceof ProblemError) return err.reply as Reply;
-          throw err;
-        });
+        try {
+          reply = await handler(request, ctx);
+        } catch (err) {
+          if (!(err instanceof ProblemError)) throw err;
+          reply = err.reply as Reply;
+        }
       }
       // The operation's transaction (if any) has committed by now.
       for (const task of afterCommit) await task();
