@@ -56,6 +56,8 @@ function domainGraph(): Map<string, Map<string, Set<string>>> {
  */
 const REMOVED: { from: string; to: string; how: string }[] = [
   { from: 'platform', to: 'db', how: 'the metrics read the database counts through platform/prometheus.ts DatabaseCountsReading' },
+  { from: 'http', to: 'ratelimit', how: 'GET /metrics checks its token beside the other credentials, in tenancy/metrics-endpoint.ts' },
+  { from: 'http', to: 'tenancy', how: 'GET /metrics checks its token beside the other credentials, in tenancy/metrics-endpoint.ts' },
   { from: 'http', to: 'idempotency', how: 'src/dispatch.ts runs handlers through idempotency; its settle-later error is an http/problems.ts ProblemFailure' },
 ];
 
