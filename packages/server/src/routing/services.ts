@@ -3,7 +3,7 @@ import type { Logger } from '../platform/logger.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import type { ServiceDeps } from '../services.js';
 import type { SandboxDefaults } from '../tenancy/service.js';
-import type { Keyring } from '../vault/crypto/keyring.js';
+import type { Keyring } from '../keyring/keyring.js';
 import { createConnectionBox, type ConnectionBox } from './connection-secrets.js';
 import { forgetConnection } from './connections.js';
 import { routingRepository as repo } from './repository.js';
