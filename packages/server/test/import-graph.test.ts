@@ -60,6 +60,7 @@ const REMOVED: { from: string; to: string; how: string }[] = [
   { from: 'http', to: 'tenancy', how: 'GET /metrics checks its token beside the other credentials, in tenancy/metrics-endpoint.ts' },
   { from: 'tenancy', to: 'routing', how: 'a new organization or account gets its sandbox defaults through tenancy/service.ts SandboxDefaults, implemented in routing/services.ts' },
   { from: 'webhooks', to: 'vault', how: 'webhook secrets are sealed with src/keyring/, below the card vault' },
+  { from: 'providers', to: 'vault', how: 'the sandbox providers seal with src/keyring/ and build links with http/spec.ts API_BASE_PATH' },
   { from: 'http', to: 'idempotency', how: 'src/dispatch.ts runs handlers through idempotency; its settle-later error is an http/problems.ts ProblemFailure' },
 ];
 

@@ -23,7 +23,7 @@ import {
 import type { IssuedAction } from './acquirer/pending-payments.js';
 import type { AcquirerAnswer } from './http-call.js';
 import { chargebackReason, describeReasonCode } from './chargeback-reasons.js';
-import { API_BASE_PATH } from '../../vault/brand-icons.js';
+import { API_BASE_PATH } from '../../http/spec.js';
 import { loadNotificationSecret } from './notification-secret.js';
 import { sandboxRepository } from './repository.js';
 import { sandboxConnectionEvents } from './sandbox-notifications.js';
