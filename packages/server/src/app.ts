@@ -8,13 +8,12 @@ import helmet from 'helmet';
 import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type { AppDeps, Handlers } from './context.js';
+import { dispatch } from './dispatch.js';
 import { accessLog } from './http/access-log.js';
 import { lenientInput } from './http/lenient-input.js';
 import { boundBodyShape } from './http/body-bounds.js';
-import { dispatch } from './http/dispatch.js';
 import { errorHandler } from './http/errors.js';
 import { createFieldMessages } from './http/field-messages.js';
-import { metricsEndpoint } from './http/metrics-endpoint.js';
 import { problemBody } from './http/problems.js';
 import { requestId } from './http/request-id.js';
 import { parseJsonBody, resolveOperation } from './http/routing.js';
@@ -28,6 +27,7 @@ import { publicRateLimit, rateLimit } from './ratelimit/middleware.js';
 import { PublicLimiter } from './ratelimit/public.js';
 import { DatabaseRateLimitStore, MemoryRateLimitStore } from './ratelimit/store.js';
 import { authenticate } from './tenancy/authenticate.js';
+import { metricsEndpoint } from './tenancy/metrics-endpoint.js';
 import { brandIconsRouter } from './vault/brand-icons.js';
 import { faviconRouter } from './http/favicon.js';
 import { sandboxPagesRouter } from './vault/sandbox-pages.js';
@@ -100,7 +100,7 @@ export function createApp(options: CreateAppOptions): express.Express {
     perSession: deps.config.checkoutSessionRateLimitPerMinute,
   });
   const authFailures = new AuthFailureLimiter(storeFor(deps.config.authFailuresPerMinute), deps.config.authFailuresPerMinute);
-  // The operator's scrape (outside the API and its spec; METRICS_TOKEN: see http/metrics-endpoint.ts).
+  // The operator's scrape (outside the API and its spec; METRICS_TOKEN: see tenancy/metrics-endpoint.ts).
   app.get('/metrics', metricsEndpoint(deps, authFailures));
   // Not in the API contract (brand images, the sandbox provider's HTML page, the hosted checkout pages): before the spec router's 404.
   // The sandbox page exists in sandbox mode only: elsewhere it would approve enrollments with no bank check.

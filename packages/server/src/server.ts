@@ -61,7 +61,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     if (applied.length > 0) log.info({ applied }, 'migrations applied');
     const services = await buildServices({ db, config, log, onClose: (hook) => closeHooks.push(hook) });
     // After the services: the sandbox organization's connection credentials are sealed with the vault keyring.
-    if (config.sandbox) await bootstrapSandbox(db, config.dataDir, log, services.connectionBox);
+    if (config.sandbox) await bootstrapSandbox(db, config.dataDir, log, services.sandboxDefaults);
     const deps: AppDeps = { db, config, log, services };
     // Read on the first reload only (a production server never reloads), while the spec the modules
     // loaded is still the one in the require cache: reloadSpec replaces it.

@@ -28,7 +28,7 @@ import { FAILOVER_REASONS } from './orchestration/failover.js';
 import { buildRoutingServices } from './routing/services.js';
 import { buildCheckoutServices } from './checkout/services.js';
 import { buildTenancyServices } from './tenancy/services.js';
-import { resolveKeyring } from './vault/crypto/keyring.js';
+import { resolveKeyring } from './keyring/keyring.js';
 import { buildVaultServices } from './vault/services.js';
 import { webhooksRepository } from './webhooks/repository.js';
 import { buildWebhookServices } from './webhooks/services.js';

@@ -1,5 +1,5 @@
 /**
- * GET /metrics (http/metrics-endpoint.ts, platform/prometheus.ts): the Prometheus exposition behind
+ * GET /metrics (tenancy/metrics-endpoint.ts, platform/prometheus.ts): the Prometheus exposition behind
  * METRICS_TOKEN. Requests are counted by operationId and status (never by path), the webhook queue is read
  * from the database at scrape time, and the orchestration series appear once domain code records them.
  */

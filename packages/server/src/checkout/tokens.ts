@@ -17,7 +17,7 @@ import { problem, type FieldError } from '../http/problems.js';
 import { compareDecimal } from '../payments/money.js';
 import type { ProviderCard } from '../providers/provider.js';
 import { maskedCardData, validateCard, type ValidatedCard } from '../vault/card-validation.js';
-import type { PurposeBox } from '../vault/crypto/secret-box.js';
+import type { PurposeBox } from '../keyring/secret-box.js';
 import { linkRefusal, UNPAID_STATUSES } from './link-state.js';
 import { checkoutRepository as repo, type SessionRow, type TokenRow } from './repository.js';
 

@@ -10,6 +10,7 @@
  * statement but a plain SELECT; SELECT … FOR UPDATE / FOR SHARE counts as one (row locks are written).
  * Transactions that only read are counted as transactions, not as commits.
  */
+import type { DatabaseCountsReading } from '../platform/prometheus.js';
 import { currentRequestScope } from '../platform/request-scope.js';
 
 export interface StatementCounts {
@@ -37,7 +38,8 @@ export interface TransactionMark {
   wrote: boolean;
 }
 
-export class DatabaseCounters {
+/** GET /metrics reads these through the interface platform/prometheus.ts declares (platform imports nothing of db). */
+export class DatabaseCounters implements DatabaseCountsReading {
   /** Work done inside an API request's scope. */
   readonly request: StatementCounts = zero();
   /** Everything else: workers, start-up, migrations. */

@@ -3,7 +3,7 @@
  * method, the path without its query string, the status and the time. Never bodies or headers. The same
  * moment counts the request in the metrics (by operationId, method and status).
  * (pino-http did this with serializer passes and a child logger per request: about a tenth of the CPU
- * of a GET /payments/{id} under load; handlers get their request-scoped logger lazily in dispatch.ts.)
+ * of a GET /payments/{id} under load; handlers get their request-scoped logger lazily in src/dispatch.ts.)
  */
 import type { RequestHandler } from 'express';
 import type { Logger } from '../platform/logger.js';

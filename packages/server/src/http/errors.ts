@@ -6,10 +6,9 @@
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import { isDatabaseUnavailable } from '../db/database.js';
 import { ConcurrencyLimitedError } from '../db/organization-gate.js';
-import { UnrecordedOutcomeError } from '../idempotency/idempotency.js';
 import type { Logger } from '../platform/logger.js';
 import type { FieldMessages } from './field-messages.js';
-import { describeFieldErrors, problemBody, ProblemError, type FieldError, type ProblemReply } from './problems.js';
+import { describeFieldErrors, problemBody, ProblemError, ProblemFailure, type FieldError } from './problems.js';
 import { sendProblem } from './send.js';
 import type { OperationInfo } from './spec.js';
 
@@ -91,10 +90,11 @@ export function errorHandler(log: Logger, messages: FieldMessages): ErrorRequest
     // serializer (class, code, message without values: never SQL, parameters or row values).
     const operation = res.locals.operation as OperationInfo | undefined;
     const where = { requestId: res.locals.requestId, route: operation ? `${operation.method.toUpperCase()} ${operation.template}` : req.method, operationId: operation?.operationId };
-    // Past a provider call: settle-later, never "nothing was written" (idempotency.ts, runDeferred).
-    if (err instanceof UnrecordedOutcomeError) {
-      log.error({ err: err.cause, ...where }, 'the provider was called and its outcome could not be recorded: answered settle-later, reconciliation settles it');
-      return send(err.reply.status, (err.reply as ProblemReply).body, err.reply.headers);
+    // A failure with its own answer, e.g. past a provider call: settle-later, never "nothing was written"
+    // (idempotency.ts UnrecordedOutcomeError).
+    if (err instanceof ProblemFailure) {
+      log.error({ err: err.cause, ...where }, err.logMessage);
+      return send(err.reply.status, err.reply.body, err.reply.headers);
     }
     // The organization's concurrent database work is at its bound (db/organization-gate.ts): nothing was done.
     if (err instanceof ConcurrencyLimitedError) {

@@ -113,6 +113,18 @@ export class ProblemError extends Error {
   }
 }
 
+/**
+ * A failure answered with a problem and logged as an error (its `cause`, with the request) by the error
+ * handler (errors.ts): idempotency's UnrecordedOutcomeError, a provider called whose outcome could not be
+ * recorded. Declared here so http knows it without importing the domains that throw it.
+ */
+export abstract class ProblemFailure extends Error {
+  /** What the client is answered. */
+  abstract readonly reply: ProblemReply;
+  /** The error line logged with `cause`. */
+  abstract readonly logMessage: string;
+}
+
 const describe = (e: FieldError) => `${e.path} ${e.message}`;
 
 type Bounds = { maxLength?: number; maxItems?: number; items?: Bounds };

@@ -1,9 +1,15 @@
 import type { Request, Response } from 'express';
 import type { Problem } from '@payorch/types';
-import type { Reply } from '../idempotency/idempotency.js';
 import { bodyLeftUnread, closeAfterLingering } from './lingering-close.js';
 import { fitProblem } from './problems.js';
 import { serializedJson } from './serialized-json.js';
+
+/** What a handler answers (a problem is one: problems.ts ProblemReply), sent by sendReply. */
+export interface Reply {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
 
 /** The request id (set by the request-id middleware) of this exchange. */
 export function requestIdOf(res: Response): string {

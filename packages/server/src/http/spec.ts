@@ -68,6 +68,12 @@ type RawOperation = {
   'x-body-limit'?: number;
 };
 
+/**
+ * Where the API lives under the public origin (the spec's server URL), for links built without the spec at
+ * hand: brand icons, the sandbox's enrollment and wallet pages.
+ */
+export const API_BASE_PATH = '/v1';
+
 export function basePath(spec: OpenApiDocument): string {
   const url = spec.servers?.[0]?.url ?? '/';
   return new URL(url, 'http://base').pathname.replace(/\/+$/, '');

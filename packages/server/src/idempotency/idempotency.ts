@@ -21,7 +21,8 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { Database, Queryable } from '../db/database.js';
-import { problem, ProblemError, type ProblemReply } from '../http/problems.js';
+import { problem, ProblemError, ProblemFailure, type ProblemReply } from '../http/problems.js';
+import type { Reply } from '../http/send.js';
 import { watchingProviderCalls } from '../platform/request-scope.js';
 import { idempotencyRepository as repo, type StoredRecord } from './repository.js';
 
@@ -63,11 +64,8 @@ export function idempotencyModeOf(operationId: string): IdempotencyMode {
   return DEFERRED_OPERATIONS.has(operationId) ? 'deferred' : 'atomic';
 }
 
-export interface Reply {
-  status: number;
-  body?: unknown;
-  headers?: Record<string, string>;
-}
+/** The reply idempotency stores and replays: http's (http/send.ts). */
+export type { Reply };
 
 export interface IdempotentRequest {
   organizationId: string;
@@ -421,8 +419,9 @@ async function answerFromRecord(db: Database, request: IdempotentRequest): Promi
  * contract: the operation will be settled; retry with the same key to learn the outcome). Thrown so the
  * error middleware logs `cause` with the request, then answers `reply`.
  */
-export class UnrecordedOutcomeError extends Error {
-  readonly reply: Reply;
+export class UnrecordedOutcomeError extends ProblemFailure {
+  readonly reply: ProblemReply;
+  readonly logMessage = 'the provider was called and its outcome could not be recorded: answered settle-later, reconciliation settles it';
   constructor(override readonly cause: unknown) {
     super('the provider was called, and its outcome could not be recorded: answered settle-later');
     this.name = 'UnrecordedOutcomeError';
@@ -430,7 +429,7 @@ export class UnrecordedOutcomeError extends Error {
       'PROVIDER_UNAVAILABLE',
       'The provider was called, but its outcome could not be recorded yet; the operation will be settled. Retry with the same X-Idempotency-Key to learn the outcome.',
       { headers: { 'Retry-After': '5' } },
-    ) as Reply;
+    );
   }
 }
 

@@ -16,7 +16,6 @@
  * is open.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { DatabaseCounters, StatementCounts } from '../db/counters.js';
 import { labelFrom, PROVIDER_CALL_OUTCOMES, PROVIDER_OPERATIONS, type CircuitState, type OrchestrationMetrics, type ProviderCallOutcome } from './metrics.js';
 
 /** The webhook delivery queue as read at scrape time (webhooks/repository.ts queueStats). */
@@ -37,7 +36,26 @@ export interface PrometheusMetricsOptions {
   /** The failover reasons counted by name (FAILOVER_REASONS); any other is OTHER. Unset: only OTHER. */
   failoverReasons?: readonly string[];
   /** The database adapter's own counts (db/counters.ts), exposed as they are at scrape time. */
-  database?: DatabaseCounters;
+  database?: DatabaseCountsReading;
+}
+
+/** What the database adapters count (db/counters.ts StatementCounts), as exposed here. */
+export interface DatabaseCounts {
+  statements: number;
+  roundTrips: number;
+  commits: number;
+  transactions: number;
+  rollbacks: number;
+}
+
+/**
+ * The database adapter's counts as the scrape reads them: declared here, implemented by db/counters.ts
+ * (DatabaseCounters), because the database layer sits on platform (configuration, the request scope) and
+ * platform imports nothing of it.
+ */
+export interface DatabaseCountsReading {
+  readonly request: Readonly<DatabaseCounts>;
+  readonly background: Readonly<DatabaseCounts>;
 }
 
 const OUTCOMES: ReadonlySet<string> = new Set(PROVIDER_CALL_OUTCOMES);
@@ -63,8 +81,8 @@ function processMetrics(): Registry {
  * for background work apart; copied from the adapter's counts at each scrape (the benchmark divides them by
  * the payments made).
  */
-function databaseCounters(registry: Registry, counts: DatabaseCounters): void {
-  const fields: [keyof StatementCounts, string, string][] = [
+function databaseCounters(registry: Registry, counts: DatabaseCountsReading): void {
+  const fields: [keyof DatabaseCounts, string, string][] = [
     ['statements', 'payorch_db_statements_total', 'Statements sent to the database'],
     ['roundTrips', 'payorch_db_round_trips_total', 'Round trips to the database: statements plus BEGIN, COMMIT or ROLLBACK and savepoints'],
     ['commits', 'payorch_db_commits_total', 'Commits that made something durable: transactions that wrote, plus writes sent on their own'],

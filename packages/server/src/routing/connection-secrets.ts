@@ -3,9 +3,9 @@
  * bound to the connection id, so a ciphertext copied onto another row does not open). They are opened
  * only to make a provider call (connections.ts), never returned by the API.
  */
-import type { Sealed } from '../vault/crypto/cipher.js';
-import type { Keyring } from '../vault/crypto/keyring.js';
-import { createPurposeBox, type SealedValue } from '../vault/crypto/secret-box.js';
+import type { Sealed } from '../keyring/cipher.js';
+import type { Keyring } from '../keyring/keyring.js';
+import { createPurposeBox, type SealedValue } from '../keyring/secret-box.js';
 
 export interface ConnectionBox {
   readonly activeKeyId: string;

@@ -4,7 +4,7 @@
  * follow-ups of payments made through it (findSealedConnection).
  */
 import type { Queryable } from '../db/database.js';
-import type { Sealed } from '../vault/crypto/cipher.js';
+import type { Sealed } from '../keyring/cipher.js';
 import type { StoredRoute, StoredConditionSet } from './model.js';
 
 export interface ConnectionRow {

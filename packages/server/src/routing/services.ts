@@ -2,16 +2,19 @@ import type { Database, Queryable } from '../db/database.js';
 import type { Logger } from '../platform/logger.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import type { ServiceDeps } from '../services.js';
-import type { Keyring } from '../vault/crypto/keyring.js';
+import type { SandboxDefaults } from '../tenancy/service.js';
+import type { Keyring } from '../keyring/keyring.js';
 import { createConnectionBox, type ConnectionBox } from './connection-secrets.js';
 import { forgetConnection } from './connections.js';
 import { routingRepository as repo } from './repository.js';
-import { addOrganizationDefaults } from './service.js';
+import { addDefaultRouting, addOrganizationDefaults } from './service.js';
 
 declare module '../context.js' {
   interface AppServices {
     /** Seals and opens provider connection credentials (routing/connection-secrets.ts). */
     connectionBox: ConnectionBox;
+    /** What tenancy gives a new organization or account in sandbox mode: the sandbox connections and routings. */
+    sandboxDefaults: SandboxDefaults;
   }
 }
 
@@ -105,5 +108,9 @@ export async function buildRoutingServices(deps: Pick<ServiceDeps, 'db' | 'log' 
     const upgraded = await addMissingOrganizationDefaults(deps.db, connectionBox);
     if (upgraded > 0) deps.log.info({ organizations: upgraded }, 'organizations from before routing given the sandbox connections and CARD routing');
   }
-  return { connectionBox };
+  const sandboxDefaults: SandboxDefaults = {
+    addToOrganization: (tx, organizationId) => addOrganizationDefaults(tx, connectionBox, organizationId),
+    addToAccount: addDefaultRouting,
+  };
+  return { connectionBox, sandboxDefaults };
 }

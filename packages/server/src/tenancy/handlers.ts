@@ -9,7 +9,7 @@ const orgNotFound = (id: string) => problem('ORGANIZATION_NOT_FOUND', `No organi
 export const adminHandlers = {
   async createOrganization({ body }, ctx) {
     // The sandbox connections and routing in sandbox mode only: outside it no sandbox provider exists.
-    const defaults = ctx.deps.config.sandbox ? { sandboxDefaults: ctx.deps.services.connectionBox } : {};
+    const defaults = ctx.deps.config.sandbox ? { sandboxDefaults: ctx.deps.services.sandboxDefaults } : {};
     const created = await createOrganization(ctx.db, { name: body.name, pciCertified: body.pci_certified ?? false }, defaults);
     ctx.deps.services.credentials.forget(created.public_api_key); // works at once, even if tried (and cached as unknown) before
     ctx.log.info({ organizationId: created.organization_id }, 'organization created');
@@ -17,7 +17,8 @@ export const adminHandlers = {
   },
 
   async createAccount({ params, body }, ctx) {
-    const account = await createAccount(ctx.db, params.organization_id, body.name, ctx.deps.config.sandbox && (body.default_routing ?? true));
+    const defaultRouting = ctx.deps.config.sandbox && (body.default_routing ?? true) ? ctx.deps.services.sandboxDefaults : undefined;
+    const account = await createAccount(ctx.db, params.organization_id, body.name, defaultRouting);
     return account ? { status: 201, body: account } : orgNotFound(params.organization_id);
   },
 

@@ -3,9 +3,8 @@ import { join } from 'node:path';
 import type { Database } from '../db/database.js';
 import type { Logger } from '../platform/logger.js';
 import { ensurePrivateDir } from '../platform/private-files.js';
-import type { ConnectionBox } from '../routing/connection-secrets.js';
 import { tenancyRepository } from './repository.js';
-import { createOrganization } from './service.js';
+import { createOrganization, type SandboxDefaults } from './service.js';
 
 const BOOTSTRAP_LOCK = 727_002;
 
@@ -15,7 +14,7 @@ const BOOTSTRAP_LOCK = 727_002;
  * write its credentials to <DATA_DIR>/sandbox-credentials.json (mode 0600). The path is logged, never
  * the secret. Under an advisory lock, so two processes starting together create one organization.
  */
-export async function bootstrapSandbox(db: Database, dataDir: string, log: Logger, connectionBox: ConnectionBox): Promise<string | undefined> {
+export async function bootstrapSandbox(db: Database, dataDir: string, log: Logger, sandboxDefaults: SandboxDefaults): Promise<string | undefined> {
   const file = join(dataDir, 'sandbox-credentials.json');
   // A file left by an earlier version (or loosened by hand) is made owner-only again at every start.
   await chmod(file, 0o600).catch((err: NodeJS.ErrnoException) => {
@@ -24,7 +23,7 @@ export async function bootstrapSandbox(db: Database, dataDir: string, log: Logge
   const created = await db.transaction(async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock($1)', [BOOTSTRAP_LOCK]);
     if ((await tenancyRepository.countOrganizations(tx)) > 0) return undefined;
-    return createOrganization(tx, { name: 'Sandbox', pciCertified: true }, { sandboxDefaults: connectionBox });
+    return createOrganization(tx, { name: 'Sandbox', pciCertified: true }, { sandboxDefaults });
   });
   if (!created) return undefined;
   await ensurePrivateDir(dataDir);

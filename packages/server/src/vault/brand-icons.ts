@@ -4,9 +4,7 @@
  * cross-origin resource policy that lets a merchant's checkout page show them.
  */
 import { Router } from 'express';
-
-/** Where the API lives under the public origin (the spec's server URL). */
-export const API_BASE_PATH = '/v1';
+import { API_BASE_PATH } from '../http/spec.js';
 
 const BADGES: Readonly<Record<string, { label: string; background: string; color: string }>> = {
   visa: { label: 'VISA', background: '#1a1f71', color: '#ffffff' },

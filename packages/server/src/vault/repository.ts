@@ -4,7 +4,7 @@
  */
 import { READY_TO_ENROLL_HOURS } from './mapper.js';
 import type { Queryable } from '../db/database.js';
-import type { Sealed } from './crypto/cipher.js';
+import type { Sealed } from '../keyring/cipher.js';
 
 /** A payment_methods row without its secrets (what the API and the sandbox page are built from). */
 export interface PaymentMethodRow {

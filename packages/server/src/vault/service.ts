@@ -20,7 +20,7 @@ import { tenancyRepository } from '../tenancy/repository.js';
 import { isExpired, validateCard, type ValidatedCard } from './card-validation.js';
 import { recordEnrollmentOutcome } from './events.js';
 import { effectiveStatus, toApiPaymentMethod, type MaskedDetails } from './mapper.js';
-import type { Sealed } from './crypto/cipher.js';
+import type { Sealed } from '../keyring/cipher.js';
 import { paymentMethodKeysRepository as keysRepo, paymentMethodsRepository as repo, type DataKeyColumns, type NewPaymentMethodRow, type PaymentMethodRow } from './repository.js';
 import type { VaultService } from './services.js';
 import { pageOf } from '../http/paging.js';

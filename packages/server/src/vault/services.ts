@@ -5,11 +5,11 @@
 import type { Queryable } from '../db/database.js';
 import type { ServiceDeps } from '../services.js';
 import { pruneDeadRows } from './prune.js';
-import { keyCheckValue, open, VaultDecryptionError, type Sealed } from './crypto/cipher.js';
+import { keyCheckValue, open, VaultDecryptionError, type Sealed } from '../keyring/cipher.js';
 import { createDataKeyWrapper, newDataKey, openWithDataKey, RECORD_KEY_ID, sealWithDataKey } from './crypto/data-keys.js';
 import { cardFingerprint } from './crypto/fingerprint.js';
-import { VaultKeyError, type Keyring, type ResolvedKeyring, type VaultKey } from './crypto/keyring.js';
-import { createPurposeBox } from './crypto/secret-box.js';
+import { VaultKeyError, type Keyring, type ResolvedKeyring, type VaultKey } from '../keyring/keyring.js';
+import { createPurposeBox } from '../keyring/secret-box.js';
 import { paymentMethodKeysRepository as keysRepo, paymentMethodsRepository as repo, vaultKeysRepository } from './repository.js';
 
 export interface SealedColumns {

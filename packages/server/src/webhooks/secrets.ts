@@ -1,13 +1,13 @@
 /**
  * Webhook signing secrets. Unlike API secrets they must be readable again (every delivery is signed
- * with them), so they are stored sealed with the vault keyring (vault/crypto/secret-box.ts, a purpose
+ * with them), so they are stored sealed with the vault keyring (keyring/secret-box.ts, a purpose
  * of their own). Each row names the vault key id it was sealed under; vault key rotation is followed by
  * re-sealing on start (rewrapSecrets in services.ts).
  */
 import { randomBytes } from 'node:crypto';
-import type { Sealed } from '../vault/crypto/cipher.js';
-import type { Keyring } from '../vault/crypto/keyring.js';
-import { createPurposeBox, type SealedValue } from '../vault/crypto/secret-box.js';
+import type { Sealed } from '../keyring/cipher.js';
+import type { Keyring } from '../keyring/keyring.js';
+import { createPurposeBox, type SealedValue } from '../keyring/secret-box.js';
 
 /** A new Standard Webhooks secret: `whsec_` + base64 of 32 random bytes. */
 export function generateSecret(): string {

@@ -4,7 +4,7 @@
  */
 import type { Queryable } from '../db/database.js';
 import type { ServiceDeps } from '../services.js';
-import type { Keyring } from '../vault/crypto/keyring.js';
+import type { Keyring } from '../keyring/keyring.js';
 import { webhooksRepository as repo } from './repository.js';
 import { createSecretBox, type SecretBox } from './secrets.js';
 import type { WebhookRules } from './service.js';

@@ -13,7 +13,7 @@
  */
 import express, { Router, type Response } from 'express';
 import type { AppDeps } from '../../context.js';
-import { API_BASE_PATH } from '../../vault/brand-icons.js';
+import { API_BASE_PATH } from '../../http/spec.js';
 import { decisionForm, escapeHtml, sendPage } from '../../vault/sandbox-pages.js';
 import { paymentsRepository as payments, type PaymentRow } from '../repository.js';
 import { settleSandboxPending } from './sandbox.js';

@@ -7,7 +7,7 @@
  */
 import type { Config } from '../../platform/config.js';
 import type { Queryable } from '../../db/database.js';
-import type { PurposeBox } from '../../vault/crypto/secret-box.js';
+import type { PurposeBox } from '../../keyring/secret-box.js';
 import { SANDBOX_A, SANDBOX_B } from '../registry.js';
 import { startAcquirerA } from './acquirer-a/server.js';
 import { startAcquirerB } from './acquirer-b/server.js';

@@ -6,9 +6,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Queryable } from '../../db/database.js';
-import { VaultDecryptionError } from '../../vault/crypto/cipher.js';
-import type { Keyring } from '../../vault/crypto/keyring.js';
-import { createPurposeBox, type PurposeBox } from '../../vault/crypto/secret-box.js';
+import { VaultDecryptionError } from '../../keyring/cipher.js';
+import type { Keyring } from '../../keyring/keyring.js';
+import { createPurposeBox, type PurposeBox } from '../../keyring/secret-box.js';
 import { sandboxRepository as repo } from './repository.js';
 
 export class ProviderSecretKeyError extends Error {

@@ -1,5 +1,5 @@
 import type { Queryable } from '../../db/database.js';
-import type { SealedValue } from '../../vault/crypto/secret-box.js';
+import type { SealedValue } from '../../keyring/secret-box.js';
 
 /** A provider_secrets row: sealed, or (written before migration 0007) in clear until the next start seals it. */
 export interface ProviderSecretRow {

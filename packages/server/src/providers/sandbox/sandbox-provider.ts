@@ -23,12 +23,12 @@ import {
 import type { IssuedAction } from './acquirer/pending-payments.js';
 import type { AcquirerAnswer } from './http-call.js';
 import { chargebackReason, describeReasonCode } from './chargeback-reasons.js';
-import { API_BASE_PATH } from '../../vault/brand-icons.js';
+import { API_BASE_PATH } from '../../http/spec.js';
 import { loadNotificationSecret } from './notification-secret.js';
 import { sandboxRepository } from './repository.js';
 import { sandboxConnectionEvents } from './sandbox-notifications.js';
 import type { ParsedNotification } from '../connector.js';
-import type { PurposeBox } from '../../vault/crypto/secret-box.js';
+import type { PurposeBox } from '../../keyring/secret-box.js';
 
 /** The provider id sandbox notifications arrive under (/v1/providers/sandbox/notifications), for both acquirers. */
 export const SANDBOX_NOTIFICATION_SOURCE = 'sandbox';

@@ -6,9 +6,9 @@
  * except in copies of the key row itself made before the deletion (see docs/design.md, card vault security).
  */
 import { randomBytes } from 'node:crypto';
-import { open, seal, type Sealed } from './cipher.js';
-import type { Keyring, VaultKey } from './keyring.js';
-import { createPurposeBox, type SealedValue } from './secret-box.js';
+import { open, seal, type Sealed } from '../../keyring/cipher.js';
+import type { Keyring, VaultKey } from '../../keyring/keyring.js';
+import { createPurposeBox, type SealedValue } from '../../keyring/secret-box.js';
 
 /** The *_key_id a column sealed under its record's data key names (a keyring id has no colon). */
 export const RECORD_KEY_ID = 'record-key:v1';

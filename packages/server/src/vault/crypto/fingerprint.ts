@@ -5,7 +5,7 @@
  * cannot be brute-forced back to a PAN (a plain hash of a PAN could be, PCI DSS 3.5.1.1).
  */
 import { createHmac, hkdfSync } from 'node:crypto';
-import type { VaultKey } from './keyring.js';
+import type { VaultKey } from '../../keyring/keyring.js';
 
 const SALT = Buffer.from('payorch card fingerprint v1', 'utf8');
 

@@ -1,15 +1,19 @@
 /**
  * Calls the operation's handler with a typed request built from the validated HTTP request, through
  * the idempotency mechanism when the spec declares X-Idempotency-Key, and sends the reply.
+ *
+ * Part of the composition root, not of src/http: it joins the handler map and its context (context.ts),
+ * idempotency and the vault's keyed fingerprint to http's request and reply, and idempotency answers with
+ * http's problems, so http imports nothing of idempotency.
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import type { AppDeps, Handlers, MerchantAuth, RequestContext } from '../context.js';
-import { CLAIMED_ON_BIND, fingerprintOf, idempotencyModeOf, NO_BINDING, runDeferred, runIdempotent, type Reply } from '../idempotency/idempotency.js';
-import { linkBase } from '../platform/config.js';
-import { inRequestScope } from '../platform/request-scope.js';
-import { ProblemError } from './problems.js';
-import { requestIdOf, sendReply } from './send.js';
-import { pathParamsOf, type OperationInfo } from './spec.js';
+import type { AppDeps, Handlers, MerchantAuth, RequestContext } from './context.js';
+import { ProblemError } from './http/problems.js';
+import { requestIdOf, sendReply, type Reply } from './http/send.js';
+import { pathParamsOf, type OperationInfo } from './http/spec.js';
+import { CLAIMED_ON_BIND, fingerprintOf, idempotencyModeOf, NO_BINDING, runDeferred, runIdempotent } from './idempotency/idempotency.js';
+import { linkBase } from './platform/config.js';
+import { inRequestScope } from './platform/request-scope.js';
 
 type AnyHandler = (request: unknown, ctx: RequestContext) => Promise<Reply>;
 

@@ -7,11 +7,16 @@
  * Rotation: prepend a new key; rows keep the id of the key that encrypted them, so old rows still
  * decrypt. In sandbox mode without the variable a key is generated once into <DATA_DIR>/vault-key.json
  * (mode 0600); outside sandbox mode a missing key stops the start.
+ *
+ * src/keyring/ holds what every domain that keeps a secret readable seals with: this keyring, AES-256-GCM
+ * (cipher.ts) and a key derived per purpose (secret-box.ts). It sits below them all (the card vault, whose
+ * keyring it is, webhooks, routing, checkout, the sandbox providers), so sealing a secret imports nothing
+ * of the card vault; the vault's own envelope keys and card fingerprints stay in vault/crypto/.
  */
 import { randomBytes } from 'node:crypto';
 import { chmod, link, readFile, stat, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ensurePrivateDir } from '../../platform/private-files.js';
+import { ensurePrivateDir } from '../platform/private-files.js';
 
 export interface VaultKey {
   id: string;

@@ -5,13 +5,17 @@
  * (what Prometheus sends with `authorization: {credentials: …}`): a token of its own, so the scraper holds a
  * read-only secret rather than the admin key that creates organizations and API keys. Wrong tokens count
  * against the client address like any failed authentication (AUTH_FAILURES_PER_MINUTE).
+ *
+ * Beside authenticate.ts (the admin key is checked the same way, against the same failure limit): the
+ * endpoint is an operator credential in front of the exposition, and http, which the failure limit and
+ * authentication answer through, imports neither of them.
  */
 import type { RequestHandler } from 'express';
 import type { AppDeps } from '../context.js';
+import { problemBody } from '../http/problems.js';
+import { sendProblem } from '../http/send.js';
 import { clientAddressKey, sendAuthRateLimited, type AuthFailureLimiter } from '../ratelimit/auth-failures.js';
-import { constantTimeEquals } from '../tenancy/credentials.js';
-import { problemBody } from './problems.js';
-import { sendProblem } from './send.js';
+import { constantTimeEquals } from './credentials.js';
 
 export function metricsEndpoint(deps: AppDeps, failures: AuthFailureLimiter): RequestHandler {
   return async (req, res, next) => {
