@@ -1,6 +1,6 @@
 import type { Handlers } from '../context.js';
+import { ifNoneMatchHits } from '../http/conditional-requests.js';
 import { describeFieldErrors, problem } from '../http/problems.js';
-import { ifNoneMatchHits } from '../payments/retrieve-payment.js';
 import { pruneDeadRows } from '../vault/prune.js';
 import { createCustomer, deleteCustomer, getCustomer, listCustomers, updateCustomer } from './service.js';
 
