@@ -12,6 +12,7 @@ import { paymentRecoverer } from './payments/created-reply.js';
 import { followUpRecoverer, settleFollowUp } from './payments/lifecycle.js';
 import { paymentPort } from './payments/orchestration-port.js';
 import { enrollmentRecoverer } from './vault/service.js';
+import { customerPaymentMethods } from './vault/customer-deletion.js';
 import { linkBase } from './platform/config.js';
 import { buildPaymentServices } from './payments/services.js';
 import { openConnection } from './routing/connections.js';
@@ -103,6 +104,7 @@ export async function buildServices(deps: ServiceDeps): Promise<AppServices> {
     },
     ...buildTenancyServices(deps),
     ...vault,
+    customerPaymentMethods,
     ...(await buildPaymentServices(deps, provider, {
       providers,
       openConnection: (db, organizationId, connectionId) => openConnection(db, routing.connectionBox, organizationId, connectionId),

@@ -55,6 +55,7 @@ const ONE_WAY: ReadonlyArray<{ from: string; to: string; because: string }> = [
   { from: 'orchestration', to: 'payments', because: 'it is given payments through orchestration/payment-port.ts' },
   { from: 'providers', to: 'payments', because: 'payments uses the connectors; the ISO 4217 minor units are providers/minor-units.ts' },
   { from: 'customers', to: 'payments', because: 'payments records a customer as its payer; the If-None-Match check is http/conditional-requests.ts' },
+  { from: 'customers', to: 'vault', because: 'the vault holds a customer\'s payment methods; a deletion is given them through customers/payment-methods-port.ts' },
 ];
 
 describe('import graph of src/ domains', () => {
