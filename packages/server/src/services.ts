@@ -28,6 +28,7 @@ import { providerRegistry, SANDBOX_A, type ProviderRegistry } from './providers/
 import { FAILOVER_REASONS } from './orchestration/failover.js';
 import { buildRoutingServices } from './routing/services.js';
 import { buildCheckoutServices } from './checkout/services.js';
+import { claimToken } from './checkout/tokens.js';
 import { buildTenancyServices } from './tenancy/services.js';
 import { resolveKeyring } from './vault/crypto/keyring.js';
 import { buildVaultServices } from './vault/services.js';
@@ -113,6 +114,7 @@ export async function buildServices(deps: ServiceDeps): Promise<AppServices> {
     ...buildRetentionServices(deps),
     ...buildAsyncMethodServices(deps),
     ...buildCheckoutServices(resolved.keyring),
+    oneTimeTokens: { claim: claimToken },
     ...routing,
     ...buildOrchestrationServices(deps, { providers, routing: routingPort(routing.connectionBox, providers), payments: paymentPort, metrics, settleFollowUp }),
   };

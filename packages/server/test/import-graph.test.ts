@@ -56,6 +56,7 @@ const ONE_WAY: ReadonlyArray<{ from: string; to: string; because: string }> = [
   { from: 'providers', to: 'payments', because: 'payments uses the connectors; the ISO 4217 minor units are providers/minor-units.ts' },
   { from: 'customers', to: 'payments', because: 'payments records a customer as its payer; the If-None-Match check is http/conditional-requests.ts' },
   { from: 'customers', to: 'vault', because: 'the vault holds a customer\'s payment methods; a deletion is given them through customers/payment-methods-port.ts' },
+  { from: 'payments', to: 'checkout', because: 'checkout builds on payments; a payment claims a one-time token through payments/one-time-token-port.ts' },
 ];
 
 describe('import graph of src/ domains', () => {
