@@ -28,7 +28,9 @@ import { providerRegistry, SANDBOX_A, type ProviderRegistry } from './providers/
 import { FAILOVER_REASONS } from './orchestration/failover.js';
 import { buildRoutingServices } from './routing/services.js';
 import { buildCheckoutServices } from './checkout/services.js';
+import { onPaymentApproved } from './checkout/link-state.js';
 import { claimToken } from './checkout/tokens.js';
+import { setApprovalHook } from './orchestration/approval-hook.js';
 import { buildTenancyServices } from './tenancy/services.js';
 import { resolveKeyring } from './vault/crypto/keyring.js';
 import { buildVaultServices } from './vault/services.js';
@@ -67,6 +69,8 @@ declare module './context.js' {
 }
 
 export async function buildServices(deps: ServiceDeps): Promise<AppServices> {
+  // An approval through a payment link is recorded by the link (checkout), which orchestration cannot import.
+  setApprovalHook(onPaymentApproved);
   // One keyring for every sealed value (read or created once). The vault registers and checks it first:
   // nothing is sealed under a key it would refuse.
   const resolved = await resolveKeyring(deps.config);

@@ -57,6 +57,7 @@ const ONE_WAY: ReadonlyArray<{ from: string; to: string; because: string }> = [
   { from: 'customers', to: 'payments', because: 'payments records a customer as its payer; the If-None-Match check is http/conditional-requests.ts' },
   { from: 'customers', to: 'vault', because: 'the vault holds a customer\'s payment methods; a deletion is given them through customers/payment-methods-port.ts' },
   { from: 'payments', to: 'checkout', because: 'checkout builds on payments; a payment claims a one-time token through payments/one-time-token-port.ts' },
+  { from: 'orchestration', to: 'checkout', because: 'checkout builds on the engine; a payment link learns of an approval through orchestration/approval-hook.ts' },
 ];
 
 describe('import graph of src/ domains', () => {
