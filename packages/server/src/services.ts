@@ -12,6 +12,7 @@ import { paymentRecoverer } from './payments/created-reply.js';
 import { followUpRecoverer, settleFollowUp } from './payments/lifecycle.js';
 import { paymentPort } from './payments/orchestration-port.js';
 import { enrollmentRecoverer } from './vault/service.js';
+import { customerPaymentMethods } from './vault/customer-deletion.js';
 import { linkBase } from './platform/config.js';
 import { buildPaymentServices } from './payments/services.js';
 import { openConnection } from './routing/connections.js';
@@ -27,6 +28,9 @@ import { providerRegistry, SANDBOX_A, type ProviderRegistry } from './providers/
 import { FAILOVER_REASONS } from './orchestration/failover.js';
 import { buildRoutingServices } from './routing/services.js';
 import { buildCheckoutServices } from './checkout/services.js';
+import { onPaymentApproved } from './checkout/link-state.js';
+import { claimToken } from './checkout/tokens.js';
+import { setApprovalHook } from './orchestration/approval-hook.js';
 import { buildTenancyServices } from './tenancy/services.js';
 import { resolveKeyring } from './keyring/keyring.js';
 import { buildVaultServices } from './vault/services.js';
@@ -65,6 +69,8 @@ declare module './context.js' {
 }
 
 export async function buildServices(deps: ServiceDeps): Promise<AppServices> {
+  // An approval through a payment link is recorded by the link (checkout), which orchestration cannot import.
+  setApprovalHook(onPaymentApproved);
   // One keyring for every sealed value (read or created once). The vault registers and checks it first:
   // nothing is sealed under a key it would refuse.
   const resolved = await resolveKeyring(deps.config);
@@ -103,6 +109,7 @@ export async function buildServices(deps: ServiceDeps): Promise<AppServices> {
     },
     ...buildTenancyServices(deps),
     ...vault,
+    customerPaymentMethods,
     ...(await buildPaymentServices(deps, provider, {
       providers,
       openConnection: (db, organizationId, connectionId) => openConnection(db, routing.connectionBox, organizationId, connectionId),
@@ -111,6 +118,7 @@ export async function buildServices(deps: ServiceDeps): Promise<AppServices> {
     ...buildRetentionServices(deps),
     ...buildAsyncMethodServices(deps),
     ...buildCheckoutServices(resolved.keyring),
+    oneTimeTokens: { claim: claimToken },
     ...routing,
     ...buildOrchestrationServices(deps, { providers, routing: routingPort(routing.connectionBox, providers), payments: paymentPort, metrics, settleFollowUp }),
   };

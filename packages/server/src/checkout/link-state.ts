@@ -1,7 +1,8 @@
 /**
  * A payment link's state, shared by the link's operations, the token claim (a payment through the link)
- * and the approval hook (orchestration/settle.ts), without importing the payments domain: so payments can
- * call it without a cycle. PAID and EXPIRED are decided at read (migration 0026).
+ * and the approval hook (onPaymentApproved: orchestration/settle.ts runs it in every approval's transaction,
+ * handed over at start by src/services.ts, as orchestration imports nothing of checkout). PAID and EXPIRED
+ * are decided at read (migration 0026).
  */
 import type { Schemas } from '@payorch/types';
 import { toIsoMicros, type Queryable } from '../db/database.js';

@@ -15,7 +15,7 @@ import type { AppDeps } from '../context.js';
 import { toIsoMicros, type Queryable } from '../db/database.js';
 import { problem, type FieldError } from '../http/problems.js';
 import { compareDecimal } from '../payments/money.js';
-import type { ProviderCard } from '../providers/provider.js';
+import type { ClaimedToken, ClaimProblem } from '../payments/one-time-token-port.js';
 import { maskedCardData, validateCard, type ValidatedCard } from '../vault/card-validation.js';
 import type { PurposeBox } from '../keyring/secret-box.js';
 import { linkRefusal, UNPAID_STATUSES } from './link-state.js';
@@ -105,21 +105,12 @@ export function toApiToken(row: TokenRow): Schemas['OneTimeToken'] {
 
 
 const TOKEN_PATH = '/body/payment_method/token';
-export type ClaimProblem = ReturnType<typeof problem<'INVALID_STATUS'> | typeof problem<'TOKEN_NOT_FOUND'> | typeof problem<'TOKEN_ALREADY_USED'> | typeof problem<'TOKEN_EXPIRED'> | typeof problem<'TOKEN_MISMATCH'>>;
-
-export interface ClaimedToken {
-  card: ProviderCard;
-  cardData: Schemas['TokenCardData'];
-  checkoutSession: string | null;
-  /** Marks the token used by the payment and destroys its sealed card (same transaction as the check). */
-  consume(db: Queryable, paymentId: string): Promise<void>;
-}
-
 /**
  * Checks `token` for a payment in the payment's transaction, locking its row: it must be this
  * organization's, unused, unexpired, and (a session's token) for exactly this amount, currency and
  * account. Nothing is written until `consume` is called (once the payment is sure to be inserted in
- * this same transaction): a payment refused after the check leaves the token usable.
+ * this same transaction): a payment refused after the check leaves the token usable. Payments reaches it
+ * as its OneTimeTokens port (payments/one-time-token-port.ts, wired in src/services.ts).
  */
 export async function claimToken(
   tx: Queryable,

@@ -1,7 +1,6 @@
 import type { Handlers } from '../context.js';
+import { ifNoneMatchHits } from '../http/conditional-requests.js';
 import { describeFieldErrors, problem } from '../http/problems.js';
-import { ifNoneMatchHits } from '../payments/retrieve-payment.js';
-import { pruneDeadRows } from '../vault/prune.js';
 import { createCustomer, deleteCustomer, getCustomer, listCustomers, updateCustomer } from './service.js';
 
 /** Header lookup by its lower-case wire name (Node lower-cases incoming header names). */
@@ -58,9 +57,10 @@ export const customerHandlers = {
   },
 
   async deleteCustomer({ params }, ctx) {
-    if (!(await deleteCustomer(ctx.db, ctx.merchant.organizationId, params.customer_id, ctx.baseUrl))) return notFound(params.customer_id);
+    const paymentMethods = ctx.deps.services.customerPaymentMethods;
+    if (!(await deleteCustomer(ctx.db, paymentMethods, ctx.merchant.organizationId, params.customer_id, ctx.baseUrl))) return notFound(params.customer_id);
     // The destroyed data keys' dead row versions still unwrap with the keyring until pruned: prune them now.
-    ctx.afterCommit(() => pruneDeadRows(ctx.deps.db, ['payment_method_keys'], ctx.log));
+    ctx.afterCommit(() => paymentMethods.pruneDestroyedKeys(ctx.deps.db, ctx.log));
     return { status: 202 };
   },
 } satisfies Partial<Handlers>;

@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { Schemas } from '@payorch/types';
 import type { Queryable } from '../db/database.js';
 import type { FieldError } from '../http/problems.js';
-import { shredPaymentMethods } from '../vault/shred.js';
 import { customerEtag, ifMatchHits } from './etag.js';
 import { toApiCustomer } from './mapper.js';
+import type { CustomerPaymentMethods } from './payment-methods-port.js';
 import { customersRepository as repo, type CustomerChanges } from './repository.js';
 import { pageOf } from '../http/paging.js';
 
@@ -118,16 +118,23 @@ export async function updateCustomer(
 
 /**
  * Deletes a customer in one transaction: the row is marked deleted with its personal data cleared, and
- * every payment method of it is shredded (vault/shred.ts: data key destroyed, card-derived fields cleared,
- * enrollment.unenrolled) with the card copies of its payments redacted. Payments keep their own snapshot of
- * the payer. False when there was no live customer.
+ * every payment method of it is shredded by the vault (`paymentMethods`, vault/shred.ts: data key destroyed,
+ * card-derived fields cleared, enrollment.unenrolled) with the card copies of its payments redacted.
+ * Payments keep their own snapshot of the payer. False when there was no live customer.
  */
-export async function deleteCustomer(db: Queryable, organizationId: string, id: string, baseUrl: string, now = new Date()): Promise<boolean> {
+export async function deleteCustomer(
+  db: Queryable,
+  paymentMethods: CustomerPaymentMethods,
+  organizationId: string,
+  id: string,
+  baseUrl: string,
+  now = new Date(),
+): Promise<boolean> {
   return db.transaction(async (tx) => {
     if (!(await repo.markDeleted(tx, organizationId, id))) return false;
     // Every method shredded (each not unenrolled yet announced as enrollment.unenrolled), and the card copies
     // of all the customer's payments redacted.
-    await shredPaymentMethods(tx, { organizationId, customerId: id, baseUrl, now });
+    await paymentMethods.shredAll(tx, { organizationId, customerId: id, baseUrl, now });
     return true;
   });
 }

@@ -3,12 +3,12 @@
  * and the reconciliation worker, so an outcome means the same whoever learns it. Every function runs in
  * the caller's short transaction with the payment row locked.
  */
-import { onPaymentApproved } from '../checkout/link-state.js';
 import { randomUUID } from 'node:crypto';
 import type { Schemas } from '@payorch/types';
 import type { Queryable } from '../db/database.js';
 import type { PaymentRow } from '../db/payment-rows.js';
 import type { ProviderResult, UnavailableKind } from '../providers/provider.js';
+import { runApprovalHook } from './approval-hook.js';
 import type { PaymentPort } from './payment-port.js';
 import { orchestrationRepository as repo, type AttemptRecord, type AttemptRow } from './repository.js';
 
@@ -156,8 +156,9 @@ export async function takeApproval(
     { transactionId: attempt.id, transactionStatus: 'SUCCEEDED', reason: null },
   );
   await payments.recordPaymentOutcome(tx, updated, capture ? 'payment.succeeded' : 'payment.authorized');
-  // A payment through a payment link: the link records it and announces payment_link.paid.
-  await onPaymentApproved(tx, updated);
+  // A payment through a payment link: the link records it and announces payment_link.paid (checkout's
+  // onPaymentApproved, handed over at start: approval-hook.ts).
+  await runApprovalHook(tx, updated);
   if (vaultedToken) await payments.markVaultedCardUsed(tx, vaultedToken, true);
   return updated;
 }

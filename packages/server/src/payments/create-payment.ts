@@ -34,7 +34,7 @@ type Request = Schemas['CreatePaymentRequest'];
 export type PayerInput = NullAsAbsent<NonNullable<Request['customer_payer']>>;
 /** POST /payments's body once lenientInput ran: the amount a number, the payer's nulls dropped. */
 export type CreatePaymentInput = Lenient<Omit<Request, 'customer_payer'>> & { customer_payer?: PayerInput };
-import { claimToken, type ClaimedToken, type ClaimProblem } from '../checkout/tokens.js';
+import type { ClaimedToken, ClaimProblem } from './one-time-token-port.js';
 
 const TOKEN_PATH = '/body/payment_method/token';
 
@@ -178,7 +178,7 @@ async function startPayment(
   const claimed =
     method.token === undefined
       ? undefined
-      : await claimToken(db, deps, merchant.organizationId, method.token, {
+      : await deps.services.oneTimeTokens.claim(db, deps, merchant.organizationId, method.token, {
           accountId: input.account_id,
           currency: input.amount.currency,
           amount,

@@ -3,6 +3,7 @@
  * services (create-payment, retrieve-payment, disputes, chargebacks, sandbox).
  */
 import type { Handlers, RequestContext } from '../context.js';
+import { ifNoneMatchHits } from '../http/conditional-requests.js';
 import { describeFieldErrors, problem } from '../http/problems.js';
 import type { Lenient } from '../http/lenient-input.js';
 import { UnsettledReply } from '../idempotency/idempotency.js';
@@ -13,7 +14,7 @@ import { resolveDispute, submitEvidence } from './disputes.js';
 import { cancelOrRefundPayment, cancelPayment, capturePayment, refundPayment, type LifecycleContext, type LifecycleOutcome } from './lifecycle.js';
 import { listPayments } from './list-payments.js';
 import { toApiTransaction } from './mapper.js';
-import { etagOf, ifNoneMatchHits, retrievePayment } from './retrieve-payment.js';
+import { etagOf, retrievePayment } from './retrieve-payment.js';
 import { injectChargeback } from './sandbox.js';
 import { settleSandboxPending } from './async-methods/sandbox.js';
 import { vaultContext } from '../vault/handlers.js';

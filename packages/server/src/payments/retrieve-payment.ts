@@ -31,11 +31,3 @@ export function etagOf(body: unknown, flags: RetrievalFlags): string {
   const digest = hash('sha256', `raw_response=${flags.rawResponse}&transactions_history=${flags.transactionsHistory}\n${jsonOf(body as object)}`, 'base64url');
   return `"${digest}"`;
 }
-
-/** If-None-Match (RFC 9110 §13.1.2): `*` or any listed tag, compared weakly, matches. */
-export function ifNoneMatchHits(header: string | undefined, etag: string): boolean {
-  if (!header) return false;
-  if (header.trim() === '*') return true;
-  const opaque = etag.replace(/^W\//, '');
-  return header.split(',').some((t) => t.trim().replace(/^W\//, '') === opaque);
-}

@@ -5,7 +5,7 @@
  * through the code table (codes.ts).
  */
 import type { Types } from '@adyen/api-library';
-import { minorUnits } from '../../payments/money.js';
+import { minorUnits } from '../minor-units.js';
 import type { AsyncCharge, AsyncMethodType, AsyncPayer, AsyncStart, Charge, ProviderResult, ShopperAction } from '../provider.js';
 import { boletoBarcode } from '../boleto.js';
 import { adviceOf, codeRow } from './codes.js';
@@ -14,9 +14,9 @@ type PaymentRequest = Types.checkout.PaymentRequest;
 type PaymentResponse = Types.checkout.PaymentResponse;
 
 /**
- * Where Adyen's minor units differ from ISO 4217 as money.ts holds it (Adyen's "Currency codes" page: its
+ * Where Adyen's minor units differ from ISO 4217 as minor-units.ts holds it (Adyen's "Currency codes" page: its
  * table is what Adyen reads amounts by). CLP and ISK carry two decimals at Adyen, CVE and IDR none; COP two
- * (money.ts treats COP as zero-decimal, as the Colombian acquirers do).
+ * (minor-units.ts treats COP as zero-decimal, as the Colombian acquirers do).
  */
 const ADYEN_EXPONENTS: Readonly<Record<string, number>> = { CLP: 2, ISK: 2, COP: 2, CVE: 0, IDR: 0 };
 

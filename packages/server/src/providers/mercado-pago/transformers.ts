@@ -4,7 +4,7 @@
  * strings, so the conversion is only Number(...) out and a fixed-decimals rendering back (the currency's
  * ISO minor units: CLP and COP have none).
  */
-import { minorUnits } from '../../payments/money.js';
+import { minorUnits } from '../minor-units.js';
 import type { CodeMapping } from '../connector.js';
 import type { AsyncCharge, AsyncMethodType, AsyncPayer, AsyncStart, Charge, ProviderCard, ProviderResult } from '../provider.js';
 import { errorRow, rejectionRow } from './codes.js';

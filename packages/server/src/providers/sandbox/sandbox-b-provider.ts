@@ -3,7 +3,7 @@
  * minor units, expiry "MM/YY", Basic auth, the reference as both merchantReference and Idempotency-Key.
  * Credentials: `{merchant_account, password}`. B's refusal reasons are translated to our response codes.
  */
-import { minorUnits } from '../../payments/money.js';
+import { minorUnits } from '../minor-units.js';
 import { ProviderUnavailableError, type Charge, type ConnectionContext, type FollowUp, type ProviderCard, type ProviderLookup, type ProviderResult, type AsyncCharge, type AsyncStart, type SimulatedAsyncOutcome } from '../provider.js';
 import type { IssuedAction } from './acquirer/pending-payments.js';
 import { SANDBOX_B } from '../registry.js';

@@ -33,7 +33,7 @@ export function operationKey(reference: string): string {
 
 /**
  * Stripe's exponent per currency, where it differs from 2 (https://docs.stripe.com/currencies): its
- * zero-decimal list, and the three-decimal currencies. ISO's zero-decimal ISK, and COP (0 in money.ts),
+ * zero-decimal list, and the three-decimal currencies. ISO's zero-decimal ISK, and COP (0 in minor-units.ts),
  * are two-decimal at Stripe; MGA is zero-decimal at Stripe though ISO gives it 2.
  */
 const STRIPE_EXPONENT: Readonly<Record<string, number>> = {
