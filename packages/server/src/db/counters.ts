@@ -10,21 +10,11 @@
  * statement but a plain SELECT; SELECT … FOR UPDATE / FOR SHARE counts as one (row locks are written).
  * Transactions that only read are counted as transactions, not as commits.
  */
-import type { DatabaseCountsReading } from '../platform/prometheus.js';
+import type { DatabaseCounts, DatabaseCountsReading } from '../platform/prometheus.js';
 import { currentRequestScope } from '../platform/request-scope.js';
 
-export interface StatementCounts {
-  /** Statements the code sent (query and exec). */
-  statements: number;
-  /** Everything sent to the server: statements, BEGIN, COMMIT / ROLLBACK, savepoints. */
-  roundTrips: number;
-  /** Transactions that wrote and committed, plus writes that committed on their own. */
-  commits: number;
-  /** Transactions begun (read-only ones included). */
-  transactions: number;
-  /** Transactions rolled back (a business refusal that wrote nothing, a lost race, a failure). */
-  rollbacks: number;
-}
+/** The counts kept per kind of work: the shape GET /metrics reads (platform/prometheus.ts DatabaseCounts). */
+export type StatementCounts = DatabaseCounts;
 
 const zero = (): StatementCounts => ({ statements: 0, roundTrips: 0, commits: 0, transactions: 0, rollbacks: 0 });
 

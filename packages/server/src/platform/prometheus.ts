@@ -39,12 +39,17 @@ export interface PrometheusMetricsOptions {
   database?: DatabaseCountsReading;
 }
 
-/** What the database adapters count (db/counters.ts StatementCounts), as exposed here. */
+/** What the database adapters count (db/counters.ts, per API request and background work), as exposed here. */
 export interface DatabaseCounts {
+  /** Statements the code sent (query and exec). */
   statements: number;
+  /** Everything sent to the server: statements, BEGIN, COMMIT / ROLLBACK, savepoints. */
   roundTrips: number;
+  /** Transactions that wrote and committed, plus writes that committed on their own. */
   commits: number;
+  /** Transactions begun (read-only ones included). */
   transactions: number;
+  /** Transactions rolled back (a business refusal that wrote nothing, a lost race, a failure). */
   rollbacks: number;
 }
 
