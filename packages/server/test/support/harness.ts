@@ -110,6 +110,9 @@ export async function startTestServer(backend: Backend, options: ServerOptions =
     ADMIN_API_KEY: ADMIN_KEY,
     LOG_LEVEL: 'info',
     VALIDATE_RESPONSES: 'true',
+    // Tests drive reconciliation themselves (runOnce, drain): a background pass could claim a transaction
+    // between a test's call and its runOnce, which then finds nothing due and the test reads PENDING.
+    RECONCILIATION_INTERVAL_MS: '3600000',
     // Outside sandbox mode the vault key and the public base URL are required (no generated key file, no
     // listening address to default to).
     ...(options.env?.SANDBOX === 'false'
