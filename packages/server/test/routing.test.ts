@@ -13,7 +13,7 @@ import type { ProviderDescription } from '../src/providers/catalogue.js';
 import type { ConnectionRow } from '../src/routing/repository.js';
 import type { RoutingCondition, StoredConditionSet } from '../src/routing/model.js';
 import type { PaymentFacts } from '../src/routing/plan.js';
-import { planRoute, routingRulesOf, updateRouting } from '../src/routing/service.js';
+import { routingRulesOf, updateRouting } from '../src/routing/service.js';
 import { addMissingOrganizationDefaults } from '../src/routing/services.js';
 import { routingWarnings, validateRoute } from '../src/routing/validation.js';
 import { tenancyRepository } from '../src/tenancy/repository.js';
@@ -23,6 +23,8 @@ import { ADMIN_KEY, backends, useServer, type Credentials, type TestServer } fro
 const json = { 'content-type': 'application/json' };
 /** The providers the test's server runs (what routing checks steps against). */
 const providersOf = (t: TestServer) => t.running.deps.services.providers;
+/** planRoute as a payment asks it (the orchestrator's routing port: connection states through its cache). */
+const planOf = (t: TestServer, organizationId: string, f: PaymentFacts) => t.running.deps.services.orchestration.routing.planRoute(t.db, organizationId, f);
 /** What each of them serves (routing's capability checks). */
 const catalogueOf = (t: TestServer) => t.running.deps.services.providerCatalogue;
 
@@ -356,13 +358,13 @@ for (const backend of backends()) {
           const BA = { steps: [{ index: 1, provider_id: 'SANDBOX_B', connection_id: b!.connection_id }, { index: 2, provider_id: 'SANDBOX_A', connection_id: a!.connection_id }] };
           const r = await updateRouting(t.db, org.organization_id, routing!.id, { condition_sets: [{ sort_number: 7, name: row.name, conditions: row.conditions, route: BA }] }, providersOf(t), catalogueOf(t));
           expect(r.kind === 'invalid' ? r.errors : []).toEqual([]);
-          const hit = await planRoute(t.db, org.organization_id, facts({ accountId: org.account_id, ...row.match }), providersOf(t));
+          const hit = await planOf(t, org.organization_id, facts({ accountId: org.account_id, ...row.match }));
           expect(hit).toEqual({
             routingId: routing!.id,
             conditionSet: { sortNumber: 7, name: row.name },
             steps: [{ index: 1, providerId: 'SANDBOX_B', connectionId: b!.connection_id }, { index: 2, providerId: 'SANDBOX_A', connectionId: a!.connection_id }],
           });
-          const miss = await planRoute(t.db, org.organization_id, facts({ accountId: org.account_id, ...row.miss }), providersOf(t));
+          const miss = await planOf(t, org.organization_id, facts({ accountId: org.account_id, ...row.miss }));
           expect(miss).toEqual({
             routingId: routing!.id,
             conditionSet: null,
@@ -383,7 +385,7 @@ for (const backend of backends()) {
             { sort_number: 10, name: 'first', conditions: [br], route: only(b!) },
           ],
         }, providersOf(t), catalogueOf(t));
-        const plan = await planRoute(t.db, org.organization_id, facts({ accountId: org.account_id, country: 'BR' }), providersOf(t));
+        const plan = await planOf(t, org.organization_id, facts({ accountId: org.account_id, country: 'BR' }));
         expect(plan?.conditionSet).toEqual({ sortNumber: 10, name: 'first' });
         expect(routingRulesOf(plan!)).toEqual({
           smart_routing: false,
@@ -395,19 +397,19 @@ for (const backend of backends()) {
         const disable = (c: ConnectionView) =>
           t.fetch(`/connections/${c.connection_id}`, { method: 'PATCH', headers: { ...json, ...asOrg(org) }, body: JSON.stringify({ enabled: false }) });
         expect((await disable(a!)).status).toBe(200);
-        const def = await planRoute(t.db, org.organization_id, facts({ accountId: org.account_id }), providersOf(t));
+        const def = await planOf(t, org.organization_id, facts({ accountId: org.account_id }));
         expect(def?.steps).toEqual([{ index: 2, providerId: 'SANDBOX_B', connectionId: b!.connection_id }]);
         expect(routingRulesOf(def!).condition).toMatchObject({ id: 0, name: 'Default route' });
-        expect(await planRoute(t.db, org.organization_id, facts({ accountId: org.account_id, country: 'BR' }), providersOf(t))).toMatchObject({ steps: [{ providerId: 'SANDBOX_B' }] });
+        expect(await planOf(t, org.organization_id, facts({ accountId: org.account_id, country: 'BR' }))).toMatchObject({ steps: [{ providerId: 'SANDBOX_B' }] });
         expect((await disable(b!)).status).toBe(200);
-        expect(await planRoute(t.db, org.organization_id, facts({ accountId: org.account_id }), providersOf(t))).toBeNull();
+        expect(await planOf(t, org.organization_id, facts({ accountId: org.account_id }))).toBeNull();
       });
 
       it('null for a payment method or account without a routing, and for another organization’s account', async () => {
         const org = await t.createOrganization();
-        expect(await planRoute(t.db, org.organization_id, facts({ accountId: org.account_id, paymentMethod: 'SPEI' }), providersOf(t))).toBeNull();
-        expect(await planRoute(t.db, org.organization_id, facts({ accountId: t.sandbox.account_id }), providersOf(t))).toBeNull();
-        expect(await planRoute(t.db, t.sandbox.organization_id, facts({ accountId: await bareAccount(t) }), providersOf(t))).toBeNull();
+        expect(await planOf(t, org.organization_id, facts({ accountId: org.account_id, paymentMethod: 'SPEI' }))).toBeNull();
+        expect(await planOf(t, org.organization_id, facts({ accountId: t.sandbox.account_id }))).toBeNull();
+        expect(await planOf(t, t.sandbox.organization_id, facts({ accountId: await bareAccount(t) }))).toBeNull();
       });
     });
   });

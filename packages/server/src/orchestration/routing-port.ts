@@ -8,7 +8,8 @@ import type { RoutingPort } from './orchestrator.js';
 /** `providers`: what the service runs; a route's steps through any other provider are left out of its plan. */
 export function routingPort(box: ConnectionBox, providers: ProviderRegistry): RoutingPort {
   return {
-    planRoute: (db, organizationId, facts) => planRoute(db, organizationId, facts, providers),
+    planRoute: (db, organizationId, facts) =>
+      planRoute(db, organizationId, facts, providers, async (connectionId) => (await openConnection(db, box, organizationId, connectionId))?.enabled === true),
     openConnection: (db, organizationId, connectionId) => openConnection(db, box, organizationId, connectionId),
     routingRulesOf,
   };

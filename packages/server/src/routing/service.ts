@@ -14,7 +14,7 @@ import { matchingSet } from './conditions.js';
 import type { ConnectionBox } from './connection-secrets.js';
 import { addConnection, sandboxCredentials } from './connections.js';
 import { ROUTABLE_PAYMENT_METHODS, type StoredConditionSet, type StoredRoute } from './model.js';
-import type { PaymentFacts, RoutePlan } from './plan.js';
+import type { PaymentFacts, RoutePlan, RouteStep } from './plan.js';
 import { routingRepository as repo, type ConnectionRow, type RoutingRow } from './repository.js';
 import { routingWarnings, validateConditionSets, validateRoute, type RouteTargets } from './validation.js';
 
@@ -139,17 +139,27 @@ export async function updateRouting(
  * condition set (by sort_number) whose every condition matches, else the default route; its steps in
  * order without disabled connections nor providers this service does not run (`providers`: a sandbox
  * one outside sandbox mode). null when no routing applies or no step is left.
+ *
+ * `isEnabled` says whether a step's connection is usable: the orchestrator's opened-connection cache
+ * (routing/connections.ts openConnection, a few seconds, forgotten at once on a PATCH here), which it
+ * reads again for the step it calls, so a payment does not list every connection of its organization.
  */
-export async function planRoute(db: Queryable, organizationId: string, facts: PaymentFacts, providers: Pick<ProviderRegistry, 'get'>): Promise<RoutePlan | null> {
+export async function planRoute(
+  db: Queryable,
+  organizationId: string,
+  facts: PaymentFacts,
+  providers: Pick<ProviderRegistry, 'get'>,
+  isEnabled: (connectionId: string) => Promise<boolean>,
+): Promise<RoutePlan | null> {
   const routing = await repo.findRoutingFor(db, organizationId, facts.accountId, facts.paymentMethod.toUpperCase());
   if (!routing) return null;
   const set = matchingSet(routing.condition_sets, facts);
   const route = set?.route ?? routing.default_route;
-  const connections = await connectionsById(db, organizationId);
-  const steps = [...route.steps]
-    .sort((a, b) => a.index - b.index)
-    .filter((s) => connections.get(s.connection_id)?.enabled === true && providers.get(s.provider_id) !== undefined)
-    .map((s) => ({ index: s.index, providerId: s.provider_id, connectionId: s.connection_id }));
+  const steps: RouteStep[] = [];
+  // One after the other: on a transaction's connection statements queue anyway, and most answers are cached.
+  for (const s of [...route.steps].sort((a, b) => a.index - b.index)) {
+    if (providers.get(s.provider_id) && (await isEnabled(s.connection_id))) steps.push({ index: s.index, providerId: s.provider_id, connectionId: s.connection_id });
+  }
   if (steps.length === 0) return null;
   return { routingId: routing.id, conditionSet: set ? { sortNumber: set.sort_number, name: set.name } : null, steps };
 }
