@@ -62,3 +62,9 @@ export interface TransactionRow {
 }
 
 export type NewTransactionRow = Omit<TransactionRow, 'created_at' | 'updated_at'>;
+
+/** A payment with its transactions (in creation order), as one read returns them. */
+export interface PaymentWithTransactions {
+  payment: PaymentRow;
+  transactions: TransactionRow[];
+}

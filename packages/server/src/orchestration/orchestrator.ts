@@ -15,7 +15,7 @@
  * open, the one whose cool-down ends first is tried anyway as its probe rather than refusing the payment.
  */
 import type { Database, Queryable } from '../db/database.js';
-import type { PaymentRow } from '../db/payment-rows.js';
+import type { PaymentRow, PaymentWithTransactions } from '../db/payment-rows.js';
 import type { OrchestrationMetrics, ProviderCallOutcome } from '../platform/metrics.js';
 import { ProviderUnavailableError, type Charge, type PaymentProvider, type ProviderResult } from '../providers/provider.js';
 import type { ProviderRegistry } from '../providers/registry.js';
@@ -89,15 +89,19 @@ export interface ChargeRoute {
   newAttempt(tx: Queryable, chosen: ChosenStep): Promise<AttemptRow>;
   /** The payment's method as recorded with this answer (authorization code…); the transaction's is derived from it. */
   methodWith(result: ProviderResult | null): { payment: unknown; transaction: unknown };
-  /** The payment takes an approval (vault_on_success, events, the vault's record), in phase C's transaction. */
-  approve(tx: Queryable, payment: PaymentRow, attempt: AttemptRow, result: ProviderResult): Promise<void>;
+  /**
+   * The payment takes an approval (vault_on_success, events, the vault's record), in phase C's transaction:
+   * the payment with its transactions as they are once it is taken (settle.ts takeApproval), for `conclude`.
+   */
+  approve(tx: Queryable, payment: PaymentRow, attempt: AttemptRow, result: ProviderResult): Promise<PaymentWithTransactions>;
   /** The vaulted card the payment uses, if any (a decline is recorded on it). */
   vaultedToken: string | null;
   /**
    * The route is over: in the same phase C transaction, what the request answers is built and stored (its
-   * idempotency reply), so the outcome and the reply are one commit.
+   * idempotency reply), so the outcome and the reply are one commit. `approved`: the payment as `approve`
+   * left it, when the route ended by an approval (the reply needs no read of its own then).
    */
-  conclude?(tx: Queryable): Promise<void>;
+  conclude?(tx: Queryable, approved: PaymentWithTransactions | null): Promise<void>;
 }
 
 /** Phases B and C until the route is decided (or waits for reconciliation). */
@@ -107,9 +111,10 @@ export async function runRoute(o: Orchestration, route: ChargeRoute): Promise<vo
     const answer = await call(o, route, current, attempt);
     // Queued per payment (payments/payment-lock.ts): phase C waits in memory, not on a pooled connection.
     const next = await o.payments.inPaymentTransaction(o.db, route.paymentId, null, async (tx, locked) => {
-      const chosen = await settleAnswer(o, tx, route, current, attempt, answer, locked?.payment);
-      if (!chosen) await route.conclude?.(tx);
-      return chosen;
+      const settled = await settleAnswer(o, tx, route, current, attempt, answer, locked?.payment);
+      if (settled.then === 'next') return settled;
+      await route.conclude?.(tx, settled.approved);
+      return null;
     });
     if (!next) return;
     o.metrics.failover({ fromProviderId: current.step.providerId, toProviderId: next.chosen.step.providerId, reason: failoverReason(answer) });
@@ -144,7 +149,11 @@ export function healthOf(answer: AttemptAnswer): CallHealth {
   return answer.kind === 'BAD_RESPONSE' ? 'FAILURE' : 'NO_ANSWER';
 }
 
-/** Phase C. Returns the next attempt to call, or null when the route is over. */
+/** What phase C decided: call the next attempt, or the route is over (by an approval: the payment as it left it). */
+type Settled = { then: 'next'; chosen: ChosenStep; attempt: AttemptRow } | { then: 'over'; approved: PaymentWithTransactions | null };
+const OVER: Settled = { then: 'over', approved: null };
+
+/** Phase C. Returns the next attempt to call, or that the route is over. */
 async function settleAnswer(
   o: Orchestration,
   tx: Queryable,
@@ -154,13 +163,13 @@ async function settleAnswer(
   answer: AttemptAnswer & { result?: ProviderResult },
   /** The payment as the lock read it, when it did. */
   locked?: PaymentRow,
-): Promise<{ chosen: ChosenStep; attempt: AttemptRow } | null> {
+): Promise<Settled> {
   const payment = locked ?? (await o.payments.lockPaymentById(tx, route.paymentId))!;
   // The payment's attempts in one read: this one's state, and (for an approval) whether another was taken.
   const others = await repo.transactionsOf(tx, route.paymentId);
   const recorded = others.find((t) => t.id === attempt.id);
   // Reconciliation got here first (the call outlived its deadline): its word stands, and it concludes the payment.
-  if (!recorded || recorded.status !== 'PENDING') return null;
+  if (!recorded || recorded.status !== 'PENDING') return OVER;
   const result = answer.answered ? answer.result : null;
   const method = route.methodWith(result);
 
@@ -171,27 +180,26 @@ async function settleAnswer(
         // Approved after the payment was decided without it (reconciliation took another approval):
         // left PENDING and due now, so reconciliation finds the approval and voids it at the provider.
         await repo.record(tx, attempt.id, { ...answeredRecord(attempt, answer.result, method.transaction), status: 'PENDING' }, 0);
-        return null;
+        return OVER;
       }
       const approved = await repo.record(tx, attempt.id, answeredRecord(attempt, answer.result, method.transaction), null);
-      await route.approve(tx, payment, approved, answer.result);
-      return null;
+      return { then: 'over', approved: await route.approve(tx, payment, approved, answer.result) };
     }
     await repo.record(tx, attempt.id, answeredRecord(attempt, answer.result, method.transaction), null);
     if (decision === 'HARD_DECLINE') {
       await concludeWithoutApproval(o.payments, tx, payment, route.vaultedToken, method.payment);
-      return null;
+      return OVER;
     }
   } else {
     const { record, reconcileInMs } = unansweredRecord(attempt, answer.kind);
     await repo.record(tx, attempt.id, record, reconcileInMs);
   }
-  if (!movesOn(failoverDecision(answer))) return null;
+  if (!movesOn(failoverDecision(answer))) return OVER;
 
   const chosen = await nextStep(o, tx, route.organizationId, route.steps, current.position);
   if (!chosen) {
     await concludeWithoutApproval(o.payments, tx, payment, route.vaultedToken, method.payment);
-    return null;
+    return OVER;
   }
-  return { chosen, attempt: await route.newAttempt(tx, chosen) };
+  return { then: 'next', chosen, attempt: await route.newAttempt(tx, chosen) };
 }

@@ -6,7 +6,7 @@
  * Rows are the shared storage shapes (db/payment-rows.ts).
  */
 import type { Queryable } from '../db/database.js';
-import type { PaymentRow } from '../db/payment-rows.js';
+import type { PaymentRow, PaymentWithTransactions } from '../db/payment-rows.js';
 
 /** What a payment's state change writes on its row. */
 export interface PaymentMove {
@@ -44,8 +44,8 @@ export interface PaymentPort {
   /** The payment's state change alone (its history row is `insertHistory`). */
   updatePayment(tx: Queryable, id: string, change: PaymentMove): Promise<PaymentRow>;
   insertHistory(tx: Queryable, h: PaymentMoveCause & { id: string; paymentId: string; status: string; subStatus: string }): Promise<void>;
-  /** The merchant event announcing the payment's outcome, in the same transaction as the change. */
-  recordPaymentOutcome(tx: Queryable, payment: PaymentRow, type: AttemptOutcomeEvent): Promise<void>;
+  /** The merchant event announcing the payment's outcome, in the same transaction as the change: the payment as the event shows it. */
+  recordPaymentOutcome(tx: Queryable, payment: PaymentRow, type: AttemptOutcomeEvent): Promise<PaymentWithTransactions>;
   /** The vaulted card's record of a payment made with it (last used, last successfully used). */
   markVaultedCardUsed(tx: Queryable, vaultedToken: string, succeeded: boolean): Promise<void>;
 }

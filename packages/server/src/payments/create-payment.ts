@@ -21,7 +21,7 @@ import { paymentPort } from './orchestration-port.js';
 import type { ProviderResult } from '../providers/provider.js';
 import { RAW_CARD_PATH, resolveCard, type CardSourceProblem, type ResolvedCard } from './card-source.js';
 import { transactionMethodOf } from './mapper.js';
-import { createdPaymentOf } from './created-reply.js';
+import { createdPaymentFrom, createdPaymentOf } from './created-reply.js';
 import { enqueueSandboxChargeback } from './outbox-topics.js';
 import { paymentsRepository as repo } from './repository.js';
 import { checkNewPayment, newPaymentRow } from './new-payment.js';
@@ -103,8 +103,11 @@ export async function createPayment(
   let answer: Schemas['CreatedPayment'] | null = null;
   await runRoute(o, {
     ...started.route,
-    async conclude(tx) {
-      answer = await createdPaymentOf(tx, merchant.organizationId, started.route.paymentId, { settledOnly: false });
+    async conclude(tx, approved) {
+      // An approval left the payment as its event shows it: the reply is built from that read.
+      answer = approved
+        ? createdPaymentFrom(approved, { settledOnly: false })
+        : await createdPaymentOf(tx, merchant.organizationId, started.route.paymentId, { settledOnly: false });
       if (answer) await binding.complete?.(tx, { status: 201, body: answer });
     },
   });
@@ -270,12 +273,14 @@ async function startPayment(
           ? await vaultOnSuccess({ ...request, db: tx, ...(claimed ? { pciCertified: true } : {}) }, customer.id, input, result.cardInfo, claimed?.ok ? source.card : undefined)
           : null;
       const paymentMethod = paymentMethodOf(vaulted ? { ...source, vaultedToken: vaulted } : source, result, method);
-      await takeApproval(paymentPort, tx, payment, attempt, paymentMethod, source.vaultedToken);
+      // Only a one-time token's payment can pay a link (checkout): without one, the link is not looked up.
+      const approved = await takeApproval(paymentPort, tx, payment, attempt, paymentMethod, source.vaultedToken, { mayPayLink: claimed !== undefined });
       // Sandbox test card 4000000000000259: the issuer charges it back right after; the provider's
       // notification arrives asynchronously, after this payment is committed.
       if (result.chargebackFollows && capture) {
         await enqueueSandboxChargeback(tx, { paymentId, providerTransactionId: result.providerTransactionId, amount });
       }
+      return approved;
     },
   };
   return { ok: true, route };

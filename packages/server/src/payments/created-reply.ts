@@ -6,6 +6,7 @@
  */
 import type { Schemas } from '@payorch/types';
 import type { Queryable } from '../db/database.js';
+import type { PaymentWithTransactions } from '../db/payment-rows.js';
 import type { Recoverer, Reply } from '../idempotency/idempotency.js';
 import { isAttempt, isUndecided } from '../orchestration/settle.js';
 import { toCreatedPayment } from './mapper.js';
@@ -26,7 +27,11 @@ export async function createdPaymentOf(
   options: { settledOnly: boolean } = { settledOnly: true },
 ): Promise<Schemas['CreatedPayment'] | null> {
   const found = await repo.findPaymentWithTransactions(db, organizationId, paymentId);
-  if (!found) return null;
+  return found ? createdPaymentFrom(found, options) : null;
+}
+
+/** createdPaymentOf from a read already made in the transaction (the approval's event read it). */
+export function createdPaymentFrom(found: PaymentWithTransactions, options: { settledOnly: boolean }): Schemas['CreatedPayment'] | null {
   const attempts = found.transactions.filter(isAttempt);
   const deciding = attempts.find((t) => t.status === 'SUCCEEDED') ?? attempts.at(-1);
   if (!deciding) return null;

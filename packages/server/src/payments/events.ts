@@ -4,6 +4,7 @@
  * is sent as getPayment answers it at that moment.
  */
 import type { Queryable } from '../db/database.js';
+import type { PaymentWithTransactions } from '../db/payment-rows.js';
 import { recordEvent } from '../webhooks/index.js';
 import { toApiPayment, toApiTransaction } from './mapper.js';
 import { paymentsRepository as repo, type PaymentRow, type TransactionRow } from './repository.js';
@@ -11,19 +12,26 @@ import { paymentsRepository as repo, type PaymentRow, type TransactionRow } from
 const retrievalShape = async (tx: Queryable, payment: PaymentRow) =>
   toApiPayment(payment, await repo.listTransactions(tx, payment.id), null, { rawResponse: false });
 
-/** payment.succeeded / declined / authorized after the provider answered; captured / canceled / refunded after those operations. */
+/**
+ * payment.succeeded / declined / authorized after the provider answered; captured / canceled / refunded
+ * after those operations. The payment is read once with its transactions, as GET /payments/{id} reads it,
+ * and that read is returned: a request that answers with the payment in the same transaction, changing
+ * nothing of it after the event (createPayment's approval), builds its reply from it instead of reading again.
+ */
 export async function recordPaymentOutcome(
   tx: Queryable,
   payment: PaymentRow,
   type: 'payment.succeeded' | 'payment.declined' | 'payment.authorized' | 'payment.captured' | 'payment.canceled' | 'payment.refunded',
-): Promise<void> {
+): Promise<PaymentWithTransactions> {
+  const now = (await repo.findPaymentWithTransactions(tx, payment.organization_id, payment.id))!;
   await recordEvent(tx, {
     organizationId: payment.organization_id,
     accountId: payment.account_id,
     type,
-    data: { payment: await retrievalShape(tx, payment) },
+    data: { payment: toApiPayment(now.payment, now.transactions, null, { rawResponse: false }) },
     resourceId: payment.id,
   });
+  return now;
 }
 
 /** payment.chargeback and payment.dispute.*: the payment and the chargeback the event is about. */

@@ -375,8 +375,10 @@ async function apply(tx: Queryable, payment: PaymentRow, t: TransactionRow): Pro
  * and the idempotency recoverer of `transaction:<id>` both answer with it.
  */
 export async function followUpOutcome(db: Queryable, transactionId: string): Promise<LifecycleOutcome | null> {
-  const t = await attempts.find(db, transactionId);
-  if (!t || t.status === 'PENDING') return null;
+  // One read: the payment with every transaction, this one among them.
+  const found = await repo.findPaymentOfTransaction(db, transactionId);
+  const t = found?.transactions.find((x) => x.id === transactionId);
+  if (!found || !t || t.status === 'PENDING') return null;
   const what = WHAT[t.type as FollowUpType] ?? t.type.toLowerCase();
   if (t.status !== 'SUCCEEDED') {
     const detail =
@@ -385,8 +387,7 @@ export async function followUpOutcome(db: Queryable, transactionId: string): Pro
         : `The provider refused the ${what}: ${t.response_code} (${t.response_message}). The payment is unchanged.`;
     return refuse(problem('PROVIDER_DECLINED', detail, { messages: [`${t.response_code}: ${t.response_message}`] }));
   }
-  const payment = (await repo.findPaymentById(db, t.payment_id))!;
-  return { ok: true, payment: toApiPayment(payment, await repo.listTransactions(db, payment.id), null, { rawResponse: false }) };
+  return { ok: true, payment: toApiPayment(found.payment, found.transactions, null, { rawResponse: false }) };
 }
 
 async function run(ctx: LifecycleContext, reserved: Checked<Reservation>): Promise<LifecycleOutcome> {

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../db/database.js';
-import type { NewTransactionRow, PaymentRow, TransactionRow } from '../db/payment-rows.js';
+import type { NewTransactionRow, PaymentRow, PaymentWithTransactions, TransactionRow } from '../db/payment-rows.js';
 
 // The payments and payment_transactions rows are shared with orchestration (db/payment-rows.ts).
 export type { NewTransactionRow, PaymentRow, TransactionRow } from '../db/payment-rows.js';
@@ -62,6 +62,21 @@ const TRANSACTION_COLUMNS = `id, payment_id, type, status, category, amount, pro
 const TRANSACTION_JSON_COLUMNS = TRANSACTION_COLUMNS.replace(/\bamount\b/, 'amount::text AS amount')
   .replace(/\bcreated_at\b/, 'created_at::text AS created_at')
   .replace(/\bupdated_at\b/, 'updated_at::text AS updated_at');
+
+/** One payment (`where` on payments p) with its transactions in creation order, in one statement. */
+async function paymentWithTransactions(db: Queryable, where: string, params: unknown[]): Promise<PaymentWithTransactions | undefined> {
+  const rows = await db.query<PaymentRow & { transactions: TransactionRow[] }>(
+    `SELECT ${PAYMENT_COLUMNS},
+       (SELECT COALESCE(json_agg(t ORDER BY t.seq), '[]'::json)
+          FROM (SELECT ${TRANSACTION_JSON_COLUMNS}, seq FROM payment_transactions WHERE payment_id = p.id) t) AS transactions
+       FROM payments p WHERE ${where}`,
+    params,
+  );
+  const row = rows[0];
+  if (!row) return undefined;
+  const { transactions, ...payment } = row;
+  return { payment, transactions };
+}
 
 const json = (v: unknown) => (v === null || v === undefined ? null : JSON.stringify(v));
 /** A raw provider document: JSON text is stored verbatim, an object as its JSON. */
@@ -121,22 +136,13 @@ export const paymentsRepository = {
    * The organization's payment with its transactions in creation order, in one round trip (GET
    * /payments/{id} is the hottest read: the transactions come as a json array, amounts as exact text).
    */
-  async findPaymentWithTransactions(
-    db: Queryable,
-    organizationId: string,
-    id: string,
-  ): Promise<{ payment: PaymentRow; transactions: TransactionRow[] } | undefined> {
-    const rows = await db.query<PaymentRow & { transactions: TransactionRow[] }>(
-      `SELECT ${PAYMENT_COLUMNS},
-         (SELECT COALESCE(json_agg(t ORDER BY t.seq), '[]'::json)
-            FROM (SELECT ${TRANSACTION_JSON_COLUMNS}, seq FROM payment_transactions WHERE payment_id = p.id) t) AS transactions
-         FROM payments p WHERE id = $1 AND organization_id = $2`,
-      [id, organizationId],
-    );
-    const row = rows[0];
-    if (!row) return undefined;
-    const { transactions, ...payment } = row;
-    return { payment, transactions };
+  async findPaymentWithTransactions(db: Queryable, organizationId: string, id: string): Promise<PaymentWithTransactions | undefined> {
+    return paymentWithTransactions(db, 'id = $1 AND organization_id = $2', [id, organizationId]);
+  },
+
+  /** The payment a transaction belongs to, with all its transactions (a follow-up's reply, by its transaction id). */
+  async findPaymentOfTransaction(db: Queryable, transactionId: string): Promise<PaymentWithTransactions | undefined> {
+    return paymentWithTransactions(db, 'id = (SELECT payment_id FROM payment_transactions WHERE id = $1)', [transactionId]);
   },
 
   /**
