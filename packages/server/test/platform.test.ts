@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 /**
  * The server platform: tenancy and the admin API, the sandbox bootstrap, health and docs, request ids,
  * error mapping (incl. the database going away), configuration, log redaction, graceful shutdown.
@@ -60,6 +61,21 @@ for (const backend of backends()) {
       expect((await newClient.POST('/customers', { body: { merchant_customer_id: 'rot-4' } })).response.status).toBe(201);
       const again = await fetch(`${t.baseUrl}/admin/organizations/${org.organization_id}/api-keys/${org.public_api_key}`, { method: 'DELETE', headers: admin() });
       await expectProblem(again, 404, 'API_KEY_NOT_FOUND');
+    });
+
+    it("an account is usable the moment it is created, and never by another organization, however often its own used it (tenancy/accounts.ts keeps only a yes, per organization)", async () => {
+      const a = await t.createOrganization();
+      const b = await t.createOrganization();
+      const as = (o: { public_api_key: string; private_secret_key: string }) => ({ 'public-api-key': o.public_api_key, 'private-secret-key': o.private_secret_key });
+      const routings = (o: typeof a, accountId: string) => t.fetch(`/routing?account_id=${accountId}`, { headers: as(o) });
+      await expectProblem(await routings(a, randomUUID()), 403, 'INVALID_ACCOUNT_ID');
+      // A new account works on the organization's very next request (nothing about it was kept before).
+      const created = await fetch(`${t.baseUrl}/admin/organizations/${a.organization_id}/accounts`, { method: 'POST', headers: admin(), body: JSON.stringify({ name: 'A BR' }) });
+      const account = ((await created.json()) as { account_id: string }).account_id;
+      for (let i = 0; i < 3; i++) expect((await routings(a, account)).status).toBe(200);
+      // The "yes" A's requests left behind is A's alone.
+      await expectProblem(await routings(b, account), 403, 'INVALID_ACCOUNT_ID');
+      await expectProblem(await routings(b, a.account_id), 403, 'INVALID_ACCOUNT_ID');
     });
 
     it('admin: wrong key 401, unknown organization 404, bad body 400', async () => {

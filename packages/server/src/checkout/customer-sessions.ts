@@ -11,7 +11,7 @@ import { toIsoMicros, type Queryable } from '../db/database.js';
 import { customersRepository } from '../customers/repository.js';
 import { problem } from '../http/problems.js';
 import type { Logger } from '../platform/logger.js';
-import { tenancyRepository } from '../tenancy/repository.js';
+import { accountBelongsTo } from '../tenancy/accounts.js';
 import { enrollPaymentMethod, type EnrollProblem } from '../vault/service.js';
 import { checkoutRepository as repo, type CustomerSessionRow } from './repository.js';
 import { checkCard } from './tokens.js';
@@ -41,7 +41,7 @@ export async function createCustomerSession(
   | { ok: true; session: Schemas['CustomerSession'] }
   | { ok: false; problem: ReturnType<typeof problem<'INVALID_ACCOUNT_ID'> | typeof problem<'CUSTOMER_NOT_FOUND'>> }
 > {
-  if (!(await tenancyRepository.accountBelongsTo(db, body.account_id, organizationId))) {
+  if (!(await accountBelongsTo(db, body.account_id, organizationId))) {
     return { ok: false, problem: problem('INVALID_ACCOUNT_ID', 'The account_id is not an account of your organization.') };
   }
   if (!(await customersRepository.find(db, organizationId, body.customer_id))) {

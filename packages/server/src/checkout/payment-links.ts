@@ -19,6 +19,7 @@ import { tenancyRepository } from '../tenancy/repository.js';
 import { linkRefusal, linkStatus, toApiLink } from './link-state.js';
 import { checkoutRepository as repo } from './repository.js';
 import { createSession, toApiSession } from './sessions.js';
+import { accountBelongsTo } from '../tenancy/accounts.js';
 
 export const linkNotFound = (code: string) => problem('PAYMENT_LINK_NOT_FOUND', `No payment link ${code}.`);
 
@@ -40,7 +41,7 @@ export async function createLink(
   const finish = body.availability?.finish_at;
   // A window already past (Yuno's own example has one), or one that ends before it starts, is accepted as
   // the schema allows it: such a link is EXPIRED (link-state.ts), never payable.
-  if (!(await tenancyRepository.accountBelongsTo(db, body.account_id, organizationId))) {
+  if (!(await accountBelongsTo(db, body.account_id, organizationId))) {
     return { ok: false, problem: problem('INVALID_ACCOUNT_ID', 'The account_id is not an account of your organization.') };
   }
   const code = randomUUID();

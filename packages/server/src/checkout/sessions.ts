@@ -13,7 +13,7 @@ import { customersRepository } from '../customers/repository.js';
 import { problem, type FieldError } from '../http/problems.js';
 import { nextStep } from '../orchestration/orchestrator.js';
 import { toDecimal } from '../payments/money.js';
-import { tenancyRepository } from '../tenancy/repository.js';
+import { accountBelongsTo } from '../tenancy/accounts.js';
 import { listPaymentMethods } from '../vault/service.js';
 import { UNPAID_STATUSES } from './link-state.js';
 import { checkoutRepository as repo, type SessionChanges, type SessionRow } from './repository.js';
@@ -80,7 +80,7 @@ export async function createSession(
     const alt = amountOf(body.alternative_amount, '/body/alternative_amount');
     if (!alt.ok) return alt;
   }
-  if (!(await tenancyRepository.accountBelongsTo(db, body.account_id, organizationId))) {
+  if (!(await accountBelongsTo(db, body.account_id, organizationId))) {
     return { ok: false, problem: problem('INVALID_ACCOUNT_ID', 'The account_id is not an account of your organization.') };
   }
   if (body.customer_id !== undefined && !(await customersRepository.find(db, organizationId, body.customer_id))) {
@@ -284,7 +284,7 @@ export async function createServerToken(
   if (!merchant.pciCertified) {
     return { ok: false, problem: problem('PCI_CERTIFICATION_REQUIRED', 'Sending card data from your servers needs a PCI-certified organization; tokenize in the shopper\'s browser with a checkout session instead.') };
   }
-  if (!(await tenancyRepository.accountBelongsTo(db, body.account_id, merchant.organizationId))) {
+  if (!(await accountBelongsTo(db, body.account_id, merchant.organizationId))) {
     return { ok: false, problem: problem('INVALID_ACCOUNT_ID', 'The account_id is not an account of your organization.') };
   }
   const checked = checkCard(body.card_data, '/body/card_data');

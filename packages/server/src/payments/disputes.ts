@@ -12,7 +12,7 @@ import type { Schemas } from '@payorch/types';
 import type { MerchantAuth } from '../context.js';
 import type { Queryable } from '../db/database.js';
 import { problem } from '../http/problems.js';
-import { tenancyRepository } from '../tenancy/repository.js';
+import { accountBelongsTo } from '../tenancy/accounts.js';
 import { recordChargebackEvent } from './events.js';
 import { checkEvidence, disputeCapProblem } from './evidence.js';
 import { toApiPayment, toDisputedPayment } from './mapper.js';
@@ -39,7 +39,7 @@ export async function submitEvidence(
   ids: { paymentId: string; transactionId: string },
   body: Schemas['DisputeRequest'],
 ): Promise<DisputeOutcome> {
-  if (body.account_id !== undefined && !(await tenancyRepository.accountBelongsTo(db, body.account_id, merchant.organizationId))) {
+  if (body.account_id !== undefined && !(await accountBelongsTo(db, body.account_id, merchant.organizationId))) {
     return { ok: false, problem: problem('INVALID_ACCOUNT_ID', 'The account_id is not an account of your organization.') };
   }
   const payment = await repo.findPayment(db, merchant.organizationId, ids.paymentId, { forUpdate: true });

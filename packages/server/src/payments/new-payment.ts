@@ -8,7 +8,7 @@ import type { CustomerRow } from '../customers/repository.js';
 import { customersRepository } from '../customers/repository.js';
 import type { Queryable } from '../db/database.js';
 import { problem } from '../http/problems.js';
-import { tenancyRepository } from '../tenancy/repository.js';
+import { accountBelongsTo } from '../tenancy/accounts.js';
 import type { CreatePaymentInput } from './create-payment.js';
 import { toDecimal } from './money.js';
 import { payerOf } from './payer.js';
@@ -25,7 +25,7 @@ export async function checkNewPayment(db: Queryable, organizationId: string, inp
     const path = /ISO 4217/.test(amount.message) ? '/body/amount/currency' : '/body/amount/value';
     return { ok: false, problem: problem('INVALID_REQUEST', `The amount is invalid: ${path} ${amount.message}.`, { errors: [{ path, message: amount.message }] }) };
   }
-  if (!(await tenancyRepository.accountBelongsTo(db, input.account_id, organizationId))) {
+  if (!(await accountBelongsTo(db, input.account_id, organizationId))) {
     return { ok: false, problem: problem('INVALID_ACCOUNT_ID', 'The account_id is not an account of your organization.') };
   }
   const customerId = input.customer_payer?.id;

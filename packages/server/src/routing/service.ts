@@ -9,7 +9,7 @@ import { toIsoMicros } from '../db/database.js';
 import type { FieldError } from '../http/problems.js';
 import type { ProviderCatalogue } from '../providers/catalogue.js';
 import { SANDBOX_A, SANDBOX_B, type ProviderRegistry } from '../providers/registry.js';
-import { tenancyRepository } from '../tenancy/repository.js';
+import { accountBelongsTo } from '../tenancy/accounts.js';
 import { matchingSet } from './conditions.js';
 import type { ConnectionBox } from './connection-secrets.js';
 import { addConnection, sandboxCredentials } from './connections.js';
@@ -77,7 +77,7 @@ export type CreateResult =
  * lock, so a connection deleted meanwhile (connections.ts deleteConnection) is never stored in a route.
  */
 export async function createRouting(db: Queryable, organizationId: string, input: RoutingInput, providers: ProviderRegistry, catalogue: Catalogue): Promise<CreateResult> {
-  if (!(await tenancyRepository.accountBelongsTo(db, input.account_id, organizationId))) return { kind: 'unknown_account' };
+  if (!(await accountBelongsTo(db, input.account_id, organizationId))) return { kind: 'unknown_account' };
   return db.transaction(async (tx) => {
     await repo.lockRoutes(tx, organizationId);
     const errors = validate(input, { connections: await connectionsById(tx, organizationId), providers, catalogue, paymentMethod: input.payment_method });
@@ -100,7 +100,7 @@ async function insertRouting(db: Queryable, organizationId: string, input: Routi
 }
 
 export async function listRoutings(db: Queryable, organizationId: string, catalogue: Catalogue, accountId: string, paymentMethod?: string): Promise<RoutingView[] | undefined> {
-  if (!(await tenancyRepository.accountBelongsTo(db, accountId, organizationId))) return undefined;
+  if (!(await accountBelongsTo(db, accountId, organizationId))) return undefined;
   return (await repo.listRoutings(db, organizationId, accountId, paymentMethod)).map((row) => viewOf(row, catalogue));
 }
 

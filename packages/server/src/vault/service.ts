@@ -16,7 +16,7 @@ import type { Queryable } from '../db/database.js';
 import { describeFieldErrors, problem, type FieldError, type ProblemReply } from '../http/problems.js';
 import type { Logger } from '../platform/logger.js';
 import { ProviderUnavailableError, type PaymentProvider, type ProviderCard, type ProviderCardInfo, type ProviderResult } from '../providers/provider.js';
-import { tenancyRepository } from '../tenancy/repository.js';
+import { accountBelongsTo } from '../tenancy/accounts.js';
 import { isExpired, validateCard, type ValidatedCard } from './card-validation.js';
 import { recordEnrollmentOutcome } from './events.js';
 import { effectiveStatus, toApiPaymentMethod, type MaskedDetails } from './mapper.js';
@@ -241,7 +241,7 @@ export async function enrollPaymentMethod(
       }),
     );
   }
-  if (!(await tenancyRepository.accountBelongsTo(ctx.db, body.account_id, ctx.organizationId))) {
+  if (!(await accountBelongsTo(ctx.db, body.account_id, ctx.organizationId))) {
     return fail(
       problem('INVALID_ACCOUNT_ID', `The account ${body.account_id} is not an account of this organization.`, {
         errors: [{ path: '/body/account_id', message: 'is not an account of this organization' }],

@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import type { Schemas } from '@payorch/types';
 import { toIsoMicros, type Queryable } from '../db/database.js';
 import type { FieldError } from '../http/problems.js';
-import { tenancyRepository } from '../tenancy/repository.js';
+import { accountBelongsTo } from '../tenancy/accounts.js';
 import { webhooksRepository as repo, type CredentialKind, type EndpointRow } from './repository.js';
 import type { SecretBox } from './secrets.js';
 import { addSecret, MAX_ENDPOINTS_PER_ORGANIZATION, type WebhookRules } from './service.js';
@@ -122,7 +122,7 @@ export async function listWebhooks(
   accountId: string,
   state: 'ACTIVE' | 'INACTIVE' | undefined,
 ): Promise<YunoResult<YunoWebhook[]>> {
-  if (!(await tenancyRepository.accountBelongsTo(db, accountId, organizationId))) return { kind: 'unknown-account' };
+  if (!(await accountBelongsTo(db, accountId, organizationId))) return { kind: 'unknown-account' };
   // At most MAX_ENDPOINTS_PER_ORGANIZATION live endpoints: one array, as Yuno answers.
   const rows = (await repo.listEndpoints(db, organizationId, MAX_ENDPOINTS_PER_ORGANIZATION, null)).filter(
     (r) => state === undefined || r.enabled === (state === 'ACTIVE'),
@@ -132,7 +132,7 @@ export async function listWebhooks(
 }
 
 export async function getWebhook(db: Queryable, organizationId: string, accountId: string, id: string): Promise<YunoResult<YunoWebhook>> {
-  if (!(await tenancyRepository.accountBelongsTo(db, accountId, organizationId))) return { kind: 'unknown-account' };
+  if (!(await accountBelongsTo(db, accountId, organizationId))) return { kind: 'unknown-account' };
   const row = await repo.findEndpoint(db, organizationId, id);
   return row ? { kind: 'ok', value: await view(db, row, accountId) } : { kind: 'not-found' };
 }
@@ -152,7 +152,7 @@ export async function createWebhook(db: Queryable, rules: WebhookRules, organiza
   const urlProblem = endpointUrlProblem(input.url, rules.sandbox);
   if (urlProblem) errors.unshift({ path: '/body/url', message: urlProblem });
   if (errors.length > 0) return { kind: 'invalid', errors };
-  if (!(await tenancyRepository.accountBelongsTo(db, input.account_id, organizationId))) return { kind: 'unknown-account' };
+  if (!(await accountBelongsTo(db, input.account_id, organizationId))) return { kind: 'unknown-account' };
   return db.transaction(async (tx): Promise<YunoResult<YunoWebhook>> => {
     // The organization's registration lock: the cap and the name hold under concurrent creations.
     if ((await repo.lockAndCountEndpoints(tx, organizationId)) >= MAX_ENDPOINTS_PER_ORGANIZATION) {
@@ -191,7 +191,7 @@ export async function updateWebhook(
     const urlProblem = endpointUrlProblem(patch.url, rules.sandbox);
     if (urlProblem) return { kind: 'invalid', errors: [{ path: '/body/url', message: urlProblem }] };
   }
-  if (!(await tenancyRepository.accountBelongsTo(db, patch.account_id, organizationId))) return { kind: 'unknown-account' };
+  if (!(await accountBelongsTo(db, patch.account_id, organizationId))) return { kind: 'unknown-account' };
   return db.transaction(async (tx): Promise<YunoResult<YunoWebhook>> => {
     await repo.lockAndCountEndpoints(tx, organizationId); // serializes renames with creations (unique names)
     const row = await repo.findEndpoint(tx, organizationId, id, true);
@@ -230,7 +230,7 @@ export async function updateWebhook(
 }
 
 export async function deleteWebhook(db: Queryable, organizationId: string, accountId: string, id: string): Promise<YunoResult<YunoWebhook>> {
-  if (!(await tenancyRepository.accountBelongsTo(db, accountId, organizationId))) return { kind: 'unknown-account' };
+  if (!(await accountBelongsTo(db, accountId, organizationId))) return { kind: 'unknown-account' };
   return db.transaction(async (tx): Promise<YunoResult<YunoWebhook>> => {
     const row = await repo.findEndpoint(tx, organizationId, id, true);
     if (!row) return { kind: 'not-found' };
