@@ -9,8 +9,8 @@
  * money). Work outside a request (workers, the key lookup before the organization is known) and work
  * nested in an admitted transaction pass straight through (nested waits could deadlock).
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { Admission } from '../platform/admission.js';
+import { contextSlot } from '../platform/context-slots.js';
 import { currentRequestScope } from '../platform/request-scope.js';
 import type { Database, Queryable } from './database.js';
 
@@ -42,9 +42,9 @@ export class ConcurrencyLimitedError extends Error {
 }
 
 /** Marks the async work of an admitted statement or transaction: what it runs inside passes through. */
-const admitted = new AsyncLocalStorage<true>();
+const admitted = contextSlot<true>('database work admitted');
 /** Marks work others are queued behind (a payment's lock holder): served first, like finishing work. */
-const ahead = new AsyncLocalStorage<true>();
+const ahead = contextSlot<true>('served first');
 
 /**
  * Runs `fn` ahead of the organization's other waiting work: for work that holds something others wait
@@ -84,11 +84,11 @@ export function gateByOrganization(db: Database, options: OrganizationGateOption
   const gated = <T>(fn: () => Promise<T>): Promise<T> => {
     const scope = currentRequestScope();
     const organizationId = scope?.organizationId;
-    if (!organizationId || admitted.getStore()) return fn();
+    if (!organizationId || admitted.get()) return fn();
     let lane = lanes.get(organizationId);
     if (!lane) lanes.set(organizationId, (lane = new Admission(options.permits)));
     if (lane.tryAcquire()) return admittedRun(organizationId, lane, fn);
-    return waitThenRun(organizationId, lane, scope.providerCalled || ahead.getStore() === true, fn);
+    return waitThenRun(organizationId, lane, scope.providerCalled || ahead.get() === true, fn);
   };
   return {
     kind: db.kind,

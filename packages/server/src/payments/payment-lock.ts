@@ -5,16 +5,16 @@
  * provider call — first); across processes the row lock is taken with NOWAIT and, when another process
  * holds it, the transaction is given back (its connection with it) and tried again shortly.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Queryable } from '../db/database.js';
 import { ConcurrencyLimitedError, servedFirst } from '../db/organization-gate.js';
 import { Admission } from '../platform/admission.js';
+import { contextSlot } from '../platform/context-slots.js';
 import { currentRequestScope } from '../platform/request-scope.js';
 import { paymentsRepository, type PaymentRow } from './repository.js';
 
 const queues = new Map<string, Admission>();
 /** The payments whose queue this async work holds: re-entering runs at once (waiting would deadlock). */
-const holding = new AsyncLocalStorage<ReadonlySet<string>>();
+const holding = contextSlot<ReadonlySet<string>>('payments held');
 
 /** lock_not_available: NOWAIT found the row locked by another transaction. */
 const LOCK_NOT_AVAILABLE = '55P03';
@@ -36,13 +36,13 @@ export async function inPaymentTransaction<T>(
   organizationId: string | null,
   fn: (tx: Queryable, locked: { payment: PaymentRow | undefined } | null) => Promise<T>,
 ): Promise<T> {
-  if (holding.getStore()?.has(paymentId)) return db.transaction((tx) => fn(tx, null));
+  if (holding.get()?.has(paymentId)) return db.transaction((tx) => fn(tx, null));
   let queue = queues.get(paymentId);
   if (!queue) queues.set(paymentId, (queue = new Admission(1)));
   await queue.acquire(currentRequestScope()?.providerCalled ?? false);
   try {
     // Others wait for this payment: its transaction goes ahead of the organization's other waiting work.
-    return await holding.run(new Set([...(holding.getStore() ?? []), paymentId]), () => servedFirst(() => lockedTransaction(db, paymentId, organizationId, fn)));
+    return await holding.run(new Set([...(holding.get() ?? []), paymentId]), () => servedFirst(() => lockedTransaction(db, paymentId, organizationId, fn)));
   } finally {
     queue.release();
     if (queue.idle) queues.delete(paymentId);

@@ -2,9 +2,10 @@
  * What the code running for one API request knows about it without being handed it: the organization
  * (the database's per-organization bound, db/organization-gate.ts) and whether a provider has been called
  * (past that point money may have moved, so no answer may say "nothing happened": idempotency's deferred
- * mode, and the gate serves such work first). Carried by AsyncLocalStorage through every await.
+ * mode, and the gate serves such work first). Carried through every await by a slot of the process's one
+ * async context (context-slots.ts).
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
+import { contextSlot } from './context-slots.js';
 
 export interface RequestScope {
   /** The authenticated merchant's organization; null for requests of no organization (admin, probes). */
@@ -13,7 +14,7 @@ export interface RequestScope {
   providerCalled: boolean;
 }
 
-const storage = new AsyncLocalStorage<RequestScope>();
+const storage = contextSlot<RequestScope>('request scope');
 
 /** Runs `fn` as the request of `organizationId`. */
 export function inRequestScope<T>(organizationId: string | null, fn: () => T): T {
@@ -21,7 +22,7 @@ export function inRequestScope<T>(organizationId: string | null, fn: () => T): T
 }
 
 export function currentRequestScope(): RequestScope | undefined {
-  return storage.getStore();
+  return storage.get();
 }
 
 /**
@@ -29,7 +30,7 @@ export function currentRequestScope(): RequestScope | undefined {
  * whether it returned or threw.
  */
 export async function watchingProviderCalls<T>(fn: () => Promise<T>): Promise<{ ok: true; value: T; providerCalled: boolean } | { ok: false; error: unknown; providerCalled: boolean }> {
-  const parent = storage.getStore();
+  const parent = storage.get();
   const scope: RequestScope = { organizationId: parent?.organizationId ?? null, providerCalled: false };
   // The request goes on finishing (its reply is stored after this): a call here counts for it too.
   const done = () => {
@@ -47,6 +48,6 @@ export async function watchingProviderCalls<T>(fn: () => Promise<T>): Promise<{ 
 
 /** Called before a provider call that may act (charge, capture, void, refund, verify). */
 export function noteProviderCall(): void {
-  const scope = storage.getStore();
+  const scope = storage.get();
   if (scope) scope.providerCalled = true;
 }
