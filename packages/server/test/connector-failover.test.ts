@@ -177,6 +177,29 @@ for (const backend of backends()) {
       expect(adyen.paymentByReference(atAdyen!.id)).toMatchObject({ cancelled: false, captured: 0 });
     });
 
+    it('a Stripe timeout on a purchase, Adyen approves: reconciliation refunds the captured late approval at Stripe whole (a captured intent cannot be cancelled), once', async () => {
+      stripe.fault({ mode: 'timeout' });
+      const payment = await pay();
+      stripe.fault(null);
+      const [atStripe, atAdyen] = attempts(payment);
+      expect(atStripe).toMatchObject({ provider_id: 'STRIPE', status: 'PENDING', response_code: 'PROVIDER_TIMEOUT' });
+      expect(atAdyen).toMatchObject({ provider_id: 'ADYEN', status: 'SUCCEEDED' });
+      expect(payment).toMatchObject({ status: 'SUCCEEDED', sub_status: 'APPROVED' });
+      // Stripe charged the card; we never heard.
+      const [late] = [...stripe.ledger.intents.values()].filter((pi) => pi.metadata.payorch_reference === atStripe!.id);
+      expect(late).toMatchObject({ status: 'succeeded' });
+      const refundsOf = () => [...stripe.ledger.refunds.values()].filter((r) => r.intentId === late!.id);
+      expect(refundsOf()).toEqual([]);
+
+      const settled = await reconcileNow(payment.id);
+      expect(attempts(settled)[0]).toMatchObject({ id: atStripe!.id, status: 'CANCELED', reason: LATE_APPROVAL_REVERSED });
+      expect(refundsOf()).toEqual([expect.objectContaining({ amount: late!.amountReceived, status: 'succeeded' })]);
+      // The payment keeps Adyen's charge, untouched and not refunded.
+      expect(settled).toMatchObject({ status: 'SUCCEEDED', sub_status: 'APPROVED', amount: { refunded: 0 } });
+      await reconcileNow(payment.id);
+      expect(refundsOf()).toHaveLength(1);
+    });
+
     it('ADYEN → MERCADO_PAGO: a BRL payment Adyen refuses softly is approved at Mercado Pago', async () => {
       await routeCards(t, [
         { provider_id: 'ADYEN', connection_id: ids.adyen },

@@ -126,12 +126,29 @@ export class StripeAdapter implements PaymentProvider, ConnectionNotifications {
     return answer.ok ? followUpResult(answer.value, 'succeeded', 'CAPTURE_DECLINED') : this.failureResult(answer.failure, 'CAPTURE_DECLINED', input.providerTransactionId);
   }
 
+  /**
+   * Cancels an authorization. Stripe cannot cancel a captured PaymentIntent (`payment_intent_unexpected_state`),
+   * and reconciliation reverses late approvals through void, purchases included: a captured intent is then
+   * refunded whole, under an idempotency key of its own derived from our reference (a retried reversal
+   * finds the same refund), as Mercado Pago's void does. The API's cancel only reaches authorizations.
+   */
   async void(input: FollowUp): Promise<ProviderResult> {
     const stripe = this.client(input.connection);
     const marked = await this.mark(stripe, input, 'void');
     if (marked) return marked;
     const answer = await callStripe(() => stripe.paymentIntents.cancel(input.providerTransactionId, {}, { idempotencyKey: input.reference }));
-    return answer.ok ? followUpResult(answer.value, 'canceled', 'VOID_DECLINED') : this.failureResult(answer.failure, 'VOID_DECLINED', input.providerTransactionId);
+    if (answer.ok) return followUpResult(answer.value, 'canceled', 'VOID_DECLINED');
+    const refused = this.failureResult(answer.failure, 'VOID_DECLINED', input.providerTransactionId);
+    if (answer.failure.kind !== 'refused' || answer.failure.code !== 'payment_intent_unexpected_state') return refused;
+    const intent = await callStripe(() => stripe.paymentIntents.retrieve(input.providerTransactionId));
+    if (!intent.ok || intent.value.status !== 'succeeded') return refused;
+    const reversal = `${input.reference}:reversal`;
+    const refund = await callStripe(() =>
+      stripe.refunds.create({ payment_intent: input.providerTransactionId, metadata: { [META.reference]: reversal } }, { idempotencyKey: reversal }),
+    );
+    if (!refund.ok) return this.failureResult(refund.failure, 'VOID_DECLINED', input.providerTransactionId);
+    const result = refundResult(refund.value);
+    return result.outcome === 'SUCCEEDED' ? { ...result, providerTransactionId: input.providerTransactionId } : { ...result, responseCode: 'VOID_DECLINED' };
   }
 
   async refund(input: FollowUp): Promise<ProviderResult> {
