@@ -145,6 +145,28 @@ for (const backend of backends()) {
         },
       },
       {
+        name: 'FOLLOW_UP_SETTLED capture FAILED after part of it was refunded: the authorization stands again, and nothing more can be refunded (409, never a 500)',
+        async run() {
+          const a = await authorized(t);
+          const captured = await ok(await postLifecycle(t, a.paymentId, 'capture', {}, { transactionId: a.auth.id }));
+          const capture = captured.transactions.at(-1)!;
+          await ok(await postLifecycle(t, a.paymentId, 'refund', { amount: { currency: 'BRL', value: 40 } }, { transactionId: capture.id }));
+          return { ...a, notifications: [['FOLLOW_UP_SETTLED', { operation: 'CAPTURE', outcome: 'FAILED', reference: capture.id }]] };
+        },
+        expected: { status: 'PENDING', sub_status: 'AUTHORIZED', captured: 0, refunded: 40 },
+        events: ['payment.authorized', 'payment.captured', 'payment.refunded', 'payment.operation.failed'],
+        async check(p) {
+          const before = p.transactions.length;
+          for (const body of [{ amount: { currency: 'BRL', value: 10 } }, {}]) {
+            for (const on of p.transactions.filter((x) => x.type !== 'REFUND')) {
+              const res = await postLifecycle(t, p.id, 'refund', body, { transactionId: on.id });
+              expect(res.status, await res.clone().text()).toBe(409);
+            }
+          }
+          expect((await getPayment(t, p.id)).transactions).toHaveLength(before);
+        },
+      },
+      {
         name: 'FOLLOW_UP_SETTLED void FAILED: the authorization stands again',
         async run() {
           const a = await authorized(t);

@@ -26,24 +26,27 @@ export function toDecimal(value: number, currency: string): AmountCheck {
   return { ok: true, decimal: text };
 }
 
-/** Compares two decimal strings exactly (-1, 0, 1). */
+/**
+ * Compares two decimal strings exactly (-1, 0, 1), either of them negative (a difference such as
+ * captured − refunded can be: the comparison must see its sign, not only its digits).
+ */
 export function compareDecimal(a: string, b: string): number {
-  const [ai = '0', af = ''] = a.split('.');
-  const [bi = '0', bf = ''] = b.split('.');
-  const ia = ai.replace(/^0+(?=\d)/, '');
-  const ib = bi.replace(/^0+(?=\d)/, '');
-  if (ia.length !== ib.length) return ia.length < ib.length ? -1 : 1;
-  if (ia !== ib) return ia < ib ? -1 : 1;
-  const len = Math.max(af.length, bf.length);
-  const fa = af.padEnd(len, '0');
-  const fb = bf.padEnd(len, '0');
-  return fa === fb ? 0 : fa < fb ? -1 : 1;
+  const n = scaledDifference(a, b);
+  return n === 0n ? 0 : n < 0n ? -1 : 1;
 }
 
-/** A non-negative decimal string as an integer count of 10^-scale units (exact). */
+/** A decimal string (a leading minus allowed) as an integer count of 10^-scale units (exact). */
 function scaled(text: string, scale: number): bigint {
-  const [int = '0', frac = ''] = text.split('.');
-  return BigInt(int + frac.padEnd(scale, '0').slice(0, scale));
+  const negative = text.startsWith('-');
+  const [int = '0', frac = ''] = (negative ? text.slice(1) : text).split('.');
+  const n = BigInt((int || '0') + frac.padEnd(scale, '0').slice(0, scale));
+  return negative ? -n : n;
+}
+
+/** a − b in units of the finer of the two scales. */
+function scaledDifference(a: string, b: string): bigint {
+  const scale = Math.max(a.split('.')[1]?.length ?? 0, b.split('.')[1]?.length ?? 0);
+  return scaled(a, scale) - scaled(b, scale);
 }
 
 /** a + sign·b of two decimal strings, exactly, as a decimal string without trailing zeros. */

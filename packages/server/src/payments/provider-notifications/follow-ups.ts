@@ -95,7 +95,10 @@ async function undone(tx: Queryable, payment: PaymentRow, t: TransactionRow): Pr
   }
   if (t.type === 'CAPTURE') {
     const captured = atLeastZero(subtractDecimal(payment.amount_captured, t.amount));
-    const stillCaptured = payment.status === 'SUCCEEDED' && (payment.sub_status === 'CAPTURED' || payment.sub_status === 'PARTIALLY_CAPTURED');
+    // Refunded since (PARTIALLY_REFUNDED, REFUNDED) or not, money that was never captured is not held as
+    // captured: the authorization stands again. What was refunded stays recorded, and nothing more can be
+    // refunded (a refund needs a SUCCEEDED payment with captured money left: lifecycle.ts reserveRefund).
+    const stillCaptured = payment.status === 'SUCCEEDED' || payment.status === 'REFUNDED';
     if (!stillCaptured) return { ...same, captured };
     return { status: t.payment_status_before ?? 'PENDING', subStatus: t.payment_sub_status_before ?? 'AUTHORIZED', captured };
   }
