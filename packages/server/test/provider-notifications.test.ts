@@ -383,6 +383,27 @@ for (const backend of backends()) {
       expect(await notificationState(t, p.connectionId, JSON.parse(failed.raw).id)).toBe('APPLIED');
     });
 
+    it('a refund approved while a chargeback is open counts when the dispute is won: the payment ends REFUNDED, not APPROVED, and is not charged back again', async () => {
+      const p = await purchased(t);
+      await t.fetch(`/connections/${p.connectionId}`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ timeout_ms: 500 }) });
+      // The refund reaches the acquirer, which approves it; its answer is lost: PENDING, settled later.
+      await fetch(`${acquirers.a.url}/_sandbox/faults`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ failRate: 1, mode: 'silent' }) });
+      await expectProblem(await postLifecycle(t, p.paymentId, 'refund', {}, { transactionId: p.purchase.id }), 502, 'PROVIDER_UNAVAILABLE');
+      await fetch(`${acquirers.a.url}/_sandbox/faults`, { method: 'DELETE' });
+      const chargebackId = `cb_${randomUUID()}`;
+      await delivered(t, p.connectionId, await sandboxNotification(t, 'CHARGEBACK', chargebackData(p.providerTransactionId, chargebackId)));
+      expect(await getPayment(t, p.paymentId)).toMatchObject({ status: 'IN_DISPUTE', amount: { refunded: 0 } });
+      await t.running.deps.services.orchestration.reconciliation.runOnce();
+      expect(await getPayment(t, p.paymentId)).toMatchObject({ status: 'IN_DISPUTE', amount: { captured: 150.5, refunded: 150.5 } });
+
+      await delivered(t, p.connectionId, await sandboxNotification(t, 'DISPUTE_CLOSED', { provider_transaction_id: p.providerTransactionId, chargeback_id: chargebackId, outcome: 'WON' }));
+      expect(await getPayment(t, p.paymentId)).toMatchObject({ status: 'REFUNDED', sub_status: 'REFUNDED', amount: { captured: 150.5, refunded: 150.5 } });
+      await delivered(t, p.connectionId, await sandboxNotification(t, 'CHARGEBACK', chargebackData(p.providerTransactionId, `cb_${randomUUID()}`)));
+      const after = await getPayment(t, p.paymentId);
+      expect(after).toMatchObject({ status: 'REFUNDED', sub_status: 'REFUNDED' });
+      expect(after.transactions.filter((x) => x.type === 'CHARGEBACK')).toHaveLength(1);
+    });
+
     it('an unknown notification type is acknowledged and ignored', async () => {
       const p = await purchased(t);
       const before = await footprint(t);

@@ -17,6 +17,8 @@ import { recordChargebackEvent } from './events.js';
 import { checkEvidence, disputeCapProblem } from './evidence.js';
 import { toApiPayment, toDisputedPayment } from './mapper.js';
 import { enqueueEvidenceForward } from './outbox-topics.js';
+import { compareDecimal } from './money.js';
+import { refundedState } from './refund-state.js';
 import { paymentsRepository as repo, type DisputeRow, type PaymentRow, type TransactionRow } from './repository.js';
 
 export type DisputeProblem =
@@ -127,10 +129,7 @@ export async function decideChargeback(
   dispute: DisputeRow | undefined,
   outcome: 'WON' | 'LOST',
 ): Promise<PaymentRow> {
-  const next =
-    outcome === 'WON'
-      ? { status: chargeback.payment_status_before ?? 'SUCCEEDED', subStatus: chargeback.payment_sub_status_before ?? 'APPROVED' }
-      : { status: 'CHARGEBACK', subStatus: 'LOST' };
+  const next = outcome === 'WON' ? wonState(payment, chargeback) : { status: 'CHARGEBACK', subStatus: 'LOST' };
   const decided = await repo.setTransactionStatus(tx, chargeback.id, outcome);
   if (dispute) await repo.resolveDispute(tx, dispute.id, outcome);
   const updated = await repo.movePayment(tx, payment.id, next, {
@@ -140,6 +139,17 @@ export async function decideChargeback(
   });
   await recordChargebackEvent(tx, updated, decided, outcome === 'WON' ? 'payment.dispute.won' : 'payment.dispute.lost');
   return updated;
+}
+
+/**
+ * A won dispute gives the payment back its state from before the chargeback, counting what was refunded
+ * since: a refund sent before the chargeback and approved while it was open moved money (lifecycle.ts
+ * keeps IN_DISPUTE then), so a payment refunded whole ends REFUNDED, not APPROVED (and not chargeable again).
+ */
+function wonState(payment: PaymentRow, chargeback: TransactionRow): { status: string; subStatus: string } {
+  const before = { status: chargeback.payment_status_before ?? 'SUCCEEDED', subStatus: chargeback.payment_sub_status_before ?? 'APPROVED' };
+  const captured = before.status === 'SUCCEEDED' || before.status === 'REFUNDED';
+  return captured && compareDecimal(payment.amount_refunded, '0') > 0 ? refundedState(payment.amount_captured, payment.amount_refunded) : before;
 }
 
 export type ResolveOutcome =

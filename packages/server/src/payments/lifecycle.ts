@@ -34,6 +34,7 @@ import { recordPaymentOutcome } from './events.js';
 import { toApiPayment } from './mapper.js';
 import { addDecimal, compareDecimal, subtractDecimal, toDecimal } from './money.js';
 import { inPaymentTransaction } from './payment-lock.js';
+import { refundedState } from './refund-state.js';
 import { applyParkedFor } from './provider-notifications/apply.js';
 import { refundableMethod } from './async-methods/methods.js';
 import { paymentsRepository as repo, type PaymentRow, type TransactionRow } from './repository.js';
@@ -357,12 +358,10 @@ async function apply(tx: Queryable, payment: PaymentRow, t: TransactionRow): Pro
     event = 'payment.canceled';
   } else {
     const refunded = addDecimal(payment.amount_refunded, t.amount);
-    const all = compareDecimal(refunded, payment.amount_captured) >= 0;
-    // A refund approved while a chargeback opened meanwhile: the money moved, the dispute keeps the status.
+    // A refund approved while a chargeback opened meanwhile: the money moved, the dispute keeps the status
+    // (and a won dispute counts it: disputes.ts decideChargeback).
     const refundable = payment.status === 'SUCCEEDED' || payment.status === 'REFUNDED';
-    next = refundable
-      ? { status: all ? 'REFUNDED' : 'SUCCEEDED', subStatus: all ? 'REFUNDED' : 'PARTIALLY_REFUNDED', refunded }
-      : { status: payment.status, subStatus: payment.sub_status, refunded };
+    next = refundable ? { ...refundedState(payment.amount_captured, refunded), refunded } : { status: payment.status, subStatus: payment.sub_status, refunded };
     event = 'payment.refunded';
   }
   const updated = await repo.movePayment(tx, payment.id, next, { transactionId: t.id, transactionStatus: t.status, reason: t.reason });
