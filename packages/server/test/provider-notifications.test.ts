@@ -332,12 +332,17 @@ for (const backend of backends()) {
       expect(await footprint(t)).toEqual(before);
     });
 
-    it("out of order: a refund's failure delivered (twice) before its answer was recorded settles it DECLINED and releases the reservation", async () => {
-      const p = await purchased(t);
+    /** A whole refund of the purchase that A approves and whose answer is lost (A silent): 502, the refund PENDING. */
+    async function refundWithLostAnswer(p: Awaited<ReturnType<typeof purchased>>): Promise<void> {
       await t.fetch(`/connections/${p.connectionId}`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ timeout_ms: 500 }) });
       await fetch(`${acquirers.a.url}/_sandbox/faults`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ failRate: 1, mode: 'silent' }) });
       await expectProblem(await postLifecycle(t, p.paymentId, 'refund', {}, { transactionId: p.purchase.id }), 502, 'PROVIDER_UNAVAILABLE');
       await fetch(`${acquirers.a.url}/_sandbox/faults`, { method: 'DELETE' });
+    }
+
+    it("out of order: a refund's failure delivered (twice) before its answer was recorded settles it DECLINED and releases the reservation", async () => {
+      const p = await purchased(t);
+      await refundWithLostAnswer(p);
       const pending = (await getPayment(t, p.paymentId)).transactions.at(-1)!;
       expect(pending).toMatchObject({ type: 'REFUND', status: 'PENDING' });
 
@@ -360,10 +365,7 @@ for (const backend of backends()) {
 
     it("out of order: a failure naming only the provider's refund id is kept until the refund's answer lands, then undoes it", async () => {
       const p = await purchased(t);
-      await t.fetch(`/connections/${p.connectionId}`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ timeout_ms: 500 }) });
-      await fetch(`${acquirers.a.url}/_sandbox/faults`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ failRate: 1, mode: 'silent' }) });
-      await expectProblem(await postLifecycle(t, p.paymentId, 'refund', {}, { transactionId: p.purchase.id }), 502, 'PROVIDER_UNAVAILABLE');
-      await fetch(`${acquirers.a.url}/_sandbox/faults`, { method: 'DELETE' });
+      await refundWithLostAnswer(p);
       const pending = (await getPayment(t, p.paymentId)).transactions.at(-1)!;
       // The acquirer approved the refund (its answer was held): its own id for it.
       const ledger = (await (await fetch(`${acquirers.a.url}/_sandbox/ledger`)).json()) as { operations: { reference: string; id: string }[] };
@@ -385,11 +387,7 @@ for (const backend of backends()) {
 
     it('a refund approved while a chargeback is open counts when the dispute is won: the payment ends REFUNDED, not APPROVED, and is not charged back again', async () => {
       const p = await purchased(t);
-      await t.fetch(`/connections/${p.connectionId}`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ timeout_ms: 500 }) });
-      // The refund reaches the acquirer, which approves it; its answer is lost: PENDING, settled later.
-      await fetch(`${acquirers.a.url}/_sandbox/faults`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ failRate: 1, mode: 'silent' }) });
-      await expectProblem(await postLifecycle(t, p.paymentId, 'refund', {}, { transactionId: p.purchase.id }), 502, 'PROVIDER_UNAVAILABLE');
-      await fetch(`${acquirers.a.url}/_sandbox/faults`, { method: 'DELETE' });
+      await refundWithLostAnswer(p);
       const chargebackId = `cb_${randomUUID()}`;
       await delivered(t, p.connectionId, await sandboxNotification(t, 'CHARGEBACK', chargebackData(p.providerTransactionId, chargebackId)));
       expect(await getPayment(t, p.paymentId)).toMatchObject({ status: 'IN_DISPUTE', amount: { refunded: 0 } });
