@@ -52,11 +52,28 @@ const SECRET_LIKE = [
 ];
 export const REDACTED = '[REDACTED]';
 
+/**
+ * An identifier in UUID form (our references, many providers' ids): its hex groups are often decimal
+ * digits for 13 and more in a row across the dashes, and some window of those passes Luhn one time in
+ * ten; it is an id, not a card number, so digit runs are never looked for across one.
+ */
+const UUID = /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi;
+
 /** Masks what looks like a card number, key or token in a provider's text. */
 export function redactText(s: string): string {
-  let out = s.replace(DIGIT_RUN, (m) => (holdsCardNumber(m.replace(/[ -]/g, '')) ? REDACTED : m));
+  let out = '';
+  let from = 0;
+  for (const id of s.matchAll(UUID)) {
+    out += maskCardNumbers(s.slice(from, id.index)) + id[0];
+    from = id.index + id[0].length;
+  }
+  out += maskCardNumbers(s.slice(from));
   for (const pattern of SECRET_LIKE) out = out.replace(pattern, REDACTED);
   return out;
+}
+
+function maskCardNumbers(s: string): string {
+  return s.replace(DIGIT_RUN, (m) => (holdsCardNumber(m.replace(/[ -]/g, '')) ? REDACTED : m));
 }
 
 function holdsCardNumber(digits: string): boolean {
