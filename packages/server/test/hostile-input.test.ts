@@ -41,6 +41,13 @@ for (const backend of backends()) {
       expect(health.status).toBe(200);
     });
 
+    it.each(['constructor', '__proto__', 'toString', 'hasOwnProperty'])('a path naming what every object inherits (%s) is 404, not a 500', async (name) => {
+      for (const path of [`/checkout/assets/${name}`, `/v1/assets/brands/${name.toLowerCase()}.svg`]) {
+        const res = await fetch(`${t.running.url}${path}`);
+        expect(res.status, `${path}: ${await res.clone().text()}`).toBe(404);
+      }
+    });
+
     it('no customer was created by any hostile request', async () => {
       const rows = await t.db.query("SELECT merchant_customer_id FROM customers WHERE merchant_customer_id LIKE 'cus-%'");
       expect(rows).toEqual([]);

@@ -31,6 +31,7 @@ import { chooseLanguage, MESSAGES, type Language } from './messages.js';
 import { chooseParentOrigin, originOf } from './origins.js';
 import { ASSETS_PATH, sendFormPage, sendNoticePage, type FormConfig } from './page.js';
 import type { HostedSources, LinkView } from './sources.js';
+import { ownEntry } from '../platform/own-entry.js';
 
 /** packages/server/assets/checkout, from src/hosted and dist/hosted alike. */
 const ASSET_DIR = fileURLToPath(new URL('../../assets/checkout/', import.meta.url));
@@ -80,7 +81,7 @@ export function hostedPagesRouter(deps: AppDeps, sources: HostedSources, limiter
   });
 
   router.get(`${ASSETS_PATH}/:file`, (req, res, next) => {
-    const asset = ASSETS[req.params.file];
+    const asset = ownEntry(ASSETS, req.params.file);
     if (!asset) return next();
     let body = assetCache.get(req.params.file);
     if (body === undefined) assetCache.set(req.params.file, (body = asset.body()));

@@ -6,6 +6,7 @@
  */
 import type { FieldError } from '../http/problems.js';
 import { SANDBOX_A, SANDBOX_B } from '../providers/registry.js';
+import { ownEntry } from '../platform/own-entry.js';
 
 export type Environment = 'TEST' | 'LIVE';
 
@@ -39,5 +40,5 @@ const RULES: Readonly<Record<string, Rule>> = {
 
 /** Every rule the credentials break (none for a provider without rules). */
 export function credentialProblems(providerId: string, environment: Environment, credentials: Readonly<Record<string, string>>): FieldError[] {
-  return RULES[providerId]?.(credentials, environment) ?? [];
+  return ownEntry(RULES, providerId)?.(credentials, environment) ?? [];
 }

@@ -5,6 +5,7 @@
  */
 import { Router } from 'express';
 import { API_BASE_PATH } from '../http/spec.js';
+import { ownEntry } from '../platform/own-entry.js';
 
 const BADGES: Readonly<Record<string, { label: string; background: string; color: string }>> = {
   visa: { label: 'VISA', background: '#1a1f71', color: '#ffffff' },
@@ -28,7 +29,7 @@ const BADGES: Readonly<Record<string, { label: string; background: string; color
 };
 
 export function iconSlugFor(type: string, brand: string | null): string {
-  if (brand) return brand.toLowerCase() in BADGES ? brand.toLowerCase() : 'card';
+  if (brand) return ownEntry(BADGES, brand.toLowerCase()) ? brand.toLowerCase() : 'card';
   if (type === 'ACH_ENROLLMENT') return 'ach';
   if (type === 'WALLET_PAY_ENROLLMENT') return 'wallet';
   return 'card';
@@ -39,7 +40,7 @@ export function brandIconUrl(baseUrl: string, slug: string): string {
 }
 
 export function brandSvg(slug: string): string | undefined {
-  const badge = BADGES[slug];
+  const badge = ownEntry(BADGES, slug);
   if (!badge) return undefined;
   const size = badge.label.length > 7 ? 11 : badge.label.length > 4 ? 13 : 16;
   return `<svg xmlns="http://www.w3.org/2000/svg" width="64" height="40" viewBox="0 0 64 40" role="img" aria-label="${badge.label}">

@@ -22,6 +22,7 @@ import adyen from '@adyen/api-library';
 import type { ConnectorEvent, ParsedNotification } from '../connector.js';
 import { NotificationSignatureError, type ConnectionContext } from '../provider.js';
 import { asyncOutcomeOfItem, fromMinorUnits } from './transformers.js';
+import { ownEntry } from '../../platform/own-entry.js';
 
 const validator = new adyen.hmacValidator();
 
@@ -102,7 +103,7 @@ function eventsOf(item: Item, rawBody: string): ConnectorEvent[] {
   const notificationId = `${item.eventCode}:${item.pspReference}:${item.success}`;
   const amount = fromMinorUnits(item.amount.value, item.amount.currency);
   const succeeded = item.success === 'true';
-  const followUp = FOLLOW_UPS[item.eventCode];
+  const followUp = ownEntry(FOLLOW_UPS, item.eventCode);
   if (followUp) {
     return [
       {

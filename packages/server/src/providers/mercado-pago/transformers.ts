@@ -9,6 +9,7 @@ import type { CodeMapping } from '../connector.js';
 import type { AsyncCharge, AsyncMethodType, AsyncPayer, AsyncStart, Charge, ProviderCard, ProviderResult } from '../provider.js';
 import { errorRow, rejectionRow } from './codes.js';
 import type { CardTokenCreateBody, PaymentCreateRequest, PaymentResponse, PaymentSearchResult, RefundResponse } from './sdk-types.js';
+import { ownEntry } from '../../platform/own-entry.js';
 
 /**
  * Mercado Pago requires a payer e-mail on card payments; the Charge carries none (no personal data goes to
@@ -29,7 +30,7 @@ const PAYMENT_METHOD_OF_BRAND: Readonly<Record<string, string>> = {
 };
 
 export function paymentMethodOf(brand: string): string {
-  return PAYMENT_METHOD_OF_BRAND[brand.toUpperCase()] ?? brand.toLowerCase().replace(/[^a-z0-9_]/g, '');
+  return ownEntry(PAYMENT_METHOD_OF_BRAND, brand.toUpperCase()) ?? brand.toLowerCase().replace(/[^a-z0-9_]/g, '');
 }
 
 /** The card as POST /v1/card_tokens takes it (the year in four digits). */
@@ -93,7 +94,7 @@ function base(outcome: ProviderResult['outcome'], id: string, code: string, mess
     responseCode: code,
     responseMessage: message,
     iso8583ResponseCode: iso,
-    iso8583ResponseMessage: ISO_MESSAGE[iso] ?? 'Unknown',
+    iso8583ResponseMessage: ownEntry(ISO_MESSAGE, iso) ?? 'Unknown',
     merchantAdviceCode: advice,
     merchantAdviceCodeMessage: advice === '03' ? 'Do not try again' : null,
     authorizationCode: null,

@@ -2,6 +2,8 @@
  * Chargeback reasons the sandbox acquirer reports, with the card-network reason code (Visa's dispute
  * categories) an issuer would attach to each.
  */
+import { ownEntry } from '../../platform/own-entry.js';
+
 const REASONS: Readonly<Record<string, { code: string; description: string }>> = {
   REQUESTED_BY_CUSTOMER: { code: '13.7', description: 'Cancelled merchandise/services' },
   FRAUDULENT: { code: '10.4', description: 'Other fraud - card-absent environment' },
@@ -14,7 +16,7 @@ const REASONS: Readonly<Record<string, { code: string; description: string }>> =
 const BY_CODE = new Map(Object.values(REASONS).map((r) => [r.code, r.description]));
 
 export function chargebackReason(reason: string): { code: string | null; description: string | null } {
-  const r = REASONS[reason];
+  const r = ownEntry(REASONS, reason);
   return r ? { code: r.code, description: r.description } : { code: null, description: null };
 }
 

@@ -9,6 +9,7 @@ import type { IssuedAction } from './acquirer/pending-payments.js';
 import { SANDBOX_B } from '../registry.js';
 import { callAcquirer, type AcquirerAnswer } from './http-call.js';
 import { answerToResult, SandboxProvider } from './sandbox-provider.js';
+import { ownEntry } from '../../platform/own-entry.js';
 
 /** The account used when a call names no connection: acquirer B accepts any well-formed account and password. */
 export const SANDBOX_B_DEFAULT_CREDENTIALS = { merchant_account: 'PayorchSandbox', password: 'sandbox-b-password' } as const;
@@ -103,7 +104,7 @@ export class SandboxBProvider extends SandboxProvider {
     const path = `/pending-payments/${encodeURIComponent(input.providerTransactionId)}/simulate`;
     const answer = await this.call('POST', path, `simulate-${input.providerTransactionId}-${input.outcome}`, { outcome: input.outcome }, input.connection);
     if (answer.status !== 200) return undefined;
-    return SETTLED[String(answer.body.resultCode)];
+    return ownEntry(SETTLED, String(answer.body.resultCode));
   }
 
   private async payment(input: Charge, capture: boolean): Promise<ProviderResult> {
@@ -152,7 +153,7 @@ export class SandboxBProvider extends SandboxProvider {
       outcome === 'SUCCEEDED'
         ? ['SUCCEEDED', 'Transaction successful']
         : outcome === 'DECLINED'
-          ? (REASONS[b.refusalReasonCode ?? ''] ?? ['DECLINED', b.refusalReason ?? 'Transaction declined'])
+          ? (ownEntry(REASONS, b.refusalReasonCode ?? '') ?? ['DECLINED', b.refusalReason ?? 'Transaction declined'])
           : ['PROVIDER_ERROR', 'The provider could not process the transaction'];
     const iso = b.additionalData?.isoResponseCode ?? (outcome === 'ERROR' ? '96' : '05');
     const advice = b.additionalData?.merchantAdviceCode ?? null;
@@ -163,9 +164,9 @@ export class SandboxBProvider extends SandboxProvider {
       responseCode,
       responseMessage,
       iso8583ResponseCode: iso,
-      iso8583ResponseMessage: ISO[iso] ?? 'Unknown',
+      iso8583ResponseMessage: ownEntry(ISO, iso) ?? 'Unknown',
       merchantAdviceCode: advice,
-      merchantAdviceCodeMessage: advice ? (ADVICE[advice] ?? null) : null,
+      merchantAdviceCodeMessage: advice ? (ownEntry(ADVICE, advice) ?? null) : null,
       authorizationCode: b.authCode ?? null,
       retrievalReferenceNumber: d?.networkTxReference ?? null,
       ...(d?.issuerName ? { cardInfo: { issuerName: d.issuerName, issuerCode: null, countryCode: d.issuerCountry ?? null, category: null, type: d.fundingSource ?? null } } : {}),

@@ -13,6 +13,7 @@
  */
 import type { ConnectorEvent } from '../connector.js';
 import { describeReasonCode } from './chargeback-reasons.js';
+import { ownEntry } from '../../platform/own-entry.js';
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -70,7 +71,7 @@ export function sandboxConnectionEvents(parsed: unknown, rawBody: string): Conne
       ];
     }
     case 'PAYMENT_SETTLED': {
-      const outcome = PAYMENT_OUTCOME[String(data.outcome)];
+      const outcome = ownEntry(PAYMENT_OUTCOME, String(data.outcome));
       if (!text(data.provider_transaction_id) || !outcome) return [];
       return [{ kind: 'ASYNC_PAYMENT_SETTLED', notificationId: id, providerTransactionId: data.provider_transaction_id, outcome, reason: optionalText(data.reason) }];
     }

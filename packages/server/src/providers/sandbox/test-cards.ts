@@ -2,6 +2,8 @@
  * The sandbox acquirer's test cards (docs/design.md §5, Yuno's testing gateway). Any other valid card
  * succeeds. Codes are what a real acquirer returns: ISO 8583 field 39 and Mastercard merchant advice codes.
  */
+import { ownEntry } from '../../platform/own-entry.js';
+
 export interface TestCardBehaviour {
   outcome: 'SUCCEEDED' | 'DECLINED' | 'ERROR';
   responseCode: string;
@@ -55,5 +57,5 @@ export const TEST_CARDS: Readonly<Record<string, TestCardBehaviour>> = {
 };
 
 export function behaviourOf(pan: string): TestCardBehaviour {
-  return TEST_CARDS[pan] ?? approved;
+  return ownEntry(TEST_CARDS, pan) ?? approved;
 }

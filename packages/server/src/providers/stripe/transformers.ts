@@ -8,6 +8,7 @@ import type { CodeMapping } from '../connector.js';
 import type { AsyncCharge, AsyncMethodType, AsyncPayer, AsyncStart, Charge, ProviderCard, ProviderResult, ShopperAction } from '../provider.js';
 import { boletoBarcode } from '../boleto.js';
 import { codeRow as codeRowOf } from './codes.js';
+import { ownEntry } from '../../platform/own-entry.js';
 
 export { boletoBarcode };
 
@@ -280,7 +281,7 @@ const SPARE_FIELDS = ['uncategorized_file', 'duplicate_charge_documentation', 'r
 export function evidenceFields(files: readonly { fileId: string; category: string; fileName: string }[]): Record<string, string> {
   const fields: Record<string, string> = {};
   for (const f of files) {
-    const preferred = EVIDENCE_FIELD[f.category] ?? 'uncategorized_file';
+    const preferred = ownEntry(EVIDENCE_FIELD, f.category) ?? 'uncategorized_file';
     const field = fields[preferred] === undefined ? preferred : SPARE_FIELDS.find((s) => fields[s] === undefined);
     if (field === undefined) throw new Error('stripe: more evidence documents than Stripe has evidence fields');
     fields[field] = f.fileId;

@@ -15,6 +15,7 @@ import { randomBytes, randomInt } from 'node:crypto';
 import { behaviourOf } from '../test-cards.js';
 import { isLastFour, isPendingMethod, isTokenWallet, isWalletToken, issuePaymentRequest, settlePaymentRequest, SIMULATED_OUTCOMES, tokenTestCard } from '../acquirer/pending-payments.js';
 import { startAcquirer, type AcquirerDefinition, type AcquirerOptions, type AcquirerRequest, type Earlier, type Ledger, type LedgerStatus, type OperationKind, type Recorded, type Reply, type RunningAcquirer } from '../acquirer/kit.js';
+import { ownEntry } from '../../../platform/own-entry.js';
 
 export const SANDBOX_A_KEY_PATTERN = /^sk_sandbox_[A-Za-z0-9_]{8,120}$/;
 
@@ -225,7 +226,7 @@ async function paymentRequest(req: AcquirerRequest, ledger: Ledger): Promise<Rep
   const method = b.method;
   // The test payment methods' amounts (docs/guides/test-cards.md): cents .77 a provider error (the route
   // fails over: nothing was shown), .51 a refusal (the route stops), as cards …0077 and …0010 do.
-  const refusal = PENDING_REFUSALS[value.split('.')[1] ?? ''];
+  const refusal = ownEntry(PENDING_REFUSALS, value.split('.')[1] ?? '');
   if (refusal) {
     const id = `sbx_pay_${randomBytes(8).toString('hex')}`;
     const body = { id, type: 'PAYMENT_REQUEST', reference: b.reference, method, amount: { value, currency }, status: refusal.status, response: refusal.response, reason: refusal.reason };
@@ -257,7 +258,7 @@ async function paymentRequest(req: AcquirerRequest, ledger: Ledger): Promise<Rep
 }
 
 async function requestOutcome(id: string, req: AcquirerRequest, ledger: Ledger): Promise<Reply> {
-  const outcome = SIMULATED_OUTCOMES[String((req.body as { outcome?: unknown } | undefined)?.outcome)];
+  const outcome = ownEntry(SIMULATED_OUTCOMES, String((req.body as { outcome?: unknown } | undefined)?.outcome));
   if (!outcome) return bad('outcome must be PAY, DECLINE, EXPIRE or CANCEL');
   const settled = await settlePaymentRequest(ledger, id, outcome);
   if (!settled) return { status: 404, body: { error: 'PAYMENT_REQUEST_NOT_FOUND', message: `no payment request ${id}` } };

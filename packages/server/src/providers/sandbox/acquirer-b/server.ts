@@ -16,6 +16,7 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { isLastFour, isPendingMethod, isTokenWallet, isWalletToken, issuePaymentRequest, settlePaymentRequest, SIMULATED_OUTCOMES, tokenTestCard, type IssuedAction } from '../acquirer/pending-payments.js';
 import { startAcquirer, type AcquirerDefinition, type AcquirerOptions, type AcquirerRequest, type Earlier, type Ledger, type LedgerStatus, type Reply, type RunningAcquirer } from '../acquirer/kit.js';
+import { ownEntry } from '../../../platform/own-entry.js';
 
 /** B's refusals: [refusalReasonCode, refusalReason, ISO 8583 code, merchant advice code]. */
 export const CARDS_B: Readonly<Record<string, [string, string, string, string | null]>> = {
@@ -113,7 +114,7 @@ async function payment(req: AcquirerRequest, ledger: Ledger): Promise<Reply> {
   if (typeof b.expiry !== 'string' || !/^(0[1-9]|1[0-2])\/\d{2}$/.test(b.expiry)) return refuse(key, 'expiry is MM/YY', ledger);
   const amountMinor = b.amountMinor as number;
   const currency = b.currency as string;
-  const refusal = CARDS_B[b.pan];
+  const refusal = ownEntry(CARDS_B, b.pan);
   const status: LedgerStatus = refusal ? 'DECLINED' : 'APPROVED';
   const pspReference = `psp${randomBytes(8).toString('hex').toUpperCase()}`;
   const kind = amountMinor === 0 ? 'VERIFY' : b.capture === false ? 'AUTHORIZE' : 'PURCHASE';
@@ -247,7 +248,7 @@ async function pendingPayment(req: AcquirerRequest, ledger: Ledger): Promise<Rep
 }
 
 async function simulate(pspReference: string, req: AcquirerRequest, ledger: Ledger): Promise<Reply> {
-  const outcome = SIMULATED_OUTCOMES[String((req.body as { outcome?: unknown } | undefined)?.outcome)];
+  const outcome = ownEntry(SIMULATED_OUTCOMES, String((req.body as { outcome?: unknown } | undefined)?.outcome));
   if (!outcome) return bad('outcome must be PAY, DECLINE, EXPIRE or CANCEL');
   const settled = await settlePaymentRequest(ledger, pspReference, outcome);
   if (!settled) return { status: 404, body: { status: 404, errorCode: '167', message: `no pending payment ${pspReference}` } };
