@@ -23,6 +23,11 @@ export class CredentialCache {
    * share one lookup instead of each making its own (issue 26: paid once per key per TTL, not per request).
    */
   private readonly pending = new Map<string, Promise<ApiKeyRow | undefined>>();
+  /**
+   * Counts forget() calls: a lookup that began before one may have read a key since revoked (or not yet
+   * issued), so it answers its own requests but leaves nothing in the cache for the next ones.
+   */
+  private forgets = 0;
 
   constructor(
     private readonly ttlMs: number,
@@ -45,7 +50,9 @@ export class CredentialCache {
   }
 
   private async lookUp(db: Queryable, publicKey: string, now: number): Promise<ApiKeyRow | undefined> {
+    const forgetsBefore = this.forgets;
     const key = await tenancyRepository.findActiveApiKey(db, publicKey);
+    if (this.forgets !== forgetsBefore) return key;
     this.entries.delete(publicKey);
     this.unknown.delete(publicKey);
     if (this.ttlMs > 0) {
@@ -57,6 +64,7 @@ export class CredentialCache {
 
   /** After a revocation or an issue: the key's state is read afresh on its next request. */
   forget(publicKey: string): void {
+    this.forgets++;
     this.entries.delete(publicKey);
     this.unknown.delete(publicKey);
     // A lookup under way may have read the key before the change: it must not be shared any more.
