@@ -402,6 +402,22 @@ for (const backend of backends()) {
       expect(after.transactions.filter((x) => x.type === 'CHARGEBACK')).toHaveLength(1);
     });
 
+    it("a chargeback keeps its notification as raw response only bounded and masked: no card number, at most 8 KiB", async () => {
+      const p = await purchased(t);
+      const pan = '4111111111111111';
+      const data = { ...chargebackData(p.providerTransactionId, `cb_${randomUUID()}`), note: `card ${pan} of the shopper`, padding: 'x'.repeat(20_000) };
+      await delivered(t, p.connectionId, await sandboxNotification(t, 'CHARGEBACK', data));
+      const read = await getPayment(t, p.paymentId, '?raw_response=true');
+      const chargeback = read.transactions.at(-1)!;
+      expect(chargeback).toMatchObject({ type: 'CHARGEBACK' });
+      const text = JSON.stringify(chargeback.provider_data!.raw_response);
+      expect(text).toContain('[REDACTED]');
+      expect(text).not.toContain(pan);
+      expect(Buffer.byteLength(text)).toBeLessThanOrEqual(8 * 1024);
+      const stored = await t.db.query<{ raw: string }>('SELECT raw_response::text AS raw FROM payment_transactions WHERE id = $1', [chargeback.id]);
+      expect(stored[0]!.raw).not.toContain(pan);
+    });
+
     it('an unknown notification type is acknowledged and ignored', async () => {
       const p = await purchased(t);
       const before = await footprint(t);

@@ -162,6 +162,10 @@ function normalizeEvent(e: ChargebackEvent): ChargebackEvent {
     reason: providerMessage(e.reason, 64, 'OTHER'),
     reasonCode: token(e.reasonCode, /^[A-Za-z0-9._-]{1,16}$/),
     reasonDescription: optionalMessage(e.reasonDescription, 255),
+    // What the chargeback keeps and shows as its raw response: the notification held to the bounds and
+    // masking of any provider answer (raw-answer.ts: 8 KiB, card numbers, keys and tokens masked), never
+    // the body as sent (a dispute carries the shopper's details, a batch every item's).
+    rawBody: JSON.stringify(boundedRawAnswer(e.raw)),
   };
 }
 

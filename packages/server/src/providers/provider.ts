@@ -130,7 +130,10 @@ export interface ChargebackEvent {
   reasonDescription: string | null;
   /** The notification body, parsed. */
   raw: Record<string, unknown>;
-  /** The notification body exactly as received (stored as the chargeback's raw response). */
+  /**
+   * The notification body: as received from the adapter; bounded and masked by normalized-provider.ts
+   * before it is stored as the chargeback's raw response.
+   */
   rawBody: string;
 }
 
