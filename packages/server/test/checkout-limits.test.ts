@@ -210,7 +210,10 @@ for (const backend of backends()) {
         const perSession: number[] = [];
         for (let i = 0; i < PER_SESSION; i++) perSession.push((await invalid(sessions[0]!)).status);
         const sessionLimited = await tokenize(t, sessions[0]!.checkout_session, org.public_api_key, address());
-        let publicCalls = PER_SESSION + 1;
+        // The same session under an escaped path is the same bucket (it reaches the same session).
+        const id = sessions[0]!.checkout_session;
+        const escapedLimited = await tokenize(t, `%${id.charCodeAt(0).toString(16).toUpperCase()}${id.slice(1)}`, org.public_api_key, address());
+        let publicCalls = PER_SESSION + 2;
         // Per key: the rest of the key's budget on new sessions, then 429 on any session of the key.
         const rest: number[] = [];
         while (publicCalls < PER_KEY) {
@@ -223,10 +226,11 @@ for (const backend of backends()) {
         // the organization's RATE_LIMIT_PER_MINUTE (these and the secret-key calls together are past it).
         const secretCalls: number[] = [];
         for (let i = 0; i < 6; i++) secretCalls.push((await t.fetch(`/checkout/sessions/${sessions[0]!.checkout_session}`, { headers: secretHeaders(org) })).status);
-        return { perSession, sessionLimited, rest, keyLimited, secretCalls, total: publicCalls + 1 + sessions.length + 1 + secretCalls.length };
+        return { perSession, sessionLimited, escapedLimited, rest, keyLimited, secretCalls, total: publicCalls + 1 + sessions.length + 1 + secretCalls.length };
       });
       expect(burst.perSession).toEqual(Array(PER_SESSION).fill(422));
       await expectProblem(burst.sessionLimited, 429, 'RATE_LIMITED');
+      await expectProblem(burst.escapedLimited, 429, 'RATE_LIMITED');
       expect(burst.sessionLimited.headers.get('retry-after')).toMatch(/^\d+$/);
       expect(burst.rest.every((s) => s === 422)).toBe(true);
       await expectProblem(burst.keyLimited, 429, 'RATE_LIMITED');

@@ -61,6 +61,20 @@ export interface PublicRateLimits {
 }
 
 /**
+ * A session's bucket: its path as the route reads it (escapes decoded, case folded, no trailing slash),
+ * so one session is one bucket however its path is written (`/sessions/%61bc…` is `/sessions/abc…`).
+ */
+function sessionBucket(path: string): string {
+  let decoded = path;
+  try {
+    decoded = decodeURIComponent(path);
+  } catch {
+    // A malformed escape: the validator refuses the request after this; its raw path is a bucket of its own.
+  }
+  return `public-path:${decoded.toLowerCase().replace(/\/+$/, '').slice(0, 200)}`;
+}
+
+/**
  * After authentication, for the operations a shopper's browser calls with the public key alone (a
  * checkout session's token, a customer session's enrollment): counted per client address, per public
  * key and per session (the request's path names it), in that order (ratelimit/public.ts).
@@ -74,7 +88,7 @@ export function publicRateLimit(limiter: PublicLimiter, limits: PublicRateLimits
         { key: `address:${clientAddressKey(req.ip)}`, limit: limits.perAddress },
         { key: keyBucket, limit: limits.perKey },
         // The path is the operation's with its session id (the validator bounds that id after this).
-        { key: `public-path:${req.path.slice(0, 200)}`, limit: limits.perSession },
+        { key: sessionBucket(req.path), limit: limits.perSession },
       ]);
       // The RateLimit-* headers tell the public key's budget (the one the merchant's pages share).
       const key = counted.get(keyBucket);
