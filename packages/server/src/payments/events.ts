@@ -9,8 +9,14 @@ import { recordEvent } from '../webhooks/index.js';
 import { toApiPayment, toApiTransaction } from './mapper.js';
 import { paymentsRepository as repo, type PaymentRow, type TransactionRow } from './repository.js';
 
-const retrievalShape = async (tx: Queryable, payment: PaymentRow) =>
-  toApiPayment(payment, await repo.listTransactions(tx, payment.id), null, { rawResponse: false });
+/** The payment with its transactions, read as GET /payments/{id} reads them: what every payment event carries. */
+const readForEvent = async (tx: Queryable, payment: PaymentRow): Promise<PaymentWithTransactions> =>
+  (await repo.findPaymentWithTransactions(tx, payment.organization_id, payment.id))!;
+
+const retrievalShape = async (tx: Queryable, payment: PaymentRow) => {
+  const now = await readForEvent(tx, payment);
+  return toApiPayment(now.payment, now.transactions, null, { rawResponse: false });
+};
 
 /**
  * payment.succeeded / declined / authorized after the provider answered; captured / canceled / refunded
@@ -23,7 +29,7 @@ export async function recordPaymentOutcome(
   payment: PaymentRow,
   type: 'payment.succeeded' | 'payment.declined' | 'payment.authorized' | 'payment.captured' | 'payment.canceled' | 'payment.refunded',
 ): Promise<PaymentWithTransactions> {
-  const now = (await repo.findPaymentWithTransactions(tx, payment.organization_id, payment.id))!;
+  const now = await readForEvent(tx, payment);
   await recordEvent(tx, {
     organizationId: payment.organization_id,
     accountId: payment.account_id,
