@@ -156,6 +156,16 @@ export const customersRepository = {
     return (await db.query('SELECT 1 FROM customers WHERE id = $1 AND organization_id = $2', [id, organizationId])).length > 0;
   },
 
+  /**
+   * Whether the customer is live, locking its row for share until the transaction ends: a write that belongs
+   * to the customer (a vaulted payment method) commits only while it lives, and a deletion either committed
+   * before (false here) or waits for that write and then sees it.
+   */
+  async lockLive(db: Queryable, organizationId: string, id: string): Promise<boolean> {
+    const rows = await db.query('SELECT 1 FROM customers WHERE id = $1 AND organization_id = $2 AND deleted_at IS NULL FOR SHARE', [id, organizationId]);
+    return rows.length > 0;
+  },
+
   /** Marks the customer deleted and clears its personal data; false when there was no live customer. */
   async markDeleted(db: Queryable, organizationId: string, id: string): Promise<boolean> {
     const rows = await db.query(DELETION_SQL, [id, organizationId]);

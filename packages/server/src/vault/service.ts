@@ -65,18 +65,30 @@ export const enrollmentResource = (vaultedToken: string) => `payment_method:${va
 /**
  * The one write of an enrollment, in one short transaction: the method, its event when it has one, and
  * the idempotency record's binding. Everything before it (checks, the provider's verify or redirect page)
- * held no transaction.
+ * held no transaction, so the customer looked up then may have been deleted since: it is locked for share
+ * here and must still live (a deletion that committed meanwhile: 404, nothing vaulted; one that comes
+ * after waits for this write and shreds the method with the rest).
  */
-async function persist(ctx: VaultContext, row: NewPaymentMethodRow, announceAt: Date | null, dataKey?: Sealed): Promise<PaymentMethodRow> {
+async function persist(
+  ctx: VaultContext,
+  row: NewPaymentMethodRow,
+  announceAt: Date | null,
+  dataKey?: Sealed,
+): Promise<{ ok: true; row: PaymentMethodRow } | { ok: false; problem: EnrollProblem }> {
   return ctx.db.transaction(async (tx) => {
+    if (!(await customersRepository.lockLive(tx, row.organization_id, row.customer_id))) {
+      return { ok: false as const, problem: customerNotFound(row.customer_id) };
+    }
     const saved = await repo.insert(tx, row);
     // The method's own data key (wrapped by the keyring), which unenrolling destroys.
     if (dataKey) await keysRepo.replace(tx, saved.id, saved.organization_id, dataKey);
     if (announceAt) await recordEnrollmentOutcome(tx, saved, ctx.baseUrl, announceAt);
     await ctx.bind?.(tx, enrollmentResource(saved.vaulted_token));
-    return saved;
+    return { ok: true as const, row: saved };
   });
 }
+
+const customerNotFound = (customerId: string) => problem('CUSTOMER_NOT_FOUND', `No customer with id ${customerId}.`);
 
 /** The currency of a verify transaction when the request names none: the enrollment country's. */
 const COUNTRY_CURRENCY: Readonly<Record<string, string>> = {
@@ -248,9 +260,7 @@ export async function enrollPaymentMethod(
       }),
     );
   }
-  if (!(await customersRepository.find(ctx.db, ctx.organizationId, customerId))) {
-    return fail(problem('CUSTOMER_NOT_FOUND', `No customer with id ${customerId}.`));
-  }
+  if (!(await customersRepository.find(ctx.db, ctx.organizationId, customerId))) return fail(customerNotFound(customerId));
 
   const now = ctx.now ?? new Date();
   const id = randomUUID();
@@ -308,7 +318,7 @@ export async function enrollPaymentMethod(
   // A provider token (migration): kept sealed; the vault holds no card number for it.
   if (body.provider_data !== undefined) {
     const sealed = ctx.vault.sealMethod(ctx.organizationId, id, vaultedToken, { details: { provider_data: body.provider_data } });
-    const row = await persist(
+    const saved = await persist(
       ctx,
       {
         ...base,
@@ -323,7 +333,7 @@ export async function enrollPaymentMethod(
       now,
       sealed.dataKey,
     );
-    return { ok: true, method: toApiPaymentMethod(row, ctx.baseUrl, now) };
+    return saved.ok ? { ok: true, method: toApiPaymentMethod(saved.row, ctx.baseUrl, now) } : fail(saved.problem);
   }
 
   if (body.type !== 'CARD') {
@@ -338,7 +348,7 @@ export async function enrollPaymentMethod(
     const { redirectUrl } = await ctx.provider.startRedirectEnrollment({ vaultedToken, type: body.type, country: body.country, baseUrl: ctx.baseUrl });
     const bank = body.payment_method?.detail?.bank_transfer;
     const sealed = bank ? ctx.vault.sealMethod(ctx.organizationId, id, vaultedToken, { details: { bank_transfer: bank } }) : undefined;
-    const row = await persist(ctx, {
+    const saved = await persist(ctx, {
       ...base,
       status: 'READY_TO_ENROLL',
       action: 'REDIRECT_URL',
@@ -349,7 +359,7 @@ export async function enrollPaymentMethod(
       details_tag: sealed?.details?.tag ?? null,
       details_key_id: sealed?.details?.keyId ?? null,
     }, null, sealed?.dataKey);
-    return { ok: true, method: toApiPaymentMethod(row, ctx.baseUrl, now) };
+    return saved.ok ? { ok: true, method: toApiPaymentMethod(saved.row, ctx.baseUrl, now) } : fail(saved.problem);
   }
 
   let toVault: CardToVault;
@@ -407,7 +417,7 @@ export async function enrollPaymentMethod(
   const info = verification?.cardInfo ?? knownCardInfo;
   // Data minimization: only a usable (ENROLLED) method keeps its PAN.
   const sealed = status === 'ENROLLED' ? ctx.vault.sealMethod(ctx.organizationId, id, vaultedToken, { pan: card.pan }) : undefined;
-  const row = await persist(ctx, {
+  const saved = await persist(ctx, {
     ...base,
     status,
     sub_status: subStatus,
@@ -442,7 +452,7 @@ export async function enrollPaymentMethod(
     verify_provider_id: verification ? verifiedBy : null,
     verify_provider_transaction_id: verification?.providerTransactionId ?? null,
   }, now, sealed?.dataKey);
-  return { ok: true, method: toApiPaymentMethod(row, ctx.baseUrl, now) };
+  return saved.ok ? { ok: true, method: toApiPaymentMethod(saved.row, ctx.baseUrl, now) } : fail(saved.problem);
 }
 
 /** PaymentMethodList.payment_methods maxItems: the most an unpaged list answers. */
