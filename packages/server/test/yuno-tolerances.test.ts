@@ -145,5 +145,63 @@ for (const backend of backends()) {
       if (status === 201) expect((JSON.parse(text) as Schemas['EnrolledPaymentMethod']).card_data!.expiration_year).toBe(year % 100);
       else expect(text).toContain('/body/card_data/expiration_year');
     });
+
+    /** Every other place a card is taken, each with the path of its card in the request. */
+    const CARD_TAKERS: { name: string; path: string; send: (card: Json) => Promise<Response> }[] = [
+      {
+        name: 'POST /tokens',
+        path: '/body/card_data/expiration_year',
+        send: (card) => t.fetch('/tokens', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ account_id: t.sandbox.account_id, country: 'BR', card_data: card }) }),
+      },
+      {
+        name: 'a checkout session’s token',
+        path: '/body/payment_method/card/expiration_year',
+        send: async (card) => {
+          const created = await t.fetch('/checkout/sessions', {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ account_id: t.sandbox.account_id, merchant_order_id: `order-${randomUUID().slice(0, 8)}`, payment_description: 'Shoes', country: 'BR', amount: { currency: 'BRL', value: 10 } }),
+          });
+          expect(created.status).toBe(201);
+          const session = (await created.json()) as { id: string };
+          return t.fetch(`/checkout/sessions/${session.id}/token`, {
+            method: 'POST',
+            credentials_: false,
+            headers: { 'content-type': 'application/json', 'public-api-key': t.sandbox.public_api_key },
+            body: JSON.stringify({ payment_method: { type: 'CARD', card } }),
+          });
+        },
+      },
+      {
+        name: 'a customer session’s enrollment',
+        path: '/body/card_data/expiration_year',
+        send: async (card) => {
+          const customerId = await createCustomer(t);
+          const created = await t.fetch('/customers/sessions', {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ account_id: t.sandbox.account_id, country: 'BR', customer_id: customerId }),
+          });
+          expect(created.status).toBe(201);
+          const session = (await created.json()) as { customer_session: string };
+          return t.fetch(`/customers/sessions/${session.customer_session}/payment-methods`, {
+            method: 'POST',
+            credentials_: false,
+            headers: { 'content-type': 'application/json', 'public-api-key': t.sandbox.public_api_key },
+            body: JSON.stringify({ account_id: t.sandbox.account_id, payment_method_type: 'CARD', country: 'BR', card_data: card }),
+          });
+        },
+      },
+    ];
+    it.each(CARD_TAKERS.flatMap((taker) => ([[nextYear, 201], [nextYear % 100, 201], [100, 400], [2100, 400]] as const).map(([year, status]) => [taker.name, year, status, taker] as const)))(
+      '%s with expiration_year %s → %s (as an enrollment takes it)',
+      async (_name, year, status, taker) => {
+        const res = await taker.send({ number: CARDS.approved, holder_name: 'JOAO SILVA', expiration_month: 12, expiration_year: year, security_code: '123' });
+        const text = await res.text();
+        expect(res.status, text).toBe(status);
+        if (status === 201) expect((JSON.parse(text) as { card_data: { expiration_year: number } }).card_data.expiration_year).toBe(year % 100);
+        else expect(text).toContain(taker.path);
+      },
+    );
   });
 }

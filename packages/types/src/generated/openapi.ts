@@ -2798,13 +2798,7 @@ export interface components {
         CreateTokenRequest: {
             account_id: string;
             country?: components["schemas"]["CountryCode"];
-            card_data: {
-                number: string;
-                expiration_month: number;
-                expiration_year: number;
-                security_code?: string;
-                holder_name: string;
-            };
+            card_data: components["schemas"]["TokenCardInput"];
         };
         /** @description Body of POST /payment-links, in Yuno's shape: a page payorch hosts (`checkout_url`) where the shopper pays the amount by card through the hosted card form. `one_time_use` (default true) makes the link PAID after its first successful payment; a reusable link takes payments until it is canceled or expires. */
         PaymentLinkCreateRequest: {
@@ -5913,7 +5907,7 @@ export interface components {
             /** @description The card number (PAN), digits only. */
             number: string;
             expiration_month: number;
-            /** @description Two-digit year (29) or four-digit year (2029). */
+            /** @description Expiration year, as two digits (29 for 2029) or four (2029); a four-digit year is taken as its last two digits, as an enrollment takes it. */
             expiration_year: number;
             security_code?: string;
             holder_name: string;
