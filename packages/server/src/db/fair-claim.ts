@@ -4,7 +4,12 @@
  *
  *   - a cap per group (an organization, an endpoint) on the rows it holds at once, counted over every
  *     instance on the database (its leases still running): a group whose work hangs holds at most its cap;
- *   - round robin over groups: every group's earliest due row before anyone's second.
+ *   - round robin over groups, counting what each already holds: a group's k-th candidate ranks as its
+ *     leases held plus k, so a group holding nothing goes before the next row of one holding several (two
+ *     organizations whose work hangs cannot keep the freed slots between them: a backlog is no claim);
+ *   - a reserve of an instance's free slots for groups holding nothing: work of groups already holding some
+ *     fills the free slots only up to the reserve, so however many organizations hang at their caps, one
+ *     with nothing in flight finds a slot at the next poll.
  *
  * Claims run under one transaction-scoped advisory lock per queue (`serializeClaims`): two claims at once
  * would each see the other's new leases as free, and the caps would no longer hold.
@@ -26,22 +31,35 @@ export interface FairShare {
 
 /**
  * The candidates that fit under their group's cap, each with its rank in the group (`rank`, 1 = the
- * group's earliest due): a SELECT for a CTE.
+ * group's earliest due) and that rank plus what the group holds (`<rank>_load`): a SELECT for a CTE.
  */
 export function fairShare(s: FairShare & { rank: string }): string {
   const order = s.order.map((c) => `c.${c}`).join(', ');
-  return `SELECT ranked.* FROM (
+  return `SELECT ranked.*, COALESCE(h.n, 0) + ranked.${s.rank} AS ${s.rank}_load FROM (
       SELECT c.*, row_number() OVER (PARTITION BY c.${s.group} ORDER BY ${order}) AS ${s.rank} FROM ${s.from} c
     ) ranked
     LEFT JOIN ${s.held} h ON h.${s.group} = ranked.${s.group}
     WHERE ranked.${s.rank} <= ${s.cap} - COALESCE(h.n, 0)`;
 }
 
-/** The ids of up to `limit` candidates, fairly: under the caps, round robin over groups. A SELECT for a CTE. */
-export function fairPick(s: FairShare & { limit: string }): string {
+/**
+ * The ids of up to `limit` candidates, fairly: under the caps, round robin over groups by load, and the
+ * last `reserve` of the `limit` only for a group's first row while it holds nothing. A SELECT for a CTE.
+ */
+export function fairPick(s: FairShare & { limit: string; reserve?: string }): string {
   const order = s.order.map((c) => `f.${c}`).join(', ');
-  return `SELECT f.id FROM (${fairShare({ ...s, rank: 'fair_rank' })}) f ORDER BY f.fair_rank, ${order} LIMIT ${s.limit}`;
+  return `SELECT p.id FROM (
+      SELECT f.id, f.fair_rank_load, row_number() OVER (ORDER BY f.fair_rank_load, ${order}) AS fair_pos
+      FROM (${fairShare({ ...s, rank: 'fair_rank' })}) f
+    ) p
+    WHERE p.fair_pos <= ${s.limit} AND (p.fair_rank_load = 1 OR p.fair_pos <= ${s.limit} - ${s.reserve ?? '0'})`;
 }
+
+/**
+ * The reserve of an instance with `slots` slots: a quarter. Two organizations hanging at their caps (8 + 8
+ * of a webhook worker's 16) would otherwise leave another none until one of their attempts times out.
+ */
+export const reserveOf = (slots: number): number => Math.floor(slots / 4);
 
 /** Serializes the claims of one queue across instances until the transaction ends (`lockKey`: the queue's constant). */
 export async function serializeClaims(tx: Queryable, lockKey: number): Promise<void> {

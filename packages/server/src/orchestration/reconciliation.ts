@@ -19,6 +19,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Queryable } from '../db/database.js';
+import { reserveOf } from '../db/fair-claim.js';
 import type { PaymentRow } from '../db/payment-rows.js';
 import type { Logger } from '../platform/logger.js';
 import { ProviderUnavailableError, type ConnectionContext, type FollowUpLookup, type PaymentProvider, type ProviderLookup, type ProviderResult } from '../providers/provider.js';
@@ -173,7 +174,7 @@ export class ReconciliationWorker {
     if (free <= 0) return [];
     const o = this.options.orchestration;
     const due = await o.db.transaction((tx) =>
-      repo.claimDue(tx, { limit: free, leaseMs: this.leaseMs, followUpGraceMs: this.followUpGraceMs, perOrganization: this.perOrganization }),
+      repo.claimDue(tx, { limit: free, leaseMs: this.leaseMs, followUpGraceMs: this.followUpGraceMs, perOrganization: this.perOrganization, reserve: reserveOf(this.concurrency) }),
     );
     // A payment's transactions one after the other, in creation order (claimDue's): its earlier approval is taken first.
     const byPayment = new Map<string, DueTransaction[]>();

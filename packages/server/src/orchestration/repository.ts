@@ -114,7 +114,8 @@ export const orchestrationRepository = {
    */
   async claimDue(
     tx: Queryable,
-    c: { limit: number; leaseMs: number; followUpGraceMs: number; perOrganization: number },
+    /** `reserve`: of the `limit`, slots kept for organizations with nothing claimed (db/fair-claim.ts). */
+    c: { limit: number; leaseMs: number; followUpGraceMs: number; perOrganization: number; reserve?: number },
   ): Promise<DueTransaction[]> {
     await serializeClaims(tx, CLAIM_LOCK);
     const rows = await tx.query<DueTransaction>(
@@ -130,7 +131,7 @@ export const orchestrationRepository = {
             AND COALESCE(t.reconcile_after, t.created_at + make_interval(secs => $3::float8 / 1000)) <= clock_timestamp()
             AND (t.claimed_until IS NULL OR t.claimed_until < clock_timestamp())
        ), picked AS (
-         ${fairPick({ from: 'ready', group: 'organization_id', order: ['due_at', 'seq'], held: 'held', cap: '$4::int', limit: '$1' })}
+         ${fairPick({ from: 'ready', group: 'organization_id', order: ['due_at', 'seq'], held: 'held', cap: '$4::int', limit: '$1::int', reserve: '$5::int' })}
        ), due AS (
          SELECT id FROM payment_transactions
           WHERE id IN (SELECT id FROM picked) AND status = 'PENDING' AND (claimed_until IS NULL OR claimed_until < clock_timestamp())
@@ -139,7 +140,7 @@ export const orchestrationRepository = {
          reconcile_attempts = reconcile_attempts + 1
         WHERE id IN (SELECT id FROM due)
        RETURNING ${COLUMNS}, (SELECT organization_id FROM payments p WHERE p.id = payment_id) AS organization_id`,
-      [c.limit, c.leaseMs, c.followUpGraceMs, c.perOrganization],
+      [c.limit, c.leaseMs, c.followUpGraceMs, c.perOrganization, c.reserve ?? 0],
     );
     // In creation order (RETURNING keeps none): of two approvals of one payment, its earlier attempt's is taken.
     return rows.sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : 1));

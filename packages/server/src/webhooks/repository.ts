@@ -308,6 +308,8 @@ export const webhooksRepository = {
     leaseId: string,
     leaseUntil: string,
     caps: { perEndpoint: number; perOrganization: number } = DEFAULT_CLAIM_CAPS,
+    /** Of the `limit`, slots kept for organizations with nothing in flight (fair-claim.ts). */
+    reserve = 0,
   ): Promise<ClaimedDelivery[]> {
     await serializeClaims(db, CLAIM_LOCK);
     const order = ['next_attempt_at', 'event_seq'];
@@ -333,7 +335,7 @@ export const webhooksRepository = {
        ), endpoint_fits AS (
          ${fairShare({ from: 'ready', group: 'endpoint_id', order, held: 'endpoint_busy', cap: '$5::int', rank: 'endpoint_rank' })}
        ), picked AS (
-         ${fairPick({ from: 'endpoint_fits', group: 'organization_id', order, held: 'org_busy', cap: '$6::int', limit: '$2' })}
+         ${fairPick({ from: 'endpoint_fits', group: 'organization_id', order, held: 'org_busy', cap: '$6::int', limit: '$2::int', reserve: '$7::int' })}
        ), due AS (
          SELECT d.id FROM webhook_deliveries d
          WHERE d.id IN (SELECT id FROM picked) AND d.status = 'PENDING' AND (d.locked_until IS NULL OR d.locked_until <= $1::timestamptz)
@@ -346,7 +348,7 @@ export const webhooksRepository = {
        SELECT c.id, c.lease_id, c.attempts, c.failures, c.next_trigger, c.endpoint_id, c.organization_id, e.url,
               c.event_id, ev.type AS event_type, ev.account_id, ev.data, ev.created_at AS event_created_at
        FROM claimed c JOIN webhook_endpoints e ON e.id = c.endpoint_id JOIN webhook_events ev ON ev.id = c.event_id`,
-      [now, limit, leaseId, leaseUntil, caps.perEndpoint, caps.perOrganization],
+      [now, limit, leaseId, leaseUntil, caps.perEndpoint, caps.perOrganization, reserve],
     );
   },
 

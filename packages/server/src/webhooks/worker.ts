@@ -22,6 +22,7 @@ import type { Queryable } from '../db/database.js';
 import type { Logger } from '../platform/logger.js';
 import { envelopeJson } from './events.js';
 import { postWebhook, type SendResult } from './http-sender.js';
+import { reserveOf } from '../db/fair-claim.js';
 import { DEFAULT_CLAIM_CAPS, webhooksRepository as repo, type ClaimedDelivery } from './repository.js';
 import type { SecretBox } from './secrets.js';
 import { signatureHeaders, yunoHeaders } from './signing.js';
@@ -160,7 +161,7 @@ export class DeliveryWorker {
     const leaseId = randomUUID();
     // Long enough for the attempt and its bookkeeping; a crashed worker's claim expires after it.
     const leaseUntil = new Date(now.getTime() + this.timeoutMs + 30 * SECOND);
-    const claimed = await this.options.db.transaction((tx) => repo.claimDue(tx, now.toISOString(), free, leaseId, leaseUntil.toISOString(), this.caps));
+    const claimed = await this.options.db.transaction((tx) => repo.claimDue(tx, now.toISOString(), free, leaseId, leaseUntil.toISOString(), this.caps, reserveOf(this.batchSize)));
     const signal = this.abort.signal;
     return claimed.map((c) => {
       const attempt: Promise<void> = this.attempt(c, signal).finally(() => {
