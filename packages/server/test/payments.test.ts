@@ -214,6 +214,14 @@ for (const backend of backends()) {
       { name: 'transportations not null', mutate: (b) => ({ ...b, additional_data: { transportations: [] } }), field: '/body/additional_data/transportations' },
       { name: 'metadata over 50 entries', mutate: (b) => ({ ...b, metadata: Array.from({ length: 51 }, (_, i) => ({ key: `k${i}`, value: 'v' })) }), field: '/body/metadata' },
       { name: 'callback_url not a URL', mutate: (b) => ({ ...b, callback_url: 'not a url' }), field: '/body/callback_url' },
+      // A marketplace share's amount is checked as the payment's, and is in the payment's currency.
+      { name: 'split amount with three decimals in BRL', mutate: (b) => ({ ...b, split_marketplace: [{ type: 'PURCHASE', amount: { currency: 'BRL', value: 10.005 } }] }), field: '/body/split_marketplace/0/amount/value' },
+      {
+        name: 'split amount in a code that is no currency',
+        mutate: (b) => ({ ...b, split_marketplace: [{ type: 'PURCHASE', amount: { currency: 'BRL', value: 10 } }, { type: 'COMMISSION', amount: { currency: 'XYZ', value: 1 } }] }),
+        field: '/body/split_marketplace/1/amount/currency',
+      },
+      { name: 'split amount in another currency than the payment', mutate: (b) => ({ ...b, split_marketplace: [{ type: 'PURCHASE', amount: { currency: 'USD', value: 10 } }] }), field: '/body/split_marketplace/0/amount/currency' },
     ];
 
     it.each(badInputs)('400 names the field: $name', async ({ mutate, field }) => {

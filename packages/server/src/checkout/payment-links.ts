@@ -14,7 +14,7 @@ import type { Queryable } from '../db/database.js';
 import { problem } from '../http/problems.js';
 import type { Logger } from '../platform/logger.js';
 import { createPayment, type CreatePaymentOutcome } from '../payments/create-payment.js';
-import { toDecimal } from '../payments/money.js';
+import { checkAmountAt } from '../payments/money.js';
 import { tenancyRepository } from '../tenancy/repository.js';
 import { linkRefusal, linkStatus, toApiLink } from './link-state.js';
 import { checkoutRepository as repo } from './repository.js';
@@ -32,10 +32,10 @@ export async function createLink(
   | { ok: true; link: Schemas['PaymentLink'] }
   | { ok: false; problem: ReturnType<typeof problem<'INVALID_REQUEST'> | typeof problem<'INVALID_ACCOUNT_ID'>> }
 > {
-  const amount = toDecimal(body.amount.value, body.amount.currency);
+  const amount = checkAmountAt(body.amount, '/body/amount');
   if (!amount.ok) {
-    const path = /ISO 4217/.test(amount.message) ? '/body/amount/currency' : '/body/amount/value';
-    return { ok: false, problem: problem('INVALID_REQUEST', `The amount is invalid: ${path} ${amount.message}.`, { errors: [{ path, message: amount.message }] }) };
+    const { error } = amount;
+    return { ok: false, problem: problem('INVALID_REQUEST', `The amount is invalid: ${error.path} ${error.message}.`, { errors: [error] }) };
   }
   const start = body.availability?.start_at;
   const finish = body.availability?.finish_at;

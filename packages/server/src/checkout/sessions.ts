@@ -12,7 +12,7 @@ import { toIsoMicros, type Queryable } from '../db/database.js';
 import { customersRepository } from '../customers/repository.js';
 import { problem, type FieldError } from '../http/problems.js';
 import { nextStep } from '../orchestration/orchestrator.js';
-import { toDecimal } from '../payments/money.js';
+import { checkAmountAt } from '../payments/money.js';
 import { accountBelongsTo } from '../tenancy/accounts.js';
 import { listPaymentMethods } from '../vault/service.js';
 import { UNPAID_STATUSES } from './link-state.js';
@@ -60,10 +60,8 @@ type Invalid = ReturnType<typeof problem<'INVALID_REQUEST'>>;
 const invalid = (errors: FieldError[]): Invalid => problem('INVALID_REQUEST', `The request is invalid: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}.`, { errors });
 
 function amountOf(amount: { currency: string; value: number }, path: string): { ok: true; decimal: string } | { ok: false; problem: Invalid } {
-  const checked = toDecimal(amount.value, amount.currency);
-  if (checked.ok) return checked;
-  const field = /ISO 4217/.test(checked.message) ? 'currency' : 'value';
-  return { ok: false, problem: invalid([{ path: `${path}/${field}`, message: checked.message }]) };
+  const checked = checkAmountAt(amount, path);
+  return checked.ok ? checked : { ok: false, problem: invalid([checked.error]) };
 }
 
 export type CreateSessionProblem = Invalid | ReturnType<typeof problem<'INVALID_ACCOUNT_ID'> | typeof problem<'CUSTOMER_NOT_FOUND'>>;

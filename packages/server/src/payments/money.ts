@@ -10,6 +10,16 @@ import { minorUnits } from '../providers/minor-units.js';
 export type AmountCheck = { ok: true; decimal: string } | { ok: false; message: string };
 
 /**
+ * A request's amount object ({currency, value}) at `path` checked as toDecimal checks it; a refusal names
+ * the member at fault (`<path>/currency` for a code that is no currency, else `<path>/value`).
+ */
+export function checkAmountAt(amount: { currency: string; value: number }, path: string): { ok: true; decimal: string } | { ok: false; error: { path: string; message: string } } {
+  const checked = toDecimal(amount.value, amount.currency);
+  if (checked.ok) return checked;
+  return { ok: false, error: { path: `${path}/${/ISO 4217/.test(checked.message) ? 'currency' : 'value'}`, message: checked.message } };
+}
+
+/**
  * A JSON number as exact decimal text, if it has at most the currency's decimals. A number's shortest
  * round-trip form is the text the client sent for any amount with up to 15 significant digits.
  */

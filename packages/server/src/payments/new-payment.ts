@@ -7,10 +7,10 @@ import type { Schemas } from '@payorch/types';
 import type { CustomerRow } from '../customers/repository.js';
 import { customersRepository } from '../customers/repository.js';
 import type { Queryable } from '../db/database.js';
-import { problem } from '../http/problems.js';
+import { problem, type FieldError } from '../http/problems.js';
 import { accountBelongsTo } from '../tenancy/accounts.js';
 import type { CreatePaymentInput } from './create-payment.js';
-import { toDecimal } from './money.js';
+import { checkAmountAt } from './money.js';
 import { payerOf } from './payer.js';
 import type { NewPaymentRow } from './repository.js';
 
@@ -18,12 +18,22 @@ export type NewPaymentChecks =
   | { ok: true; amount: string; customer: CustomerRow | undefined }
   | { ok: false; problem: ReturnType<typeof problem<'INVALID_REQUEST'>> | ReturnType<typeof problem<'INVALID_ACCOUNT_ID'>> | ReturnType<typeof problem<'CUSTOMER_NOT_FOUND'>> };
 
-/** The amount in the currency's decimals, the account of this organization, the customer if one is named. */
+/**
+ * The amount in the currency's decimals (and each marketplace share's, in the payment's currency), the
+ * account of this organization, the customer if one is named.
+ */
 export async function checkNewPayment(db: Queryable, organizationId: string, input: CreatePaymentInput): Promise<NewPaymentChecks> {
-  const amount = toDecimal(input.amount.value, input.amount.currency);
-  if (!amount.ok) {
-    const path = /ISO 4217/.test(amount.message) ? '/body/amount/currency' : '/body/amount/value';
-    return { ok: false, problem: problem('INVALID_REQUEST', `The amount is invalid: ${path} ${amount.message}.`, { errors: [{ path, message: amount.message }] }) };
+  const amount = checkAmountAt(input.amount, '/body/amount');
+  const errors: FieldError[] = amount.ok ? [] : [amount.error];
+  (input.split_marketplace ?? []).forEach((split, i) => {
+    if (split.amount === undefined) return;
+    const path = `/body/split_marketplace/${i}/amount`;
+    const share = checkAmountAt(split.amount, path);
+    if (!share.ok) errors.push(share.error);
+    else if (split.amount.currency !== input.amount.currency) errors.push({ path: `${path}/currency`, message: `must be the payment's currency, ${input.amount.currency}` });
+  });
+  if (!amount.ok || errors.length > 0) {
+    return { ok: false, problem: problem('INVALID_REQUEST', `The amount is invalid: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}.`, { errors }) };
   }
   if (!(await accountBelongsTo(db, input.account_id, organizationId))) {
     return { ok: false, problem: problem('INVALID_ACCOUNT_ID', 'The account_id is not an account of your organization.') };

@@ -5501,7 +5501,7 @@ export interface components {
         CreatePaymentFraudScreening: {
             stand_alone?: boolean;
         };
-        /** @description One share of a marketplace payment (split_marketplace); stored with the payment, not settled by the sandbox. */
+        /** @description One share of a marketplace payment (split_marketplace): its amount is in the payment's currency and within that currency's decimals (400 naming the share otherwise); stored with the payment, not settled by the sandbox. */
         CreatePaymentSplit: {
             recipient_id?: string;
             provider_recipient_id?: string;
