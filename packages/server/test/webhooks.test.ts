@@ -109,6 +109,31 @@ for (const backend of backends()) {
       await expectProblem(await t.fetch('/webhook-endpoints', { method: 'POST', headers: { 'content-type': 'text/plain' }, body }), 415, 'UNSUPPORTED_MEDIA_TYPE');
     });
 
+    it('a walk that deletes each endpoint as it goes still reaches every one (a deleted cursor continues)', async () => {
+      const org = await t.createOrganization();
+      const headers = { ...json, 'public-api-key': org.public_api_key, 'private-secret-key': org.private_secret_key };
+      const ids: string[] = [];
+      for (let i = 0; i < 4; i++) {
+        const res = await t.fetch('/webhook-endpoints', { method: 'POST', headers, body: JSON.stringify({ url: `https://walk.example.com/h-${i}`, events: ['*'] }) });
+        expect(res.status).toBe(201);
+        ids.push(((await res.json()) as { id: string }).id);
+      }
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const res = await t.fetch(`/webhook-endpoints?limit=1${cursor ? `&starting_after=${cursor}` : ''}`, { headers });
+        const text = await res.text();
+        expect(res.status, text).toBe(200);
+        const page = JSON.parse(text) as Schemas['WebhookEndpointList'];
+        for (const e of page.webhook_endpoints) {
+          seen.push(e.id);
+          expect((await t.fetch(`/webhook-endpoints/${e.id}`, { method: 'DELETE', headers })).status).toBe(204);
+        }
+        cursor = page.has_more ? page.next_cursor! : null;
+      } while (cursor);
+      expect(seen).toEqual([...ids].reverse());
+    });
+
     it('list: newest first, paged with limit / starting_after, no secrets; a foreign cursor is 400', async () => {
       const other = await t.createOrganization();
       const mine = [];

@@ -117,12 +117,20 @@ export const webhooksRepository = {
     return rows[0];
   },
 
-  /** Newest first; `afterId` is the last id of the previous page. */
+  /**
+   * Whether the id is an endpoint of the organization, deleted ones included: a list cursor may be one
+   * (deleted since its page was read, its row keeps created_at and id, so the walk goes on after it).
+   */
+  async endpointExistsInOrganization(db: Queryable, organizationId: string, id: string): Promise<boolean> {
+    return (await db.query('SELECT 1 FROM webhook_endpoints WHERE id = $1 AND organization_id = $2', [id, organizationId])).length > 0;
+  },
+
+  /** Newest first; `afterId` is the last id of the previous page (a deleted endpoint's too). */
   async listEndpoints(db: Queryable, organizationId: string, limit: number, afterId: string | null): Promise<EndpointRow[]> {
     return db.query<EndpointRow>(
       `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints
        WHERE organization_id = $1 AND deleted_at IS NULL
-         AND ($2::text IS NULL OR (created_at, id) < (SELECT created_at, id FROM webhook_endpoints WHERE id = $2))
+         AND ($2::text IS NULL OR (created_at, id) < (SELECT created_at, id FROM webhook_endpoints WHERE id = $2 AND organization_id = $1))
        ORDER BY created_at DESC, id DESC LIMIT $3`,
       [organizationId, afterId, limit],
     );

@@ -81,7 +81,7 @@ export async function listEndpoints(
   limit: number,
   startingAfter: string | undefined,
 ): Promise<Result<Schemas['WebhookEndpointList']>> {
-  if (startingAfter !== undefined && !(await repo.findEndpoint(db, organizationId, startingAfter))) {
+  if (startingAfter !== undefined && !(await repo.endpointExistsInOrganization(db, organizationId, startingAfter))) {
     return { kind: 'invalid', errors: [{ path: '/query/starting_after', message: 'is not a cursor of this list' }] };
   }
   const rows = await repo.listEndpoints(db, organizationId, limit + 1, startingAfter ?? null);
