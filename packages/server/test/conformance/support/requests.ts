@@ -68,12 +68,19 @@ export const FIXUPS: Record<string, (arb: fc.Arbitrary<unknown>) => fc.Arbitrary
       const sources = ['vaulted_token' in pm, 'token' in pm, pm.detail?.card !== undefined && 'card_data' in pm.detail.card];
       return sources.filter(Boolean).length === 1;
     }),
-  // CreatePaymentCustomerPayer: "paying with `vaulted_token` or `vault_on_success` needs an `id`".
+  // CreatePaymentCustomerPayer: "paying with `vaulted_token` or `vault_on_success` needs an `id`";
+  // CreatePaymentSplit: a share's amount "is in the payment's currency".
   CreatePaymentRequest: (arb) =>
-    arb.filter((v) => {
-      const { customer_payer: payer, payment_method: pm } = v as { customer_payer?: object; payment_method: { vault_on_success?: boolean } };
-      return (payer !== undefined && 'id' in payer) || (!('vaulted_token' in pm) && pm.vault_on_success !== true);
-    }),
+    arb
+      .filter((v) => {
+        const { customer_payer: payer, payment_method: pm } = v as { customer_payer?: object; payment_method: { vault_on_success?: boolean } };
+        return (payer !== undefined && 'id' in payer) || (!('vaulted_token' in pm) && pm.vault_on_success !== true);
+      })
+      .map((v) => {
+        const body = v as { amount: { currency: string }; split_marketplace?: { amount?: { currency: string } }[] };
+        if (!body.split_marketplace) return v;
+        return { ...body, split_marketplace: body.split_marketplace.map((s) => (s.amount ? { ...s, amount: { ...s.amount, currency: body.amount.currency } } : s)) };
+      }),
   // CreatePaymentAmount: "The server also rejects more decimals than the currency's ISO 4217 minor units
   // allow (400)", and currency is "ISO 4217 currency code" (the pattern alone admits any three letters).
   CreatePaymentAmount: (arb) =>
