@@ -69,6 +69,13 @@ const PAYMENT_ROWS: { name: string; change: (b: Json) => void; status: 201 | 400
   },
   { name: 'callback_url an absolute URL (unchanged)', change: (b) => (b.callback_url = 'http://shop.example.com/r'), status: 201, then: (p) => expect(p.callback_url).toBe('http://shop.example.com/r') },
   { name: 'callback_url a single word (not a host)', change: (b) => (b.callback_url = 'localhost'), status: 400, path: '/body/callback_url' },
+  {
+    name: 'callback_url without a scheme, with a port',
+    change: (b) => (b.callback_url = 'shop.example.com:8443/return'),
+    status: 201,
+    then: (p) => expect(p.callback_url).toBe('https://shop.example.com:8443/return'),
+  },
+
   { name: 'callback_url with spaces', change: (b) => (b.callback_url = 'www.example.com/a b'), status: 400, path: '/body/callback_url' },
   { name: 'workflow REDIRECT (recorded)', change: (b) => (b.workflow = 'REDIRECT'), status: 201, then: (p) => expect(p.workflow).toBe('REDIRECT') },
   { name: 'a document country that is no country', change: (b) => ((b.customer_payer as Json).document = { document_number: 'X1234567', country: 'XX' }), status: 400, path: '/body/customer_payer/document/country' },
@@ -144,6 +151,38 @@ for (const backend of backends()) {
       expect(res.status, text).toBe(status);
       if (status === 201) expect((JSON.parse(text) as Schemas['EnrolledPaymentMethod']).card_data!.expiration_year).toBe(year % 100);
       else expect(text).toContain('/body/card_data/expiration_year');
+    });
+
+    /** Every other request that takes a callback_url, with a port in it. */
+    const CALLBACK_TAKERS: { name: string; send: (url: string) => Promise<Response> }[] = [
+      { name: 'POST /checkout/sessions', send: (url) => post('/checkout/sessions', { account_id: t.sandbox.account_id, merchant_order_id: 'o-1', payment_description: 'Shoes', country: 'BR', amount: { currency: 'BRL', value: 10 }, callback_url: url }) },
+      {
+        name: 'PATCH /checkout/sessions/{id}',
+        send: async (url) => {
+          const created = await post('/checkout/sessions', { account_id: t.sandbox.account_id, merchant_order_id: 'o-2', payment_description: 'Shoes', country: 'BR', amount: { currency: 'BRL', value: 10 } });
+          expect(created.status).toBe(201);
+          const { id } = (await created.json()) as { id: string };
+          return t.fetch(`/checkout/sessions/${id}`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ callback_url: url }) });
+        },
+      },
+      { name: 'POST /customers/sessions', send: async (url) => post('/customers/sessions', { account_id: t.sandbox.account_id, country: 'BR', customer_id: await createCustomer(t), callback_url: url }) },
+      { name: 'POST /payment-links', send: (url) => post('/payment-links', { account_id: t.sandbox.account_id, country: 'BR', amount: { currency: 'BRL', value: 10 }, callback_url: url }) },
+      {
+        name: 'POST /customers/{id}/payment-methods',
+        send: async (url) =>
+          t.fetch(`/customers/${await createCustomer(t)}/payment-methods`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'x-idempotency-key': randomUUID() },
+            body: JSON.stringify({ account_id: t.sandbox.account_id, country: 'BR', type: 'ACH_ENROLLMENT', callback_url: url }),
+          }),
+      },
+    ];
+    const post = (path: string, body: unknown) => t.fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    it.each(CALLBACK_TAKERS.map((taker) => [taker.name, taker] as const))('%s takes an https callback_url', async (_name, taker) => {
+      const res = await taker.send('https://shop.example.com:8443/return?o=1');
+      const text = await res.text();
+      expect(res.status, text).toBeLessThan(300);
+      expect(JSON.parse(text)).toMatchObject({ callback_url: 'https://shop.example.com:8443/return?o=1' });
     });
 
     /** Every other place a card is taken, each with the path of its card in the request. */

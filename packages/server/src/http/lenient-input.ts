@@ -7,8 +7,8 @@
  *   only digits) becomes that number.
  * - `x-lenient: null-as-absent`: an optional member sent as `null` is dropped, as if it had not been sent.
  * - `x-lenient: two-digit-year`: a card's four-digit expiry year (2000–2099) becomes its last two digits.
- * - `x-lenient: https-url`: a URL written without a scheme (`www.example.com`; the spec's own `anyOf` admits
- *   only a host name and a path then) becomes `https://` and that text.
+ * - `x-lenient: https-url`: a URL written without a scheme (`www.example.com`, `shop.example.com:8443/r`; the
+ *   spec's own `anyOf` admits a host name and a path then) becomes `https://` and that text.
  *
  * Anything else (unknown members, wrong types, values out of range) was refused by the validator before
  * this step; this only rewrites values the spec already accepted. The idempotency fingerprint is taken
@@ -53,11 +53,19 @@ function mentionsLenience(spec: OpenApiDocument, schema: Schema, depth: number, 
   return subs.some((sub) => mentionsLenience(spec, sub, depth + 1, seen));
 }
 
+/**
+ * A URL written without a scheme: no scheme's colon before any dot or slash (the spec's host-and-path
+ * alternative), or a host name with a port (`shop.example.com:8443/r`, which `format: uri` reads as a URL of
+ * scheme "shop.example.com": no scheme has a dot followed by a port number).
+ */
+function schemeless(value: string): boolean {
+  return !/^[A-Za-z][A-Za-z0-9+.-]*:/.test(value) || /^[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+:[0-9]{1,5}(?:[/?]|$)/.test(value);
+}
+
 function applyTo(value: unknown, lenience: Lenience | undefined): unknown {
   if (lenience === 'number' && typeof value === 'string' && /^[0-9]+$/.test(value)) return Number(value);
   if (lenience === 'two-digit-year' && typeof value === 'number' && value >= 2000 && value <= 2099) return value - 2000;
-  // No scheme (a scheme's colon precedes any dot or slash): the host the spec's pattern admitted, over https.
-  if (lenience === 'https-url' && typeof value === 'string' && !/^[A-Za-z][A-Za-z0-9+.-]*:/.test(value)) return `https://${value}`;
+  if (lenience === 'https-url' && typeof value === 'string' && schemeless(value)) return `https://${value}`;
   return value;
 }
 

@@ -3148,7 +3148,7 @@ export interface components {
              * @enum {string}
              */
             workflow?: "DIRECT" | "SDK_CHECKOUT" | "REDIRECT";
-            /** @description Where the customer is sent back after an asynchronous step (3-D Secure, a wallet's page). An absolute URL; a host name without a scheme (`www.example.com/return`, as Yuno's examples write it) is taken as that address over https and stored so. */
+            /** @description Where the customer is sent back after an asynchronous step (3-D Secure, a wallet's page). An absolute http or https URL; a host name without a scheme (`www.example.com/return`, `shop.example.com:8443/r`, as Yuno's examples write it) is taken as that address over https and stored so. A URL of another scheme is stored as given and never followed (refused from 3.0.0). */
             callback_url?: string;
             /** @description Merchant's reference of this payment attempt; recorded on its transaction (`merchant_reference`). */
             merchant_reference?: string;
