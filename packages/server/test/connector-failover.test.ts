@@ -262,5 +262,72 @@ for (const backend of backends()) {
         await stripeThenAdyen();
       }
     });
+
+    it('a Mercado Pago timeout, Adyen approves; Mercado Pago charged the card but its search shows it only later: reconciliation asks again and refunds the late approval, once', async () => {
+      await routeCards(t, [
+        { provider_id: 'MERCADO_PAGO', connection_id: ids.mercadoPago },
+        { provider_id: 'ADYEN', connection_id: ids.adyen },
+      ]);
+      try {
+        await new Promise((r) => setTimeout(r, 300)); // an earlier timeout's circuit admits a probe again
+        const hiddenMs = 6_000;
+        mercadoPago.behave(account.access_token, { fault: 'timeout', hiddenFromSearchMs: hiddenMs });
+        const payment = await pay({ amount: 70 });
+        mercadoPago.behave(account.access_token, null);
+        const [atMercadoPago, atAdyen] = attempts(payment);
+        expect(atMercadoPago).toMatchObject({ provider_id: 'MERCADO_PAGO', status: 'PENDING', response_code: 'PROVIDER_TIMEOUT' });
+        expect(atAdyen).toMatchObject({ provider_id: 'ADYEN', status: 'SUCCEEDED' });
+        expect(payment).toMatchObject({ status: 'SUCCEEDED', sub_status: 'APPROVED' });
+        // Mercado Pago charged the card; we never heard, and its search does not show it yet.
+        const [late] = mercadoPago.paymentsFor(atMercadoPago!.id);
+        expect(late).toMatchObject({ status: 'approved', captured: true });
+
+        // Reconciliation asks at once (the attempt is due at once): nothing found yet. Not final at Mercado
+        // Pago, whose lookup closes nothing: the attempt stays PENDING and is asked again.
+        const searches = () => mercadoPago.requests.filter((r) => r.path.startsWith('/v1/payments/search') && r.path.includes(atMercadoPago!.id)).length;
+        await t.running.deps.services.orchestration.reconciliation.runOnce();
+        expect(searches()).toBe(1);
+        const asked = await getPayment(t, payment.id, '?transactions_history=true');
+        expect(attempts(asked)[0]).toMatchObject({ id: atMercadoPago!.id, status: 'PENDING' });
+        expect(asked).toMatchObject({ status: 'SUCCEEDED', sub_status: 'APPROVED' });
+
+        // The search shows it now: the late approval is found and reversed (a captured payment: refunded whole).
+        await new Promise((r) => setTimeout(r, hiddenMs));
+        const settled = await reconcileNow(payment.id);
+        expect(attempts(settled)[0]).toMatchObject({ id: atMercadoPago!.id, status: 'CANCELED', reason: LATE_APPROVAL_REVERSED });
+        expect(mercadoPago.payment(late!.id)).toMatchObject({ status: 'refunded', refunds: [expect.objectContaining({ amount: 70 })] });
+        expect(settled).toMatchObject({ status: 'SUCCEEDED', sub_status: 'APPROVED', amount: { refunded: 0 } });
+        await reconcileNow(payment.id);
+        expect(mercadoPago.payment(late!.id)!.refunds).toHaveLength(1);
+      } finally {
+        await stripeThenAdyen();
+      }
+    });
+
+    it('a Mercado Pago call that processed nothing: "not found" is asked again within the settle window, and final once it has passed', async () => {
+      await routeCards(t, [
+        { provider_id: 'MERCADO_PAGO', connection_id: ids.mercadoPago },
+        { provider_id: 'ADYEN', connection_id: ids.adyen },
+      ]);
+      try {
+        await new Promise((r) => setTimeout(r, 300));
+        mercadoPago.behave(account.access_token, { fault: 'fail' }); // HTTP 500: an unreadable answer, nothing processed
+        const payment = await pay({ amount: 60 });
+        mercadoPago.behave(account.access_token, null);
+        const [atMercadoPago] = attempts(payment);
+        expect(atMercadoPago).toMatchObject({ provider_id: 'MERCADO_PAGO', status: 'PENDING' });
+        expect(mercadoPago.paymentsFor(atMercadoPago!.id)).toEqual([]);
+
+        await t.running.deps.services.orchestration.reconciliation.runOnce();
+        expect(attempts(await getPayment(t, payment.id))[0]).toMatchObject({ status: 'PENDING' });
+        // The window (RECONCILIATION_NOT_FOUND_SETTLE_MS, 15 minutes) has passed since the attempt was sent.
+        await t.db.query(`UPDATE payment_transactions SET created_at = created_at - interval '16 minutes' WHERE id = $1`, [atMercadoPago!.id]);
+        const settled = await reconcileNow(payment.id);
+        expect(attempts(settled)[0]).toMatchObject({ id: atMercadoPago!.id, status: 'ERROR', response_code: 'NOT_PROCESSED' });
+        expect(settled).toMatchObject({ status: 'SUCCEEDED', sub_status: 'APPROVED' });
+      } finally {
+        await stripeThenAdyen();
+      }
+    });
   });
 }

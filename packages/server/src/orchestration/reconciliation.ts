@@ -30,6 +30,7 @@ import {
   concludeWithoutApproval,
   isAttempt,
   isUndecided,
+  NOT_FOUND_SETTLE_MS,
   notProcessedRecord,
   reversedRecord,
   takeApproval,
@@ -61,6 +62,11 @@ export interface ReconciliationOptions {
   leaseMs?: number;
   /** A follow-up PENDING without a reconcile time is due this long after it was created (its call's longest timeout and more). */
   followUpGraceMs?: number;
+  /**
+   * How long after a transaction's creation a "not found" lookup is final at a provider whose lookup does
+   * not close the reference (default NOT_FOUND_SETTLE_MS, 15 minutes; config RECONCILIATION_NOT_FOUND_SETTLE_MS).
+   */
+  notFoundSettleMs?: number;
   baseBackoffMs?: number;
   maxBackoffMs?: number;
   /** Settles a follow-up (capture, cancel, refund); without it follow-ups are left to a later version. */
@@ -91,6 +97,7 @@ export class ReconciliationWorker {
   private readonly perOrganization: number;
   private readonly leaseMs: number;
   private readonly followUpGraceMs: number;
+  private readonly notFoundSettleMs: number;
   private readonly baseBackoffMs: number;
   private readonly maxBackoffMs: number;
   private readonly lookupTimeoutMs: number;
@@ -103,6 +110,7 @@ export class ReconciliationWorker {
     // record them. Short, because a dead instance's claims count against their organization's cap until then.
     this.leaseMs = options.leaseMs ?? 4 * this.lookupTimeoutMs + 10_000;
     this.followUpGraceMs = options.followUpGraceMs ?? 90_000;
+    this.notFoundSettleMs = options.notFoundSettleMs ?? NOT_FOUND_SETTLE_MS;
     this.baseBackoffMs = options.baseBackoffMs ?? 1_000;
     this.maxBackoffMs = options.maxBackoffMs ?? 5 * 60_000;
   }
@@ -244,12 +252,30 @@ export class ReconciliationWorker {
       await repo.backOff(o.db, t.id, this.backoff);
       return 'postponed';
     }
+    if (!lookup.found && !this.notFoundIsFinal(provider, t)) {
+      // "Not found" at a provider that keeps the reference open may be "not yet" (a lagging search, a
+      // payment still processing): asked again, the transaction PENDING; whatever its payment did meanwhile stands.
+      this.options.log.info({ transactionId: t.id, providerId: provider.id }, 'the provider shows nothing under the reference yet; asked again until the settle window has passed');
+      await repo.backOff(o.db, t.id, this.backoff);
+      return 'postponed';
+    }
     if (!isAttempt(t)) {
       const answer: FollowUpAnswer = lookup.found ? { kind: 'answered', result: lookup.result } : { kind: 'not_processed' };
       await o.db.transaction((tx) => this.options.settleFollowUp!(tx, t.id, answer));
       return 'settled';
     }
     return this.settleAttempt(t, provider, lookup, connection);
+  }
+
+  /**
+   * Whether "not found" means "never": at once where the lookup closed the reference at the provider;
+   * elsewhere once the settle window since the transaction's creation has passed (a call sent then and still
+   * unknown to the provider is taken as lost).
+   */
+  private notFoundIsFinal(provider: PaymentProvider, t: DueTransaction): boolean {
+    if (provider.lookupClosesReference === true) return true;
+    const created = Date.parse(t.created_at);
+    return Number.isFinite(created) && Date.now() - created >= this.notFoundSettleMs;
   }
 
   /** The operation, target, amount and currency of a follow-up (lookup's `followUp`); undefined when its target is not found. */

@@ -39,6 +39,7 @@ export function buildOrchestrationServices(
     log: deps.log,
     intervalMs: deps.config.reconciliationIntervalMs,
     lookupTimeoutMs: deps.config.providerLookupTimeoutMs,
+    notFoundSettleMs: deps.config.reconciliationNotFoundSettleMs,
     ...(parts.settleFollowUp ? { settleFollowUp: parts.settleFollowUp } : {}),
   });
   reconciliation.start();

@@ -28,9 +28,20 @@ export const LATE_APPROVAL_REVERSED = 'LATE_APPROVAL_REVERSED';
 
 /**
  * How long after a call without an answer reconciliation first asks the provider: at once. Asking early is
- * safe: a provider that has not processed the reference yet answers "not found" and refuses it from then on.
+ * safe: an approval found is taken (or voided), and "not found" is final at once only at a provider whose
+ * lookup closes the reference (PaymentProvider.lookupClosesReference: it refuses the reference from then
+ * on); anywhere else "not found" is asked again until NOT_FOUND_SETTLE_MS have passed.
  */
 export const FIRST_LOOKUP_DELAY_MS = 0;
+
+/**
+ * How long after an operation was sent a "not found" lookup is final at a provider whose lookup does not
+ * close the reference (Mercado Pago's search is eventually consistent and a payment still processing is not
+ * in it; Adyen's idempotent replay cannot tell "never" from "not yet"). Before that the transaction stays
+ * PENDING and is asked again (back-off), so a late approval is still found and voided. Configurable as
+ * RECONCILIATION_NOT_FOUND_SETTLE_MS.
+ */
+export const NOT_FOUND_SETTLE_MS = 15 * 60_000;
 
 const PROVIDER_STATUS = { SUCCEEDED: 'APPROVED', DECLINED: 'DECLINED', ERROR: 'ERROR' } as const;
 
@@ -89,7 +100,7 @@ export function unansweredRecord(attempt: Pick<AttemptRow, 'provider_id'>, kind:
   };
 }
 
-/** What reconciliation records when the provider has no trace of the reference: it never processed it. */
+/** What reconciliation records when the provider has no trace of the reference and never will (closed, or the settle window passed): it never processed it. */
 export function notProcessedRecord(attempt: Pick<AttemptRow, 'provider_id'>): AttemptRecord {
   return withoutAnswer(attempt, 'ERROR', 'NOT_PROCESSED', 'The provider has no record of this attempt: it never reached the provider and nothing was charged');
 }

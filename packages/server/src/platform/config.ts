@@ -72,6 +72,8 @@ const schema = z.object({
   CIRCUIT_COOL_DOWN_MS: z.coerce.number({ message: 'must be a whole number of milliseconds from 100 to 3600000' }).int().min(100).max(3_600_000).default(30_000),
   PROVIDER_LOOKUP_TIMEOUT_MS: z.coerce.number({ message: 'must be a whole number of milliseconds from 100 to 30000' }).int().min(100).max(30_000).default(5_000),
   RECONCILIATION_INTERVAL_MS: z.coerce.number({ message: 'must be a whole number of milliseconds from 100 to 3600000' }).int().min(100).max(3_600_000).default(5_000),
+  /** How long after an attempt's creation a "not found" lookup at a provider that does not close the reference is final (orchestration/settle.ts NOT_FOUND_SETTLE_MS). */
+  RECONCILIATION_NOT_FOUND_SETTLE_MS: z.coerce.number({ message: 'must be a whole number of milliseconds from 60000 to 86400000' }).int().min(60_000).max(86_400_000).default(15 * 60_000),
 });
 
 export interface Config {
@@ -138,6 +140,8 @@ export interface Config {
    * service's bound, never a connection's merchant-set timeout_ms, so no tenant can make its lookups hang.
    */
   providerLookupTimeoutMs: number;
+  /** RECONCILIATION_NOT_FOUND_SETTLE_MS: "not found" is final only this long after the attempt was created, where a lookup does not close the reference. */
+  reconciliationNotFoundSettleMs: number;
 }
 
 export class ConfigError extends Error {
@@ -216,6 +220,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     circuitCoolDownMs: e.CIRCUIT_COOL_DOWN_MS,
     reconciliationIntervalMs: e.RECONCILIATION_INTERVAL_MS,
     providerLookupTimeoutMs: e.PROVIDER_LOOKUP_TIMEOUT_MS,
+    reconciliationNotFoundSettleMs: e.RECONCILIATION_NOT_FOUND_SETTLE_MS,
   };
 }
 

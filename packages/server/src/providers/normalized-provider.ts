@@ -51,6 +51,7 @@ export function normalizedProvider(p: PaymentProvider): PaymentProvider {
     [ADAPTER]: p,
     id: p.id,
     ...(p.notificationSource !== undefined ? { notificationSource: p.notificationSource } : {}),
+    ...(p.lookupClosesReference !== undefined ? { lookupClosesReference: p.lookupClosesReference } : {}),
     lookup: async (input) => normalizeLookup(p.id, await p.lookup(input)),
     verify: async (input) => result(await p.verify(input)),
     purchase: async (input) => result(await p.purchase(input)),

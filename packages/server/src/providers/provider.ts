@@ -69,7 +69,11 @@ export class ProviderUnavailableError extends Error {
 
 /** What a provider knows about an operation we sent it, asked by our reference (reconciliation). */
 export type ProviderLookup =
-  /** The provider never processed this reference (and, once asked, will refuse it if it arrives late). */
+  /**
+   * The provider shows no operation under this reference now. Final (it never processed it, and refuses it
+   * if it arrives late) only where the provider's `lookupClosesReference` is true; elsewhere it may only
+   * mean "not yet" (a search that lags, a payment still processing): see reconciliation.ts.
+   */
   | { found: false }
   /** The provider's answer for the reference; `voided` once an approval was voided or reversed. */
   | { found: true; result: ProviderResult; voided: boolean };
@@ -185,6 +189,14 @@ export interface PaymentProvider {
    * not `id`: both sandbox acquirers' notifications arrive as `sandbox`.
    */
   readonly notificationSource?: string;
+  /**
+   * True when a lookup that answers `{found: false}` also closes the reference at the provider, so that a
+   * call still on its way is refused when it arrives (Stripe's closeReference, the sandbox acquirers'
+   * tombstone): "not found" is then final at once. Absent or false (Mercado Pago, Adyen): "not found" may
+   * only mean "not yet", and reconciliation takes it as final only once the settle window since the
+   * operation was sent has passed (orchestration/settle.ts NOT_FOUND_SETTLE_MS), asking again until then.
+   */
+  readonly lookupClosesReference?: boolean;
   /**
    * What the provider did with the operation we sent under `reference` (our idempotency reference for
    * that call). Throws ProviderUnavailableError when the provider cannot be asked now.

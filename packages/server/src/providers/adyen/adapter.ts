@@ -141,7 +141,12 @@ export class AdyenAdapter implements PaymentProvider, ConnectionNotifications {
    * with NO card data:
    * - Adyen processed the reference: its stored answer comes back (a payment's resultCode, or a modification's
    *   `status: received`): found.
-   * - It never did: the card-less body cannot charge anything; Adyen refuses it as invalid (HTTP 422): not found.
+   * - It has not (yet): the card-less body cannot charge anything; Adyen refuses it as invalid (HTTP 422): not
+   *   found. Not final: the first request may still be on its way or in progress (this lookup closes nothing,
+   *   `lookupClosesReference` is false), so reconciliation asks again until its settle window has passed.
+   * - The key's first request is still being processed (errorCode 704, "request already processed or in
+   *   progress"): no answer yet, never "not found" (ProviderUnavailableError: asked again later).
+   * - Its stored answer is a card payment Adyen has not decided (Received, Pending): no answer yet either.
    * A payment cancelled since is not reported as voided (the stored answer is the first one): reconciliation
    * only asks for operations whose answer never arrived, which the orchestrator has not cancelled.
    * A PIX, boleto or OXXO request comes back as its first answer too (Pending / PresentToShopper with its
@@ -157,6 +162,7 @@ export class AdyenAdapter implements PaymentProvider, ConnectionNotifications {
       if (waiting) return { found: true, result: waiting, voided: false };
       return { found: true, result: paymentResult(answer, raw), voided: false };
     } catch (err) {
+      if (err instanceof AdyenHttpError && isInProgress(err)) throw new ProviderUnavailableError(this.id, 'BAD_RESPONSE', `${this.id} is still processing the reference (idempotency in progress)`);
       if (err instanceof AdyenHttpError && (err.status === 422 || err.status === 400)) return { found: false };
       if (err instanceof AdyenHttpError) throw new ProviderUnavailableError(this.id, 'BAD_RESPONSE', `${this.id} lookup answered HTTP ${err.status}`);
       throw asUnavailable(this.id, err);
@@ -265,6 +271,11 @@ export class AdyenAdapter implements PaymentProvider, ConnectionNotifications {
   private returnUrl(): string {
     return `${this.deps.config.publicBaseUrl ?? 'https://localhost'}/`;
   }
+}
+
+/** Adyen's idempotency answer for a key whose first request it has not finished (errorCode 704): not a "not found". */
+function isInProgress(err: AdyenHttpError): boolean {
+  return String(err.body?.errorCode ?? '') === '704';
 }
 
 /** A request refused before it was sent (nothing reached Adyen): an error the route may move on from. */

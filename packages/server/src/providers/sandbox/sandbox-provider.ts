@@ -98,6 +98,8 @@ export class SandboxShared {
  */
 export abstract class SandboxProvider implements PaymentProvider {
   abstract readonly id: string;
+  /** Both acquirers tombstone a reference their lookup does not find (a late call under it is refused): "not found" is final. */
+  readonly lookupClosesReference = true;
   readonly notificationSource = SANDBOX_NOTIFICATION_SOURCE;
   readonly startRedirectEnrollment?: PaymentProvider['startRedirectEnrollment'];
 

@@ -59,6 +59,8 @@ import {
 
 export class StripeAdapter implements PaymentProvider, ConnectionNotifications {
   readonly id = STRIPE;
+  /** A reference lookup does not find is closed at Stripe first (closeReference): "not found" is final. */
+  readonly lookupClosesReference = true;
 
   constructor(private readonly deps: Pick<ConnectorDeps, 'baseUrl'>) {}
 

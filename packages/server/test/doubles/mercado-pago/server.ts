@@ -42,6 +42,11 @@ export interface Behaviour {
   /** timeout: processed, never answered. late: processed, answered after lateMs. fail: HTTP 500, nothing processed. oversized: processed, a 100 KiB answer. */
   fault?: 'timeout' | 'late' | 'fail' | 'oversized';
   lateMs?: number;
+  /**
+   * The card payment created is left out of /v1/payments/search for this long (Mercado Pago's search is
+   * eventually consistent: a payment just made, or still processing, is not found by its external_reference yet).
+   */
+  hiddenFromSearchMs?: number;
   /** Refunds are accepted `in_process` (settled later by settleRefund). */
   asyncRefunds?: boolean;
 }
@@ -106,6 +111,8 @@ export async function startMercadoPagoDouble(): Promise<MercadoPagoDouble> {
   const accounts = new Map<string, Account>();
   const tokens = new Map<string, { account: string; firstSix: string; lastFour: string; holder: string; month: number; year: number; used: boolean }>();
   const payments = new Map<number, DoublePayment & { owner: string }>();
+  /** Payments the search shows only from this time on (hiddenFromSearchMs). */
+  const searchableFrom = new Map<number, number>();
   const chargebacks = new Map<string, DoubleChargeback & { owner: string }>();
   const documents = new Map<string, { name: string; type: string; sha256: string; size: number }[]>();
   const idempotent = new Map<string, Stored>();
@@ -306,6 +313,7 @@ export async function startMercadoPagoDouble(): Promise<MercadoPagoDouble> {
       processing_mode: 'aggregator',
     };
     payments.set(id, payment);
+    if (behaviour?.hiddenFromSearchMs) searchableFrom.set(id, Date.now() + behaviour.hiddenFromSearchMs);
     return { status: 201, body: view(payment) };
   }
 
@@ -463,7 +471,9 @@ export async function startMercadoPagoDouble(): Promise<MercadoPagoDouble> {
 
   function search(url: URL, account: Account): Stored {
     const ref = url.searchParams.get('external_reference');
-    const results = [...payments.values()].filter((p) => p.owner === account.access_token && (ref === null || p.external_reference === ref)).reverse();
+    const results = [...payments.values()]
+      .filter((p) => p.owner === account.access_token && (ref === null || p.external_reference === ref) && (searchableFrom.get(p.id) ?? 0) <= Date.now())
+      .reverse();
     const answer: PaymentSearch = {
       paging: { total: results.length, limit: 30, offset: 0 },
       results: results.slice(0, 30).map((p) => ({ ...(view(p) as object), id: String(p.id) })) as PaymentSearch['results'],
