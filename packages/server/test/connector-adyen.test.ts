@@ -175,7 +175,7 @@ for (const backend of backends()) {
       expect(after[0]!.status).not.toBe('PENDING');
     });
 
-    it('only Adyen on the route: a timed-out approval is taken by reconciliation; a request that never arrived is found not processed, and the replay charges nothing', async () => {
+    it('only Adyen on the route: a timed-out approval is taken by reconciliation; a request that never arrived is asked again within the settle window, then found not processed, and the replay charges nothing', async () => {
       await routeCards(t, [{ provider_id: 'ADYEN', connection_id: adyenConnection }]);
       try {
         double.next({ kind: 'timeout' });
@@ -189,7 +189,13 @@ for (const backend of backends()) {
         expect(lost.status).toBe('PENDING');
         const reference = attempts(lost)[0]!.id;
         await reconcileNow(lost.id);
+        // Not found, but the replay closes nothing at Adyen: "not yet" until the settle window has passed.
+        expect(await getPayment(t, lost.id)).toMatchObject({ status: 'PENDING' });
+        expect(attempts(await getPayment(t, lost.id))[0]).toMatchObject({ id: reference, status: 'PENDING' });
+        await t.db.query(`UPDATE payment_transactions SET created_at = created_at - interval '16 minutes' WHERE id = $1`, [reference]);
+        await reconcileNow(lost.id);
         const settled = await getPayment(t, lost.id);
+        expect(attempts(settled)[0]).toMatchObject({ id: reference, status: 'ERROR', response_code: 'NOT_PROCESSED' });
         expect(settled.status).not.toBe('SUCCEEDED');
         expect(settled.status).not.toBe('PENDING');
         expect(double.processedCount(reference)).toBe(0);
