@@ -152,6 +152,27 @@ for (const backend of backends()) {
       }
     });
 
+    it.each(['Received', 'Pending'])("a card answered %s is no final answer: the attempt stays PENDING for reconciliation (never a soft ERROR), the route moves on, and Adyen's stored undecided answer is never read as not processed", async (resultCode) => {
+      double.next({ kind: 'resultCode', resultCode });
+      const p = await pay();
+      const [atAdyen, second] = attempts(p);
+      expect(atAdyen).toMatchObject({ provider_id: 'ADYEN', status: 'PENDING', response_code: 'PROVIDER_BAD_RESPONSE' });
+      // The route moves on as after a timeout (docs/design.md: an unknown outcome fails over; a late approval is reversed).
+      expect(second).toMatchObject({ provider_id: 'SANDBOX_A', status: 'SUCCEEDED' });
+      expect(p.status).toBe('SUCCEEDED');
+      expect(double.processedCount(atAdyen!.id)).toBe(1);
+      // Reconciliation's replay gets Adyen's stored first answer, still undecided: asked again, the attempt PENDING.
+      await reconcileNow(p.id);
+      expect(attempts(await getPayment(t, p.id))[0]).toMatchObject({ id: atAdyen!.id, status: 'PENDING' });
+      // Even past the settle window: Adyen processed the reference, so it is never "not processed".
+      await t.db.query(`UPDATE payment_transactions SET created_at = created_at - interval '16 minutes' WHERE id = $1`, [atAdyen!.id]);
+      await reconcileNow(p.id);
+      expect(attempts(await getPayment(t, p.id))[0]).toMatchObject({ id: atAdyen!.id, status: 'PENDING' });
+      expect(double.processedCount(atAdyen!.id)).toBe(1);
+      // Leave nothing due for the tests after this one.
+      await t.db.query(`UPDATE payment_transactions SET status = 'ERROR' WHERE id = $1`, [atAdyen!.id]);
+    });
+
     /** As if the attempt's deadline had passed: the reconciliation takes it now. */
     async function reconcileNow(paymentId: string) {
       await t.db.query(`UPDATE payment_transactions SET reconcile_after = clock_timestamp() - interval '1 second' WHERE payment_id = $1 AND status = 'PENDING'`, [paymentId]);

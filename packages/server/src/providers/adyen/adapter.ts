@@ -37,6 +37,7 @@ import {
   asyncStartOf,
   cardPaymentRequest,
   isAdyenAsyncMethod,
+  isUndecidedCard,
   lookupReplayRequest,
   missingAdyenPayerData,
   modificationResult,
@@ -160,6 +161,7 @@ export class AdyenAdapter implements PaymentProvider, ConnectionNotifications {
       if (raw.status === 'received' && raw.paymentPspReference !== undefined) return { found: true, result: modificationResult(raw, raw), voided: false };
       const waiting = asyncLookupResult(raw);
       if (waiting) return { found: true, result: waiting, voided: false };
+      if (isUndecidedCard(answer.resultCode)) throw undecided(this.id, answer.resultCode);
       return { found: true, result: paymentResult(answer, raw), voided: false };
     } catch (err) {
       if (err instanceof AdyenHttpError && isInProgress(err)) throw new ProviderUnavailableError(this.id, 'BAD_RESPONSE', `${this.id} is still processing the reference (idempotency in progress)`);
@@ -228,6 +230,8 @@ export class AdyenAdapter implements PaymentProvider, ConnectionNotifications {
         cardPaymentRequest(input, { merchantAccount: c.merchantAccount, value, capture, returnUrl: this.returnUrl() }),
         { idempotencyKey: input.reference },
       );
+      // Received / Pending: not a final answer (it may still be authorised): an unknown outcome, as a timeout.
+      if (isUndecidedCard(answer.resultCode)) throw undecided(this.id, answer.resultCode);
       return paymentResult(answer, c.http.lastBody ?? {});
     } catch (err) {
       if (err instanceof AdyenHttpError) return refusedRequest(err.status, err.body, 'CHARGE');
@@ -271,6 +275,11 @@ export class AdyenAdapter implements PaymentProvider, ConnectionNotifications {
   private returnUrl(): string {
     return `${this.deps.config.publicBaseUrl ?? 'https://localhost'}/`;
   }
+}
+
+/** A card payment Adyen has not decided (Received, Pending): no answer yet; reconciliation asks again. */
+function undecided(providerId: string, resultCode: unknown): ProviderUnavailableError {
+  return new ProviderUnavailableError(providerId, 'BAD_RESPONSE', `${providerId} has not decided the card payment yet (resultCode ${String(resultCode)})`);
 }
 
 /** Adyen's idempotency answer for a key whose first request it has not finished (errorCode 704): not a "not found". */

@@ -120,7 +120,8 @@ function eventsOf(item: Item, rawBody: string): ConnectorEvent[] {
     ];
   }
   // A PIX, boleto or OXXO payment ended (paid, refused, expired, cancelled): the pending payment ends, as the
-  // sandbox's PAYMENT_SETTLED ends it. A card's AUTHORISATION gives nothing (its answer was final on the call).
+  // sandbox's PAYMENT_SETTLED ends it. A card's AUTHORISATION gives nothing yet: its answer was final on the
+  // call, except Received / Pending, whose attempt waits in reconciliation (docs/providers/adyen.md).
   const settled = asyncOutcomeOfItem(item);
   if (settled) return [{ kind: 'ASYNC_PAYMENT_SETTLED', notificationId, providerTransactionId: item.pspReference, outcome: settled.outcome, reason: settled.reason }];
   const extra = item.additionalData ?? {};

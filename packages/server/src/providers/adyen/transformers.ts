@@ -98,6 +98,16 @@ export function lookupReplayRequest(reference: string, merchantAccount: string, 
 
 const APPROVED = { iso8583ResponseCode: '00', iso8583ResponseMessage: 'Approved', responseCode: 'SUCCEEDED' } as const;
 
+/**
+ * A card payment Adyen has not decided yet (resultCode Received or Pending with no shopper action asked for):
+ * it may still be authorised, so it is no result. The adapter reports it as an unknown outcome (as Mercado
+ * Pago's in_process): the attempt stays PENDING for reconciliation, and an approval that follows is reversed
+ * if the payment was made elsewhere meanwhile.
+ */
+export function isUndecidedCard(resultCode: unknown): boolean {
+  return resultCode === 'Received' || resultCode === 'Pending';
+}
+
 /** Adyen's /payments answer → our result, through the code table for anything but Authorised. */
 export function paymentResult(res: PaymentResponse, raw: Record<string, unknown>): ProviderResult {
   const extra = (res.additionalData ?? {}) as Record<string, string | undefined>;
@@ -115,7 +125,8 @@ export function paymentResult(res: PaymentResponse, raw: Record<string, unknown>
     return { ...base, outcome: 'SUCCEEDED', ...APPROVED, responseMessage: 'Authorised', merchantAdviceCode: null, merchantAdviceCodeMessage: null };
   }
   // Refused and Cancelled are refusals; Error, and any state this connector does not drive (3-D Secure
-  // actions, Pending, Received, PartiallyAuthorised: it never asks for them), is an error of the code table.
+  // actions, PartiallyAuthorised: it never asks for them), is an error of the code table. Received and
+  // Pending are not final answers: the adapter never hands them here (isUndecidedCard).
   const kind = resultCode === 'Refused' || resultCode === 'Cancelled' ? 'refusal' : 'error';
   const adviceText = extra.merchantAdviceCode ?? null;
   const row = codeRow(res.refusalReasonCode, kind, adviceOf(adviceText));
