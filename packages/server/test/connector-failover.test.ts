@@ -17,6 +17,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Schemas } from '@payorch/types';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ReconciliationWorker } from '../src/orchestration/reconciliation.js';
+import { reversalReference } from '../src/orchestration/reversals.js';
 import { LATE_APPROVAL_REVERSED } from '../src/orchestration/settle.js';
 import { settleFollowUp } from '../src/payments/lifecycle.js';
 import { CONNECTORS } from '../src/providers/connectors.js';
@@ -77,6 +78,7 @@ for (const backend of backends()) {
     afterEach(() => stripe.fault(null));
 
     const ids = { stripe: '', adyen: '', mercadoPago: '' };
+    const stripeWebhookSecret = `whsec_${randomBytes(16).toString('hex')}`;
     let account: DoubleAccount;
     let customerId: string;
     const stripeThenAdyen = () => routeCards(t, [
@@ -85,7 +87,7 @@ for (const backend of backends()) {
     ]);
     beforeAll(async () => {
       account = mercadoPago.account({ currency: 'BRL' });
-      ids.stripe = await createConnection(t, 'STRIPE', { secret_key: `sk_test_${randomBytes(16).toString('hex')}`, webhook_secret: `whsec_${randomBytes(16).toString('hex')}` });
+      ids.stripe = await createConnection(t, 'STRIPE', { secret_key: `sk_test_${randomBytes(16).toString('hex')}`, webhook_secret: stripeWebhookSecret });
       ids.adyen = await createConnection(t, 'ADYEN', { ...ADYEN_TEST_CREDENTIALS }, ADYEN_TIMEOUT_MS);
       ids.mercadoPago = await createConnection(t, 'MERCADO_PAGO', { ...account });
       await stripeThenAdyen();
@@ -200,6 +202,41 @@ for (const backend of backends()) {
       expect(settled).toMatchObject({ status: 'SUCCEEDED', sub_status: 'APPROVED', amount: { refunded: 0 } });
       await reconcileNow(payment.id);
       expect(refundsOf()).toHaveLength(1);
+    });
+
+    it("the refund reversing a late approval at Stripe fails (refund.failed): the attempt no longer reads reversed, payment.operation.failed, and reconciliation refunds it again under a new key", async () => {
+      await new Promise((r) => setTimeout(r, 300)); // Stripe's circuit, opened by the timeout before, admits a probe again
+      stripe.fault({ mode: 'timeout' });
+      const payment = await pay();
+      stripe.fault(null);
+      const [atStripe] = attempts(payment);
+      expect(atStripe).toMatchObject({ provider_id: 'STRIPE', status: 'PENDING' });
+      const [late] = [...stripe.ledger.intents.values()].filter((pi) => pi.metadata.payorch_reference === atStripe!.id);
+      const refundsOf = () => [...stripe.ledger.refunds.values()].filter((r) => r.intentId === late!.id);
+      const reversed = await reconcileNow(payment.id);
+      expect(attempts(reversed)[0]).toMatchObject({ status: 'CANCELED', reason: LATE_APPROVAL_REVERSED });
+      const [first] = refundsOf();
+      expect(first!.metadata.payorch_reference).toBe(`${reversalReference(atStripe!.id, 0)}:reversal`);
+
+      // The refund fails at Stripe after it was created: the shopper is charged at Stripe and at Adyen.
+      stripe.settleRefund(first!.id, 'failed');
+      const signed = stripe.signedNotification('refund.failed', { refundId: first!.id }, stripeWebhookSecret);
+      const res = await t.fetch(`/provider-notifications/${ids.stripe}`, { method: 'POST', headers: signed.headers, body: signed.body, credentials_: false });
+      expect(res.status, await res.clone().text()).toBe(200);
+      const [row] = await t.db.query<{ state: string }>('SELECT state FROM connection_notifications WHERE connection_id = $1 AND notification_id = $2', [ids.stripe, JSON.parse(signed.body).id]);
+      expect(row!.state).toBe('APPLIED');
+      const failed = await getPayment(t, payment.id, '?transactions_history=true');
+      expect(attempts(failed)[0]).toMatchObject({ id: atStripe!.id, status: 'PENDING', reason: 'LATE_APPROVAL_REVERSAL_FAILED', response_code: 'FAILED_AT_PROVIDER' });
+      const events = await t.db.query<{ type: string }>('SELECT type FROM webhook_events WHERE resource_id = $1', [payment.id]);
+      expect(events.map((e) => e.type)).toContain('payment.operation.failed');
+
+      const again = await reconcileNow(payment.id);
+      expect(attempts(again)[0]).toMatchObject({ status: 'CANCELED', reason: LATE_APPROVAL_REVERSED });
+      expect(refundsOf().map((r) => [r.metadata.payorch_reference, r.status])).toEqual([
+        [`${reversalReference(atStripe!.id, 0)}:reversal`, 'failed'],
+        [`${reversalReference(atStripe!.id, 1)}:reversal`, 'succeeded'],
+      ]);
+      expect(again).toMatchObject({ status: 'SUCCEEDED', sub_status: 'APPROVED', amount: { refunded: 0 } });
     });
 
     it('ADYEN → MERCADO_PAGO: a BRL payment Adyen refuses softly is approved at Mercado Pago', async () => {

@@ -17,7 +17,6 @@
  * most its cap of slots for one lookup timeout each, then waits out its back-off, and everyone else's
  * transactions are looked up as if it were not there. The backlog (count, oldest age) goes to metrics.
  */
-import { createHash } from 'node:crypto';
 import type { Queryable } from '../db/database.js';
 import { reserveOf } from '../db/fair-claim.js';
 import type { PaymentRow } from '../db/payment-rows.js';
@@ -25,6 +24,7 @@ import type { Logger } from '../platform/logger.js';
 import { ProviderUnavailableError, type ConnectionContext, type FollowUpLookup, type PaymentProvider, type ProviderLookup, type ProviderResult } from '../providers/provider.js';
 import type { Orchestration } from './orchestrator.js';
 import { orchestrationRepository as repo, type DueTransaction } from './repository.js';
+import { MAX_REVERSALS, reversalReference } from './reversals.js';
 import {
   answeredRecord,
   concludeWithoutApproval,
@@ -32,6 +32,7 @@ import {
   isUndecided,
   NOT_FOUND_SETTLE_MS,
   notProcessedRecord,
+  reversalFailedRecord,
   reversedRecord,
   takeApproval,
   withAuthorization,
@@ -288,7 +289,7 @@ export class ReconciliationWorker {
 
   private async settleAttempt(t: DueTransaction, provider: PaymentProvider, lookup: ProviderLookup, connection: ConnectionContext | undefined): Promise<Step> {
     const o = this.options.orchestration;
-    type Decision = { then: 'done' } | { then: 'wait' } | { then: 'void'; payment: PaymentRow; approval: ProviderResult };
+    type Decision = { then: 'done' } | { then: 'wait' } | { then: 'void'; payment: PaymentRow; approval: ProviderResult; failedBefore: number };
     const decision = await o.db.transaction(async (tx): Promise<Decision> => {
       const payment = (await o.payments.lockPaymentById(tx, t.payment_id))!;
       const current = await repo.find(tx, t.id);
@@ -313,21 +314,27 @@ export class ReconciliationWorker {
         await takeApproval(o.payments, tx, payment, approved, paymentMethod, vaultedTokenOf(payment));
         return { then: 'done' };
       }
-      return { then: 'void', payment, approval: r };
+      if (current.reversals_failed >= MAX_REVERSALS) {
+        // Never left PENDING after its last failed reversal (provider-notifications/reversals.ts): an operator's now.
+        await repo.record(tx, t.id, reversalFailedRecord(current, 'reported failed', false), null);
+        return { then: 'done' };
+      }
+      return { then: 'void', payment, approval: r, failedBefore: current.reversals_failed };
     });
     if (decision.then === 'done') return 'settled';
     if (decision.then === 'wait') {
       await repo.postpone(o.db, t.id, this.baseBackoffMs, true);
       return 'postponed';
     }
-    // The payment succeeded elsewhere or ended: the late approval is voided at its provider.
-    const { payment, approval } = decision;
+    // The payment succeeded elsewhere or ended: the late approval is voided at its provider, under the
+    // reference of this reversal (a new one after each reversal the provider reported failed: reversals.ts).
+    const { payment, approval, failedBefore } = decision;
     const voided = await this.ask(provider, t, 'void', () =>
       provider.void({
         providerTransactionId: approval.providerTransactionId,
         amount: t.amount,
         currency: payment.currency,
-        reference: derivedReference('void', t.id),
+        reference: reversalReference(t.id, failedBefore),
         ...(connection ? { connection } : {}),
       }),
     );
@@ -339,7 +346,9 @@ export class ReconciliationWorker {
     await o.db.transaction(async (tx) => {
       await o.payments.lockPaymentById(tx, t.payment_id);
       const current = await repo.find(tx, t.id);
-      if (current?.status === 'PENDING') await repo.record(tx, t.id, reversedRecord(t, approval), null);
+      // Accepted by the provider: reversed. Its later notification may still say the reversal failed
+      // (payments/provider-notifications/reversals.ts), which makes the attempt PENDING here again.
+      if (current?.status === 'PENDING' && current.reversals_failed === failedBefore) await repo.record(tx, t.id, reversedRecord(t, approval), null);
     });
     return 'settled';
   }
@@ -379,8 +388,4 @@ function withinDeadline<T>(call: Promise<T>, ms: number, late: () => Error): Pro
 
 const vaultedTokenOf = (p: PaymentRow) => (p.payment_method as { vaulted_token?: string | null } | null)?.vaulted_token ?? null;
 
-/** A stable idempotency reference (UUID-shaped) for an operation derived from a transaction: the same on every retry. */
-export function derivedReference(purpose: string, transactionId: string): string {
-  const h = createHash('sha256').update(`${purpose}:${transactionId}`).digest('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${((parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
-}
+export { derivedReference } from './reversals.js';

@@ -17,6 +17,8 @@ const rawJson = (v: unknown) => (typeof v === 'string' ? v : json(v));
 export interface AttemptRow extends TransactionRow {
   connection_id: string | null;
   reconcile_attempts: number;
+  /** How many reversals of this late approval the provider reported failed (orchestration/reversals.ts). */
+  reversals_failed: number;
   /** PENDING and not due for reconciliation yet: its call is (or may still be) running. */
   in_flight: boolean;
 }
@@ -24,7 +26,7 @@ export interface AttemptRow extends TransactionRow {
 const COLUMNS = `id, payment_id, type, status, category, amount::text AS amount, provider_id, payment_method, response_code, response_message,
   reason, description, merchant_reference, provider_data, raw_response, provider_transaction_id, connection_data, merchant_advice_code,
   merchant_advice_code_message, payment_status_before, payment_sub_status_before, created_at::text AS created_at, updated_at::text AS updated_at,
-  COALESCE(connection_id, connection_data->>'id') AS connection_id, reconcile_attempts,
+  COALESCE(connection_id, connection_data->>'id') AS connection_id, reconcile_attempts, reversals_failed,
   (status = 'PENDING' AND reconcile_after > clock_timestamp()) AS in_flight`;
 
 /** What a provider said (or why it said nothing) as recorded on the transaction. */
@@ -87,6 +89,22 @@ export const orchestrationRepository = {
         id, r.status, r.reason, r.response_code, r.response_message, json(r.provider_data), rawJson(r.raw_response), r.provider_transaction_id,
         r.merchant_advice_code, r.merchant_advice_code_message, json(r.payment_method), reconcileInMs,
       ],
+    );
+    return rows[0]!;
+  },
+
+  /**
+   * A late approval whose reversal the provider reported failed (reversals.ts): recorded as `r` with one more
+   * failed reversal; due for reconciliation at once (its lookup count starts again) when `r` is PENDING.
+   */
+  async recordReversalFailed(db: Queryable, id: string, r: AttemptRecord): Promise<AttemptRow> {
+    const rows = await db.query<AttemptRow>(
+      `UPDATE payment_transactions SET status = $2, reason = $3, response_code = $4, response_message = $5,
+         reversals_failed = reversals_failed + 1, reconcile_attempts = 0,
+         reconcile_after = CASE WHEN $2 = 'PENDING' THEN clock_timestamp() ELSE NULL END,
+         claimed_until = NULL, updated_at = clock_timestamp()
+       WHERE id = $1 RETURNING ${COLUMNS}`,
+      [id, r.status, r.reason, r.response_code, r.response_message],
     );
     return rows[0]!;
   },

@@ -11,6 +11,7 @@ import type { ProviderResult, UnavailableKind } from '../providers/provider.js';
 import { runApprovalHook } from './approval-hook.js';
 import type { PaymentPort } from './payment-port.js';
 import { orchestrationRepository as repo, type AttemptRecord, type AttemptRow } from './repository.js';
+import { LATE_APPROVAL_REVERSAL_FAILED, MAX_REVERSALS } from './reversals.js';
 
 /** Types of the transactions that are provider attempts of a payment (one per provider tried). */
 export const ATTEMPT_TYPES: ReadonlySet<string> = new Set(['PURCHASE', 'AUTHORIZE']);
@@ -128,6 +129,24 @@ export function reversedRecord(attempt: Pick<AttemptRow, 'provider_id'>, approva
     status: 'CANCELED',
     reason: LATE_APPROVAL_REVERSED,
     response_message: 'Approved after the payment had ended without it: voided at the provider',
+  };
+}
+
+/**
+ * A late approval whose reversal the provider reported failed (orchestration/reversals.ts): it does not read
+ * reversed. PENDING while reconciliation is to reverse it again, ERROR once it gave up (an operator's then);
+ * what the provider answered of the approval (its id, data) stays.
+ */
+export function reversalFailedRecord(attempt: AttemptRecord, message: string, retried: boolean): AttemptRecord {
+  return {
+    ...attempt,
+    status: retried ? 'PENDING' : 'ERROR',
+    reason: LATE_APPROVAL_REVERSAL_FAILED,
+    response_code: 'FAILED_AT_PROVIDER',
+    response_message: retried
+      ? `The provider reported that the reversal of this late approval failed (${message}): it is reversed again`
+      : `The provider reported that the reversal of this late approval failed (${message}), ${MAX_REVERSALS} times: it needs reversing at the provider by hand`,
+    payment_method: null,
   };
 }
 

@@ -27,6 +27,7 @@ import paymentLinks from './0026_payment_links.js';
 import yunoWebhooks from './0027_yuno_webhooks.js';
 import sandboxMethodRoutings from './0028_sandbox_method_routings.js';
 import checkoutLimits from './0029_checkout_limits.js';
+import lateApprovalReversals from './0030_late_approval_reversals.js';
 
 /** Every migration, in order. Add a new file (next number) and list it here; never edit an applied one. */
 export const migrations: readonly Migration[] = [
@@ -47,4 +48,5 @@ export const migrations: readonly Migration[] = [
   yunoWebhooks,
   sandboxMethodRoutings,
   checkoutLimits,
+  lateApprovalReversals,
 ];

@@ -36,6 +36,8 @@ export interface Applied {
   state: Exclude<NotificationState, 'PARKED'>;
   /** Why it was ignored or left unchanged, for the record and the log. */
   detail: string | null;
+  /** Money left where it should not be (a late approval's reversal failed): logged as an error. */
+  alert?: { message: string; paymentId: string; transactionId: string };
 }
 
 export interface EventResult {
@@ -43,6 +45,7 @@ export interface EventResult {
   kind: ConnectorEvent['kind'];
   state: NotificationState | 'DUPLICATE';
   detail: string | null;
+  alert?: Applied['alert'];
 }
 
 /** What the event is about, read without a lock (the payment is locked before anything is decided). */
@@ -51,12 +54,22 @@ function locate(db: Queryable, connectionId: string, e: ConnectorEvent): Promise
     case 'CHARGEBACK':
       return notifications.findCharge(db, connectionId, e.providerTransactionId);
     case 'FOLLOW_UP_SETTLED':
-      return e.reference === null && e.providerOperationId === null ? Promise.resolve(undefined) : notifications.findFollowUp(db, connectionId, e.reference, e.providerOperationId);
+      return locateFollowUp(db, connectionId, e);
     case 'DISPUTE_CLOSED':
       return notifications.findChargeback(db, connectionId, e.chargebackId);
     case 'ASYNC_PAYMENT_SETTLED':
       return asyncPaymentsRepository.findIssued(db, connectionId, e.providerTransactionId);
   }
+}
+
+/**
+ * A capture, cancel or refund of ours; else, for a cancel or refund naming the provider's transaction, the
+ * reversal of a late approval (orchestration/reversals.ts), which is no transaction of its own: its attempt.
+ */
+async function locateFollowUp(db: Queryable, connectionId: string, e: Extract<ConnectorEvent, { kind: 'FOLLOW_UP_SETTLED' }>): Promise<Target | undefined> {
+  const followUp = e.reference === null && e.providerOperationId === null ? undefined : await notifications.findFollowUp(db, connectionId, e.reference, e.providerOperationId);
+  if (followUp || e.operation === 'CAPTURE' || e.providerTransactionId === null) return followUp;
+  return notifications.findReversedLateApproval(db, connectionId, e.providerTransactionId);
 }
 
 /** What a not-yet-recorded subject will be known by, for an event that may wait for it. */
@@ -67,14 +80,20 @@ function awaited(e: ConnectorEvent): { awaitsReference: string | null; awaitsPro
 }
 
 export async function applyConnectorEvent(db: Queryable, via: NotifiedConnection, event: ConnectorEvent): Promise<EventResult> {
-  const result = (state: EventResult['state'], detail: string | null = null): EventResult => ({ notificationId: event.notificationId, kind: event.kind, state, detail });
+  const result = (state: EventResult['state'], detail: string | null = null, alert?: Applied['alert']): EventResult => ({
+    notificationId: event.notificationId,
+    kind: event.kind,
+    state,
+    detail,
+    ...(alert ? { alert } : {}),
+  });
   const target = await locate(db, via.connectionId, event);
   if (target) {
     return inPaymentTransaction(db, target.payment_id, via.organizationId, async (tx) => {
       if (!(await notifications.record(tx, { connectionId: via.connectionId, event, state: 'APPLIED' }))) return result('DUPLICATE');
       const applied = await applyTo(tx, via, event, target);
       if (applied.state !== 'APPLIED') await notifications.settle(tx, via.connectionId, event.notificationId, applied.state, applied.detail);
-      return result(applied.state, applied.detail);
+      return result(applied.state, applied.detail, applied.alert);
     });
   }
   const waits = awaited(event);
@@ -143,7 +162,7 @@ export async function applyParkedFor(
   for (const row of await notifications.parkedFor(tx, subject.connectionId, subject.id, subject.providerId)) {
     const applied = await applyTo(tx, via, row.event, { id: subject.id, payment_id: subject.paymentId });
     await notifications.settle(tx, subject.connectionId, row.notification_id, applied.state, applied.detail);
-    results.push({ notificationId: row.notification_id, kind: row.event.kind, state: applied.state, detail: applied.detail });
+    results.push({ notificationId: row.notification_id, kind: row.event.kind, state: applied.state, detail: applied.detail, ...(applied.alert ? { alert: applied.alert } : {}) });
   }
   return results;
 }

@@ -7,6 +7,7 @@
  *                                                                    the payment as it was before it
  *   transaction DECLINED / ERROR                         FAILED    → nothing changes; CONFIRMED → ignored (a conflict, logged)
  * Every failure is announced as payment.operation.failed. The caller holds the payment's lock.
+ * The outcome of a late approval's reversal, found by its attempt, is settled by reversals.ts.
  */
 import type { Queryable } from '../../db/database.js';
 import { orchestrationRepository as attempts } from '../../orchestration/repository.js';
@@ -17,6 +18,7 @@ import { settleFollowUp } from '../lifecycle.js';
 import { compareDecimal, subtractDecimal } from '../money.js';
 import { paymentsRepository as repo, type PaymentRow, type TransactionRow } from '../repository.js';
 import { notificationsRepository as notifications } from './repository.js';
+import { settleReversal } from './reversals.js';
 import type { Applied } from './apply.js';
 
 type FollowUpSettled = Extract<ConnectorEvent, { kind: 'FOLLOW_UP_SETTLED' }>;
@@ -47,6 +49,8 @@ function answerOf(e: FollowUpSettled): ProviderResult {
 export async function settleByNotification(tx: Queryable, e: FollowUpSettled, transactionId: string): Promise<Applied> {
   const t = await attempts.find(tx, transactionId);
   if (!t) return { state: 'IGNORED', detail: `no transaction ${transactionId}` };
+  // A late approval's reversal is no transaction of its own: its outcome is the attempt's (reversals.ts).
+  if (t.type === 'PURCHASE' || t.type === 'AUTHORIZE') return settleReversal(tx, e, t);
   if (t.type !== TYPE_OF[e.operation]) return { state: 'IGNORED', detail: `names a ${e.operation}, but transaction ${t.id} is a ${t.type}` };
   if (t.status === 'PENDING') {
     await settleFollowUp(tx, t.id, { kind: 'answered', result: answerOf(e) });

@@ -60,7 +60,11 @@ export async function receiveConnectionNotification(
     return done;
   });
   for (const r of results) {
-    if (r.state === 'IGNORED') deps.log.info({ connectionId: via.connectionId, notificationId: r.notificationId, kind: r.kind, detail: r.detail }, 'provider notification ignored');
+    const about = { connectionId: via.connectionId, notificationId: r.notificationId, kind: r.kind, detail: r.detail };
+    if (r.state === 'IGNORED') deps.log.info(about, 'provider notification ignored');
+    // Kept until its subject is recorded (applied then): a subject that never comes leaves it parked, so say so.
+    if (r.state === 'PARKED') deps.log.warn(about, 'provider notification parked: nothing it is about is recorded yet');
+    if (r.alert) deps.log.error({ ...about, paymentId: r.alert.paymentId, transactionId: r.alert.transactionId }, r.alert.message);
   }
   return { kind: 'acknowledged', acknowledgement: parsed.acknowledgement, results };
 }

@@ -85,6 +85,22 @@ export const notificationsRepository = {
     return rows[0];
   },
 
+  /**
+   * The late approval of this connection the provider knows by this id whose reversal was sent
+   * (orchestration/reversals.ts): reversed, or its reversal reported failed. What a reversal's outcome
+   * (an Adyen CANCEL_OR_REFUND, a Stripe or Mercado Pago reversal refund) is about: the reversal is no
+   * transaction of its own.
+   */
+  async findReversedLateApproval(db: Queryable, connectionId: string, providerTransactionId: string): Promise<Target | undefined> {
+    const rows = await db.query<Target>(
+      `SELECT id, payment_id FROM payment_transactions
+        WHERE connection_id = $1 AND provider_transaction_id = $2 AND type IN ('PURCHASE', 'AUTHORIZE')
+          AND reason IN ('LATE_APPROVAL_REVERSED', 'LATE_APPROVAL_REVERSAL_FAILED') LIMIT 1`,
+      [connectionId, providerTransactionId],
+    );
+    return rows[0];
+  },
+
   /** The chargeback the provider knows by this id, received through the connection. */
   async findChargeback(db: Queryable, connectionId: string, chargebackId: string): Promise<Target | undefined> {
     const rows = await db.query<Target>(
