@@ -2466,7 +2466,7 @@ export interface webhooks {
         put?: never;
         /**
          * payment.operation.failed
-         * @description A capture, cancel or refund did not go through after all (the provider's notification said so): the transaction is `DECLINED` (`FAILED_AT_PROVIDER`) and what it changed is undone. POSTed to each enabled endpoint subscribed to `payment.operation.failed` or `*`, signed per Standard
+         * @description A capture, cancel or refund did not go through after all (the provider's notification said so): the transaction is `DECLINED` (`FAILED_AT_PROVIDER`) and what it changed is undone. Also sent when the reversal of a late approval failed at its provider: the transaction is that attempt (`PURCHASE` or `AUTHORIZE`, reason `LATE_APPROVAL_REVERSAL_FAILED`), the payment is unchanged. POSTed to each enabled endpoint subscribed to `payment.operation.failed` or `*`, signed per Standard
          *     Webhooks with the endpoint's secret(s): verify `webhook-signature` over the raw body (for example with
          *     `verifyWebhook` of @payorch/client or the `standardwebhooks` library), reject a `webhook-timestamp`
          *     more than 5 minutes off, and deduplicate on `webhook-id` (the event's `id`).
@@ -4223,7 +4223,7 @@ export interface components {
             created_at: string;
             data: components["schemas"]["EventPaymentData"];
         };
-        /** @description The `payment.operation.failed` event. A capture, cancel or refund did not go through after all: the provider said so in a notification (for example Adyen `REFUND_FAILED`, Stripe `refund.failed`). The transaction is `DECLINED` with response code `FAILED_AT_PROVIDER`, and what it had changed is undone: a refund's amount is refundable again, a capture's authorization is `PENDING` / `AUTHORIZED` again, a cancel's too. Sent as the body of a signed POST to every enabled webhook endpoint subscribed to it (or to `*`). */
+        /** @description The `payment.operation.failed` event. A capture, cancel or refund did not go through after all: the provider said so in a notification (for example Adyen `REFUND_FAILED`, Stripe `refund.failed`). The transaction is `DECLINED` with response code `FAILED_AT_PROVIDER`, and what it had changed is undone: a refund's amount is refundable again, a capture's authorization is `PENDING` / `AUTHORIZED` again, a cancel's too. Also sent when the reversal of a late approval failed at its provider: the transaction is then that attempt (a `PURCHASE` or `AUTHORIZE` with reason `LATE_APPROVAL_REVERSAL_FAILED`, `PENDING` while it is reversed again, `ERROR` once given up) and the payment is unchanged. Sent as the body of a signed POST to every enabled webhook endpoint subscribed to it (or to `*`). */
         EventPaymentOperationFailed: {
             /**
              * Format: uuid
@@ -5198,7 +5198,7 @@ export interface components {
          */
         TransactionType: "PURCHASE" | "AUTHORIZE" | "CAPTURE" | "VERIFY" | "REFUND" | "CANCEL" | "CHARGEBACK";
         /**
-         * @description Status of a transaction. A chargeback is CREATED when received and stays CREATED while it is disputed; WON or LOST is its dispute outcome. A provider call (a payment attempt, a capture, cancel or refund) is PENDING until its provider's answer is recorded, by the request or by reconciliation; a refused capture, cancel or refund stays as DECLINED or ERROR, and the payment is unchanged. A capture, cancel or refund the provider accepted and later reported failed (its notification) becomes DECLINED with response code FAILED_AT_PROVIDER, and what it changed on the payment is undone (event payment.operation.failed).
+         * @description Status of a transaction. A chargeback is CREATED when received and stays CREATED while it is disputed; WON or LOST is its dispute outcome. A provider call (a payment attempt, a capture, cancel or refund) is PENDING until its provider's answer is recorded, by the request or by reconciliation; a refused capture, cancel or refund stays as DECLINED or ERROR, and the payment is unchanged. A capture, cancel or refund the provider accepted and later reported failed (its notification) becomes DECLINED with response code FAILED_AT_PROVIDER, and what it changed on the payment is undone (event payment.operation.failed). A late approval (an attempt approved after its payment was decided) is reversed at its provider and CANCELED with reason LATE_APPROVAL_REVERSED; if the provider reports the reversal failed, it is PENDING with reason LATE_APPROVAL_REVERSAL_FAILED while it is reversed again, ERROR with that reason once given up.
          * @enum {string}
          */
         TransactionStatus: "CREATED" | "PENDING" | "SUCCEEDED" | "DECLINED" | "REJECTED" | "ERROR" | "CANCELED" | "EXPIRED" | "WON" | "LOST";
@@ -5941,7 +5941,7 @@ export interface components {
             payment: components["schemas"]["Payment"];
             transaction: components["schemas"]["Transaction"];
         };
-        /** @description The data of `payment.operation.failed`: the payment after the failure was applied and the capture, cancel or refund transaction that failed. */
+        /** @description The data of `payment.operation.failed`: the payment after the failure was applied and the capture, cancel or refund transaction that failed (or the late approval whose reversal failed). */
         EventOperationFailedData: {
             payment: components["schemas"]["Payment"];
             transaction: components["schemas"]["Transaction"];
