@@ -122,6 +122,27 @@ for (const backend of backends()) {
       expect(attempts(await getPayment(t, payment.id, '?transactions_history=true'))[0]).toMatchObject({ status: 'CANCELED', reason: LATE_APPROVAL_REVERSED });
     });
 
+    it('a reversal that fails while its call is still running is not recorded reversed when the answer comes: it is sent again', async () => {
+      const { payment, attemptId, ledger } = await reversedLateApproval();
+      Object.assign(ledger, { reversed: false, refunded: 0 });
+      expect(await cancelOrRefund(ledger, reversalReference(attemptId, 0), false)).toBe('APPLIED');
+      // The second reversal: Adyen processes it and answers "received" only after a while; meanwhile its failure arrives.
+      const second = reversalReference(attemptId, 1);
+      adyen.next({ kind: 'late', ms: 1500 }, { operation: 'reversals' });
+      const running = reconcileNow(payment.id);
+      for (let i = 0; i < 100 && !adyen.requests.some((r) => r.operation === 'reversals' && r.idempotencyKey === second); i++) await new Promise((r) => setTimeout(r, 20));
+      Object.assign(ledger, { reversed: false, refunded: 0 });
+      expect(await cancelOrRefund(ledger, second, false)).toBe('APPLIED');
+      const answered = await running;
+      expect(attempts(answered)[0]).toMatchObject({ id: attemptId, status: 'PENDING', reason: 'LATE_APPROVAL_REVERSAL_FAILED' });
+      // A late word on the first reversal (counted already) changes nothing.
+      expect(await cancelOrRefund(ledger, reversalReference(attemptId, 0), false)).toBe('UNCHANGED');
+      const third = await reconcileNow(payment.id);
+      expect(adyen.requests.filter((r) => r.operation === 'reversals' && r.idempotencyKey === reversalReference(attemptId, 2))).toHaveLength(1);
+      expect(attempts(third)[0]).toMatchObject({ status: 'CANCELED', reason: LATE_APPROVAL_REVERSED });
+      expect(ledger.reversed).toBe(true);
+    });
+
     it(`after ${MAX_REVERSALS} failed reversals the attempt is ERROR / LATE_APPROVAL_REVERSAL_FAILED, out of reconciliation's queue`, async () => {
       const { payment, attemptId, ledger } = await reversedLateApproval();
       for (let n = 0; n < MAX_REVERSALS; n++) {

@@ -32,9 +32,12 @@ export function reversalReference(attemptId: string, failedBefore: number): stri
   return derivedReference(failedBefore === 0 ? 'void' : `void:${failedBefore + 1}`, attemptId);
 }
 
-/** Whether a provider's reference names one of the attempt's reversals (Stripe and Mercado Pago suffix their refund's). */
-export function isReversalReference(attemptId: string, reference: string): boolean {
-  for (let n = 0; n < MAX_REVERSALS; n++) {
+/**
+ * Whether a provider's reference names one of the attempt's reversals (Stripe and Mercado Pago suffix their
+ * refund's), or, with `only`, the reversal sent after `only` failed ones.
+ */
+export function isReversalReference(attemptId: string, reference: string, only?: number): boolean {
+  for (let n = only ?? 0; n < (only === undefined ? MAX_REVERSALS : only + 1); n++) {
     const r = reversalReference(attemptId, n);
     if (reference === r || reference === `${r}:reversal`) return true;
   }
