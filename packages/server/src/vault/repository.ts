@@ -303,6 +303,24 @@ export interface WrappedKeyColumns {
   wrapped_key_id: string | null;
 }
 
+/**
+ * Every column that names the keyring key a lasting stored value is sealed with. The start refuses a keyring
+ * that lacks a key one of them still names (services.ts registerKeys); the keyring-columns test compares
+ * this list with the schema's `*key_id` columns, so a new sealed table cannot be forgotten here. Not
+ * one-time tokens: they live 10 minutes and are never re-sealed (one under a retired key is TOKEN_EXPIRED).
+ */
+export const SEALED_KEY_COLUMNS: readonly (readonly [table: string, column: string])[] = [
+  ['payment_methods', 'pan_key_id'],
+  ['payment_methods', 'details_key_id'],
+  ['payment_method_keys', 'key_id'],
+  ['vault_keys', 'wrapped_key_id'],
+  ['webhook_endpoint_secrets', 'key_id'],
+  ['webhook_endpoint_credentials', 'key_id'],
+  ['provider_secrets', 'key_id'],
+  ['provider_connections', 'key_id'],
+];
+const IN_USE_SQL = `${SEALED_KEY_COLUMNS.map(([table, column]) => `SELECT 1 FROM ${table} WHERE ${column} = $1`).join(' UNION ALL ')} LIMIT 1`;
+
 export const vaultKeysRepository = {
   /** Serializes key registration across processes starting together. */
   async lock(tx: Queryable): Promise<void> {
@@ -323,18 +341,9 @@ export const vaultKeysRepository = {
     await db.query('INSERT INTO vault_keys (id, check_value) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING', [id, checkValue]);
   },
 
-  /** Whether any stored row still needs this key to decrypt (every table that holds values sealed with the keyring). */
+  /** Whether any stored row still needs this key to decrypt (SEALED_KEY_COLUMNS: every column naming one). */
   async isInUse(db: Queryable, keyId: string): Promise<boolean> {
-    const rows = await db.query(
-      `SELECT 1 FROM payment_methods WHERE pan_key_id = $1
-       UNION ALL SELECT 1 FROM payment_methods WHERE details_key_id = $1
-       UNION ALL SELECT 1 FROM webhook_endpoint_secrets WHERE key_id = $1
-       UNION ALL SELECT 1 FROM provider_secrets WHERE key_id = $1
-       UNION ALL SELECT 1 FROM payment_method_keys WHERE key_id = $1
-       UNION ALL SELECT 1 FROM vault_keys WHERE wrapped_key_id = $1 LIMIT 1`,
-      [keyId],
-    );
-    return rows.length > 0;
+    return (await db.query(IN_USE_SQL, [keyId])).length > 0;
   },
 };
 

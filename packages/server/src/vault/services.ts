@@ -104,7 +104,7 @@ export async function registerKeys(db: Queryable, keyring: Keyring): Promise<Vau
     for (const id of known.keys()) {
       if (!keyring.byId.has(id) && (await vaultKeysRepository.isInUse(tx, id))) {
         throw new VaultKeyError(
-          `vault key ${id} still seals stored data (payment methods, webhook or provider secrets) but is missing from VAULT_ENCRYPTION_KEY; add it back (after the active key) and start once, which re-seals everything under the active key`,
+          `vault key ${id} still seals stored data (payment methods, webhook, provider or connection secrets) but is missing from VAULT_ENCRYPTION_KEY; add it back (after the active key) and start once, which re-seals everything under the active key`,
         );
       }
     }
