@@ -183,8 +183,10 @@ for (const backend of backends()) {
       const after = (await (await t.fetch(`/checkout/sessions/${session.id}`)).json()) as Schemas['CheckoutSession'];
       expect(after).toMatchObject({ status: 'PAID', used: true, payment_id: payment.id });
       // The sealed card is gone from the row in the payment's own transaction.
-      const [row] = await t.db.query<{ card_ciphertext: unknown; payment_id: string }>('SELECT card_ciphertext, payment_id FROM one_time_tokens WHERE token = $1', [token]);
-      expect(row).toEqual({ card_ciphertext: null, payment_id: payment.id });
+      // So is the holder's name (the payment keeps its own copy): the row keeps what tells a replay it was used.
+      const [row] = await t.db.query<{ card_ciphertext: unknown; payment_id: string; card_data: Record<string, unknown> }>('SELECT card_ciphertext, payment_id, card_data FROM one_time_tokens WHERE token = $1', [token]);
+      expect(row).toMatchObject({ card_ciphertext: null, payment_id: payment.id, card_data: { lfd: '0002' } });
+      expect(row!.card_data).not.toHaveProperty('holder_name');
 
       await expectProblem(await postPayment(t, payBody(t, session, token)), 409, 'TOKEN_ALREADY_USED');
       expect(await paymentsOfOrder(t, session.merchant_order_id)).toHaveLength(1);
@@ -239,11 +241,13 @@ for (const backend of backends()) {
       await t.db.query("UPDATE one_time_tokens SET expires_at = clock_timestamp() - interval '1 second' WHERE token = $1", [token]);
       await expectProblem(await postPayment(t, payBody(t, session, token)), 422, 'TOKEN_EXPIRED');
       expect(await paymentsOfOrder(t, session.merchant_order_id)).toHaveLength(0);
-      // The retention run destroys the sealed card of a token that expired unused; the row stays masked.
+      // The retention run destroys the sealed card of a token that expired unused, and the holder's name;
+      // the row stays masked.
       const report = await new RetentionJob({ db: t.db, log: t.running.deps.log, pauseMs: 0 }).runOnce();
       expect(report.expiredTokens).toBeGreaterThanOrEqual(1);
       const [row] = await t.db.query<{ card_ciphertext: unknown; card_data: { lfd: string } }>('SELECT card_ciphertext, card_data FROM one_time_tokens WHERE token = $1', [token]);
       expect(row).toMatchObject({ card_ciphertext: null, card_data: { lfd: '0002' } });
+      expect(row!.card_data).not.toHaveProperty('holder_name');
       await expectProblem(await postPayment(t, payBody(t, session, token)), 422, 'TOKEN_EXPIRED');
     });
 

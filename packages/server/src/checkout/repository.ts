@@ -199,19 +199,26 @@ export const checkoutRepository = {
     return (await db.query<TokenRow>(`${TOKEN_SELECT} WHERE t.token = $1 AND t.organization_id = $2 FOR UPDATE`, [token, organizationId]))[0];
   },
 
-  /** Marks the token used by the payment and destroys its sealed card, in the payment's transaction. */
+  /**
+   * Marks the token used by the payment and destroys its sealed card and the holder's name (the payment
+   * keeps its own copy), in the payment's transaction.
+   */
   async consumeToken(db: Queryable, token: string, paymentId: string): Promise<void> {
     await db.query(
-      `UPDATE one_time_tokens SET used_at = clock_timestamp(), payment_id = $2, card_ciphertext = NULL, card_iv = NULL, card_tag = NULL, card_key_id = NULL
+      `UPDATE one_time_tokens SET used_at = clock_timestamp(), payment_id = $2, card_ciphertext = NULL, card_iv = NULL, card_tag = NULL, card_key_id = NULL,
+         card_data = card_data - 'holder_name'
        WHERE token = $1`,
       [token, paymentId],
     );
   },
 
-  /** Retention: the sealed cards of tokens that expired unused, in a bounded batch; returns how many. */
+  /**
+   * Retention: the sealed cards of tokens that expired unused, with the holder's name, in a bounded batch;
+   * returns how many. The row keeps the rest of its masked card (a replay is told expired, not unknown).
+   */
   async shredExpiredTokens(db: Queryable, limit: number): Promise<number> {
     const rows = await db.query(
-      `UPDATE one_time_tokens SET card_ciphertext = NULL, card_iv = NULL, card_tag = NULL, card_key_id = NULL
+      `UPDATE one_time_tokens SET card_ciphertext = NULL, card_iv = NULL, card_tag = NULL, card_key_id = NULL, card_data = card_data - 'holder_name'
        WHERE token IN (SELECT token FROM one_time_tokens WHERE card_ciphertext IS NOT NULL AND expires_at <= clock_timestamp()
          ORDER BY expires_at LIMIT $1 FOR UPDATE SKIP LOCKED)
        RETURNING token`,
