@@ -322,5 +322,5 @@ describe('diagnostics in a multi-file spec point at the file, line and property'
     expect(problems.length).toBeGreaterThan(0);
     const contentLine = await lineOf('spec/openapi.yaml', '      content:', '    BadRequest:');
     for (const p of problems) expect(p).toEqual({ file: 'spec/openapi.yaml', line: contentLine, path: 'components.responses.BadRequest.content' });
-  }, 180_000);
+  }, 400_000);
 });
