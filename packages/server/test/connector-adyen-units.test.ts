@@ -105,7 +105,9 @@ describe('ADYEN notifications (parseConnectionNotification)', () => {
     ['chargeback', 'CHARGEBACK', modification('DISP000000000001'), { additionalData: { chargebackReasonCode: '13.1', disputeStatus: 'Undefended' } }, [{ kind: 'CHARGEBACK', chargebackId: 'DISP000000000001', reason: 'PRODUCT_NOT_RECEIVED' }]],
     ['chargeback already lost', 'CHARGEBACK', modification('DISP000000000002'), { additionalData: { disputeStatus: 'Lost' } }, [{ kind: 'DISPUTE_CLOSED', outcome: 'LOST', chargebackId: 'DISP000000000002' }]],
     ['chargeback reversed (won)', 'CHARGEBACK_REVERSED', modification('DISP000000000001'), { additionalData: { disputeStatus: 'Won' } }, [{ kind: 'DISPUTE_CLOSED', outcome: 'WON', chargebackId: 'DISP000000000001', providerTransactionId: payment.pspReference }]],
-    ['authorisation (answered on the call already)', 'AUTHORISATION', payment, {}, []],
+    // A card's AUTHORISATION decides its attempt (found by our reference): what decides one Adyen answered Pending.
+    ['a card authorised', 'AUTHORISATION', payment, { additionalData: { authCode: '123456' } }, [{ kind: 'ATTEMPT_SETTLED', reference: 'tx-1', providerTransactionId: payment.pspReference, outcome: 'SUCCEEDED', reason: null, authorizationCode: '123456' }]],
+    ['a card refused', 'AUTHORISATION', payment, { success: false, reason: 'Refused' }, [{ kind: 'ATTEMPT_SETTLED', reference: 'tx-1', outcome: 'DECLINED', reason: 'Refused', authorizationCode: null }]],
     ['a PIX paid', 'AUTHORISATION', pix, { paymentMethod: 'pix' }, [{ kind: 'ASYNC_PAYMENT_SETTLED', providerTransactionId: pix.pspReference, outcome: 'SUCCEEDED', reason: null }]],
     ['a boleto of a bank variant paid', 'AUTHORISATION', pix, { paymentMethod: 'boletobancario_santander' }, [{ kind: 'ASYNC_PAYMENT_SETTLED', outcome: 'SUCCEEDED' }]],
     ['a PIX refused', 'AUTHORISATION', pix, { paymentMethod: 'pix', success: false, reason: 'Refused' }, [{ kind: 'ASYNC_PAYMENT_SETTLED', outcome: 'DECLINED', reason: 'Refused' }]],

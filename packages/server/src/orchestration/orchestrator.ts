@@ -24,7 +24,7 @@ import type { CallHealth, CircuitBreaker } from './circuit-breaker.js';
 import { failoverDecision, failoverReason, movesOn, type AttemptAnswer } from './failover.js';
 import type { PaymentPort } from './payment-port.js';
 import { orchestrationRepository as repo, type AttemptRow } from './repository.js';
-import { answeredRecord, concludeWithoutApproval, isUndecided, unansweredRecord } from './settle.js';
+import { answeredRecord, concludeWithoutApproval, isUndecided, NOTIFIED_APPROVAL, unansweredRecord } from './settle.js';
 
 /** What the orchestrator needs from routing (routing/service.ts, routing/connections.ts). */
 export interface RoutingPort {
@@ -168,8 +168,9 @@ async function settleAnswer(
   // The payment's attempts in one read: this one's state, and (for an approval) whether another was taken.
   const others = await repo.transactionsOf(tx, route.paymentId);
   const recorded = others.find((t) => t.id === attempt.id);
-  // Reconciliation got here first (the call outlived its deadline): its word stands, and it concludes the payment.
-  if (!recorded || recorded.status !== 'PENDING') return OVER;
+  // Reconciliation got here first (the call outlived its deadline), or the provider's notification did (an
+  // approval left for reconciliation to settle: NOTIFIED_APPROVAL): its word stands, and it concludes the payment.
+  if (!recorded || recorded.status !== 'PENDING' || recorded.reason === NOTIFIED_APPROVAL) return OVER;
   const result = answer.answered ? answer.result : null;
   const method = route.methodWith(result);
 

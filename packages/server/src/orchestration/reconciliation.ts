@@ -19,24 +19,12 @@
  */
 import type { Queryable } from '../db/database.js';
 import { reserveOf } from '../db/fair-claim.js';
-import type { PaymentRow } from '../db/payment-rows.js';
 import type { Logger } from '../platform/logger.js';
 import { ProviderUnavailableError, type ConnectionContext, type FollowUpLookup, type PaymentProvider, type ProviderLookup, type ProviderResult } from '../providers/provider.js';
 import type { Orchestration } from './orchestrator.js';
 import { orchestrationRepository as repo, type DueTransaction } from './repository.js';
-import { MAX_REVERSALS, reversalReference } from './reversals.js';
-import {
-  answeredRecord,
-  concludeWithoutApproval,
-  isAttempt,
-  isUndecided,
-  NOT_FOUND_SETTLE_MS,
-  notProcessedRecord,
-  reversalFailedRecord,
-  reversedRecord,
-  takeApproval,
-  withAuthorization,
-} from './settle.js';
+import { reversalReference } from './reversals.js';
+import { isAttempt, NOT_FOUND_SETTLE_MS, notifiedApprovalOf, reversedRecord, settleFoundOutcome, type FoundDecision } from './settle.js';
 
 /** A follow-up transaction's type → the operation a provider's lookup is told (FollowUpLookup). */
 const FOLLOW_UP_OPERATIONS: Readonly<Record<string, FollowUpLookup['operation']>> = { CAPTURE: 'CAPTURE', CANCEL: 'VOID', REFUND: 'REFUND' };
@@ -243,6 +231,10 @@ export class ReconciliationWorker {
     const opened = t.connection_id ? await o.routing.openConnection(o.db, t.organization_id, t.connection_id) : undefined;
     // The connection's credentials, with the service's timeout: its timeout_ms is the merchant's to set.
     const connection: ConnectionContext | undefined = opened ? { ...opened.context, timeoutMs: this.lookupTimeoutMs } : undefined;
+    // An approval its provider notified (NOTIFIED_APPROVAL) is known: settled from its record, never looked up
+    // (Adyen's replay would answer the stored Pending again, for ever).
+    const notified = isAttempt(t) ? notifiedApprovalOf(t) : null;
+    if (notified) return this.settleAttempt(t, provider, { found: true, result: notified, voided: false }, connection);
     const lookupOf = provider.lookup?.bind(provider);
     if (!lookupOf) throw new Error(`provider ${provider.id} cannot be asked for an operation's outcome`);
     // A follow-up is looked up with what it was sent for: a provider that cannot search follow-ups by our
@@ -289,37 +281,11 @@ export class ReconciliationWorker {
 
   private async settleAttempt(t: DueTransaction, provider: PaymentProvider, lookup: ProviderLookup, connection: ConnectionContext | undefined): Promise<Step> {
     const o = this.options.orchestration;
-    type Decision = { then: 'done' } | { then: 'wait' } | { then: 'void'; payment: PaymentRow; approval: ProviderResult; failedBefore: number };
-    const decision = await o.db.transaction(async (tx): Promise<Decision> => {
+    const decision = await o.db.transaction(async (tx): Promise<FoundDecision> => {
       const payment = (await o.payments.lockPaymentById(tx, t.payment_id))!;
       const current = await repo.find(tx, t.id);
       if (!current || current.status !== 'PENDING') return { then: 'done' }; // settled meanwhile (its call's phase C)
-      if (!lookup.found) {
-        await repo.record(tx, t.id, notProcessedRecord(t), null);
-        await concludeWithoutApproval(o.payments, tx, payment, vaultedTokenOf(payment));
-        return { then: 'done' };
-      }
-      const r = lookup.result;
-      if (lookup.voided || r.outcome !== 'SUCCEEDED') {
-        await repo.record(tx, t.id, lookup.voided && r.outcome === 'SUCCEEDED' ? reversedRecord(t, r) : answeredRecord(t, r), null);
-        await concludeWithoutApproval(o.payments, tx, payment, vaultedTokenOf(payment));
-        return { then: 'done' };
-      }
-      const attempts = (await repo.transactionsOf(tx, t.payment_id)).filter((a) => isAttempt(a) && a.id !== t.id);
-      // The payment's route is still running (another attempt's call is in flight): it decides first.
-      if (attempts.some((a) => a.in_flight)) return { then: 'wait' };
-      if (isUndecided(payment) && !attempts.some((a) => a.status === 'SUCCEEDED')) {
-        const paymentMethod = withAuthorization(payment.payment_method, r);
-        const approved = await repo.record(tx, t.id, answeredRecord(t, r, withAuthorization(current.payment_method, r)), null);
-        await takeApproval(o.payments, tx, payment, approved, paymentMethod, vaultedTokenOf(payment));
-        return { then: 'done' };
-      }
-      if (current.reversals_failed >= MAX_REVERSALS) {
-        // Never left PENDING after its last failed reversal (provider-notifications/reversals.ts): an operator's now.
-        await repo.record(tx, t.id, reversalFailedRecord(current, 'reported failed', false), null);
-        return { then: 'done' };
-      }
-      return { then: 'void', payment, approval: r, failedBefore: current.reversals_failed };
+      return settleFoundOutcome(o.payments, tx, payment, current, lookup);
     });
     if (decision.then === 'done') return 'settled';
     if (decision.then === 'wait') {
@@ -385,7 +351,5 @@ function withinDeadline<T>(call: Promise<T>, ms: number, late: () => Error): Pro
   call.catch(() => undefined); // abandoned past the deadline: its failure is nobody's to handle
   return Promise.race([call, deadline]).finally(() => clearTimeout(timer));
 }
-
-const vaultedTokenOf = (p: PaymentRow) => (p.payment_method as { vaulted_token?: string | null } | null)?.vaulted_token ?? null;
 
 export { derivedReference } from './reversals.js';

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Schemas } from '@payorch/types';
 import type { Queryable } from '../db/database.js';
 import type { PaymentRow, PaymentWithTransactions } from '../db/payment-rows.js';
-import type { ProviderResult, UnavailableKind } from '../providers/provider.js';
+import type { ProviderLookup, ProviderResult, UnavailableKind } from '../providers/provider.js';
 import { runApprovalHook } from './approval-hook.js';
 import type { PaymentPort } from './payment-port.js';
 import { orchestrationRepository as repo, type AttemptRecord, type AttemptRow } from './repository.js';
@@ -26,6 +26,14 @@ export const isUndecided = (p: Pick<PaymentRow, 'status' | 'sub_status'>) =>
 
 /** A late approval voided at its provider because the payment ended without it (transaction CANCELED). */
 export const LATE_APPROVAL_REVERSED = 'LATE_APPROVAL_REVERSED';
+
+/**
+ * An attempt the provider's notification said approved (Adyen's AUTHORISATION of a card answered Pending)
+ * while its payment could not take it then (decided meanwhile, or another attempt's call running): PENDING,
+ * the approval recorded, due for reconciliation, which settles it from this record without a lookup (Adyen's
+ * replay would only answer Pending again): taken if the payment still waits, else reversed as a late approval.
+ */
+export const NOTIFIED_APPROVAL = 'NOTIFIED_APPROVAL';
 
 /**
  * How long after a call without an answer reconciliation first asks the provider: at once. Asking early is
@@ -119,6 +127,30 @@ function withoutAnswer(attempt: Pick<AttemptRow, 'provider_id'>, status: 'ERROR'
     merchant_advice_code: null,
     merchant_advice_code_message: null,
     payment_method: null,
+  };
+}
+
+/** A notified approval its payment could not take now (NOTIFIED_APPROVAL): PENDING with the approval recorded. */
+export function notifiedApprovalRecord(attempt: Pick<AttemptRow, 'provider_id'>, approval: ProviderResult): AttemptRecord {
+  return { ...answeredRecord(attempt, approval), status: 'PENDING', reason: NOTIFIED_APPROVAL, payment_method: null };
+}
+
+/** The approval a NOTIFIED_APPROVAL attempt records, as the provider's result reconciliation settles; null for any other. */
+export function notifiedApprovalOf(attempt: AttemptRow): ProviderResult | null {
+  if (attempt.status !== 'PENDING' || attempt.reason !== NOTIFIED_APPROVAL || !attempt.provider_transaction_id) return null;
+  const data = (attempt.provider_data ?? {}) as { iso8583_response_code?: string | null; iso8583_response_message?: string | null };
+  return {
+    outcome: 'SUCCEEDED',
+    providerTransactionId: attempt.provider_transaction_id,
+    responseCode: attempt.response_code ?? 'SUCCEEDED',
+    responseMessage: attempt.response_message ?? 'Approved',
+    iso8583ResponseCode: data.iso8583_response_code ?? '00',
+    iso8583ResponseMessage: data.iso8583_response_message ?? 'Approved',
+    merchantAdviceCode: attempt.merchant_advice_code,
+    merchantAdviceCodeMessage: attempt.merchant_advice_code_message,
+    authorizationCode: null,
+    retrievalReferenceNumber: null,
+    rawResponse: (attempt.raw_response ?? {}) as Record<string, unknown>,
   };
 }
 
@@ -249,4 +281,50 @@ export async function concludeWithoutApproval(
     if (vaultedToken) await payments.markVaultedCardUsed(tx, vaultedToken, false);
   }
   return ended;
+}
+
+/** What becomes of an attempt whose outcome was unknown once the provider's word on it is known (settleFoundOutcome). */
+export type FoundDecision =
+  | { then: 'done' }
+  /** Another attempt of its payment is in flight: its route decides first; settle it again later. */
+  | { then: 'wait' }
+  /** Approved after its payment was approved elsewhere or ended: to be voided at its provider (reconciliation). */
+  | { then: 'void'; payment: PaymentRow; approval: ProviderResult; failedBefore: number };
+
+export const vaultedTokenOf = (p: PaymentRow) => (p.payment_method as { vaulted_token?: string | null } | null)?.vaulted_token ?? null;
+
+/**
+ * Settles a PENDING attempt with what its provider says of it — a lookup's finding (reconciliation.ts) or a
+ * notification's (payments/provider-notifications/attempts.ts) — in the caller's transaction, the payment
+ * locked: not found → NOT_PROCESSED; declined, error or voided → recorded, the payment concluded without it;
+ * approved → taken by a payment still waiting on it, else a late approval to void (returned, not done here:
+ * no network call inside a transaction).
+ */
+export async function settleFoundOutcome(payments: PaymentPort, tx: Queryable, payment: PaymentRow, current: AttemptRow, lookup: ProviderLookup): Promise<FoundDecision> {
+  if (!lookup.found) {
+    await repo.record(tx, current.id, notProcessedRecord(current), null);
+    await concludeWithoutApproval(payments, tx, payment, vaultedTokenOf(payment));
+    return { then: 'done' };
+  }
+  const r = lookup.result;
+  if (lookup.voided || r.outcome !== 'SUCCEEDED') {
+    await repo.record(tx, current.id, lookup.voided && r.outcome === 'SUCCEEDED' ? reversedRecord(current, r) : answeredRecord(current, r), null);
+    await concludeWithoutApproval(payments, tx, payment, vaultedTokenOf(payment));
+    return { then: 'done' };
+  }
+  const attempts = (await repo.transactionsOf(tx, current.payment_id)).filter((a) => isAttempt(a) && a.id !== current.id);
+  // The payment's route is still running (another attempt's call is in flight): it decides first.
+  if (attempts.some((a) => a.in_flight)) return { then: 'wait' };
+  if (isUndecided(payment) && !attempts.some((a) => a.status === 'SUCCEEDED')) {
+    const paymentMethod = withAuthorization(payment.payment_method, r);
+    const approved = await repo.record(tx, current.id, answeredRecord(current, r, withAuthorization(current.payment_method, r)), null);
+    await takeApproval(payments, tx, payment, approved, paymentMethod, vaultedTokenOf(payment));
+    return { then: 'done' };
+  }
+  if (current.reversals_failed >= MAX_REVERSALS) {
+    // Never left PENDING after its last failed reversal (provider-notifications/reversals.ts): an operator's now.
+    await repo.record(tx, current.id, reversalFailedRecord(current, 'reported failed', false), null);
+    return { then: 'done' };
+  }
+  return { then: 'void', payment, approval: r, failedBefore: current.reversals_failed };
 }

@@ -94,6 +94,25 @@ export type ConnectorEvent =
       outcome: 'SUCCEEDED' | 'DECLINED' | 'EXPIRED' | 'CANCELED';
       reason: string | null;
     }
+  /**
+   * The provider decided a card attempt it had answered without a final outcome (Adyen's AUTHORISATION of a
+   * payment answered Received / Pending): approved (SUCCEEDED) or refused (DECLINED). Found by our reference
+   * (the attempt's id, sent as the merchant reference) through the notified connection; settled as
+   * reconciliation settles a found outcome (payments/provider-notifications/attempts.ts).
+   */
+  | {
+      kind: 'ATTEMPT_SETTLED';
+      notificationId: string;
+      /** Our attempt's reference (its transaction id). */
+      reference: string;
+      /** The provider's id of the payment. */
+      providerTransactionId: string;
+      outcome: 'SUCCEEDED' | 'DECLINED';
+      /** The provider's words on a refusal. */
+      reason: string | null;
+      /** The issuer's authorization code of an approval, when sent. */
+      authorizationCode: string | null;
+    }
   /** A chargeback's dispute ended at the provider: WON (reversed in the merchant's favour) or LOST. */
   | {
       kind: 'DISPUTE_CLOSED';

@@ -207,6 +207,17 @@ export function normalizeConnectorEvent(e: ConnectorEvent): ConnectorEvent {
         outcome: e.outcome,
         reason: optionalMessage(e.reason, 255),
       };
+    case 'ATTEMPT_SETTLED':
+      if (e.outcome !== 'SUCCEEDED' && e.outcome !== 'DECLINED') throw new Error(`an ATTEMPT_SETTLED event with outcome ${String(e.outcome)}`);
+      return {
+        kind: 'ATTEMPT_SETTLED',
+        notificationId: providerId(e.notificationId, 128),
+        reference: providerId(e.reference, 64),
+        providerTransactionId: providerId(e.providerTransactionId, 255),
+        outcome: e.outcome,
+        reason: optionalMessage(e.reason, 255),
+        authorizationCode: optionalId(e.authorizationCode, 32),
+      };
     case 'DISPUTE_CLOSED':
       if (e.outcome !== 'WON' && e.outcome !== 'LOST') throw new Error(`a DISPUTE_CLOSED event with outcome ${String(e.outcome)}`);
       return {

@@ -5,7 +5,8 @@
  *
  * What an event is about is found through the connection that was notified, never by an id the body
  * names alone (a payment id in a body is not trusted): the charge by the provider's transaction id, a
- * follow-up by our reference or the provider's operation id, a chargeback by the provider's chargeback id.
+ * follow-up by our reference or the provider's operation id, a chargeback by the provider's chargeback id,
+ * a card attempt's late outcome (ATTEMPT_SETTLED) by our reference among the connection's attempts.
  * So an event about another organization's payment (or another connection's) finds nothing.
  *
  * Out of order: an outcome whose subject is not recorded yet is PARKED (kept with what it waits for) and
@@ -19,6 +20,7 @@ import { applyChargeback, Rejected } from '../chargebacks.js';
 import { decideChargeback } from '../disputes.js';
 import { inPaymentTransaction } from '../payment-lock.js';
 import { paymentsRepository as repo } from '../repository.js';
+import { settleAttemptByNotification } from './attempts.js';
 import { settleByNotification } from './follow-ups.js';
 import { asyncPaymentsRepository } from '../async-methods/repository.js';
 import { settleAsyncPayment } from '../async-methods/settle.js';
@@ -59,6 +61,8 @@ function locate(db: Queryable, connectionId: string, e: ConnectorEvent): Promise
       return notifications.findChargeback(db, connectionId, e.chargebackId);
     case 'ASYNC_PAYMENT_SETTLED':
       return asyncPaymentsRepository.findIssued(db, connectionId, e.providerTransactionId);
+    case 'ATTEMPT_SETTLED':
+      return notifications.findAttempt(db, connectionId, e.reference);
   }
 }
 
@@ -136,6 +140,8 @@ async function applyTo(tx: Queryable, via: Pick<NotifiedConnection, 'connectionI
       return settleByNotification(tx, e, target.id);
     case 'ASYNC_PAYMENT_SETTLED':
       return settleAsyncPayment(tx, target.payment_id, target.id, e.outcome, e.reason);
+    case 'ATTEMPT_SETTLED':
+      return settleAttemptByNotification(tx, e, target.id);
     case 'DISPUTE_CLOSED': {
       const payment = (await repo.lockPaymentById(tx, target.payment_id))!;
       const chargeback = (await repo.findTransaction(tx, payment.id, target.id))!;

@@ -101,6 +101,16 @@ export const notificationsRepository = {
     return rows[0];
   },
 
+  /** The purchase or authorization of ours with this id (the reference we sent), made through the connection. */
+  async findAttempt(db: Queryable, connectionId: string, reference: string): Promise<Target | undefined> {
+    const rows = await db.query<Target>(
+      `SELECT id, payment_id FROM payment_transactions
+        WHERE id = $2 AND COALESCE(connection_id, connection_data->>'id') = $1 AND type IN ('PURCHASE', 'AUTHORIZE') LIMIT 1`,
+      [connectionId, reference],
+    );
+    return rows[0];
+  },
+
   /** The chargeback the provider knows by this id, received through the connection. */
   async findChargeback(db: Queryable, connectionId: string, chargebackId: string): Promise<Target | undefined> {
     const rows = await db.query<Target>(

@@ -15,8 +15,9 @@
  * and PREARBITRATION_WON → DISPUTE_CLOSED WON; PREARBITRATION_LOST and SECOND_CHARGEBACK → DISPUTE_CLOSED
  * LOST. AUTHORISATION and OFFER_CLOSED of a PIX, boleto or OXXO payment (its `paymentMethod` pix,
  * boletobancario…, oxxo) → ASYNC_PAYMENT_SETTLED (paid; declined, expired or cancelled as Adyen's reason says;
- * OFFER_CLOSED: expired — transformers.ts asyncOutcomeOfItem). Anything else (a card's AUTHORISATION
- * included: the payment's answer came back on the call) → no event, acknowledged with Adyen's `[accepted]`.
+ * OFFER_CLOSED: expired — transformers.ts asyncOutcomeOfItem). A card's AUTHORISATION → ATTEMPT_SETTLED (our
+ * attempt by its merchantReference: approved or refused; what decides an attempt answered Received / Pending,
+ * which Adyen's lookup replay never does). Anything else → no event, acknowledged with Adyen's `[accepted]`.
  */
 import adyen from '@adyen/api-library';
 import type { ConnectorEvent, ParsedNotification } from '../connector.js';
@@ -120,11 +121,25 @@ function eventsOf(item: Item, rawBody: string): ConnectorEvent[] {
     ];
   }
   // A PIX, boleto or OXXO payment ended (paid, refused, expired, cancelled): the pending payment ends, as the
-  // sandbox's PAYMENT_SETTLED ends it. A card's AUTHORISATION gives nothing yet: its answer was final on the
-  // call, except Received / Pending, whose attempt waits in reconciliation (docs/providers/adyen.md).
+  // sandbox's PAYMENT_SETTLED ends it. A card's AUTHORISATION decides its attempt: final on the call already
+  // (then it changes nothing), or answered Received / Pending, which Adyen's lookup replay never decides: the
+  // notification is the only word on it (ATTEMPT_SETTLED, docs/providers/adyen.md).
   const settled = asyncOutcomeOfItem(item);
   if (settled) return [{ kind: 'ASYNC_PAYMENT_SETTLED', notificationId, providerTransactionId: item.pspReference, outcome: settled.outcome, reason: settled.reason }];
   const extra = item.additionalData ?? {};
+  if (item.eventCode === 'AUTHORISATION' && item.merchantReference) {
+    return [
+      {
+        kind: 'ATTEMPT_SETTLED',
+        notificationId,
+        reference: item.merchantReference,
+        providerTransactionId: item.pspReference,
+        outcome: succeeded ? 'SUCCEEDED' : 'DECLINED',
+        reason: succeeded ? null : (item.reason ?? null),
+        authorizationCode: succeeded ? (extra.authCode ?? null) : null,
+      },
+    ];
+  }
   const disputed = item.originalReference ?? '';
   const closed = (outcome: 'WON' | 'LOST'): ConnectorEvent[] => [
     { kind: 'DISPUTE_CLOSED', notificationId, providerTransactionId: disputed, chargebackId: item.pspReference, outcome, reason: item.reason ?? null },

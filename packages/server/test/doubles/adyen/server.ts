@@ -148,6 +148,8 @@ export interface AdyenDouble {
   signedNotification(eventCode: string, target: NotificationTarget, options?: NotificationOptions): SignedNotification;
   /** Ends a waiting PIX, boleto or OXXO payment as Adyen would (the notification is the test's to send). */
   settleAsync(pspReference: string, end: AsyncEnd): LedgerPayment;
+  /** Decides a card payment answered Received / Pending as Adyen would later (the AUTHORISATION notification is the test's to send). */
+  settleCard(pspReference: string, end: 'authorised' | 'refused'): LedgerPayment;
   close(): Promise<void>;
 }
 
@@ -301,7 +303,17 @@ export async function startAdyenDouble(credentials: { api_key: string; merchant_
       const code = behaviour.code ?? '4';
       return { status: 200, body: { ...base, resultCode: 'Error', refusalReason: REFUSAL_REASONS[code] ?? 'Acquirer Error', refusalReasonCode: code }, store: true };
     }
-    if (behaviour?.kind === 'resultCode') return { status: 200, body: { ...base, resultCode: behaviour.resultCode }, store: true };
+    if (behaviour?.kind === 'resultCode') {
+      // A card payment Adyen has not decided (Received, Pending): kept waiting, nothing authorised until settleCard.
+      if (behaviour.resultCode === 'Received' || behaviour.resultCode === 'Pending') {
+        const manualCapture = (b.additionalData as Record<string, string> | undefined)?.manualCapture === 'true';
+        payments.set(psp, {
+          pspReference: psp, reference, merchantAccount: String(b.merchantAccount), currency: amount.currency, authorised: 0, captured: 0, refunded: 0,
+          cancelled: false, reversed: false, manualCapture, resultCode: behaviour.resultCode, request: { amount },
+        });
+      }
+      return { status: 200, body: { ...base, resultCode: behaviour.resultCode }, store: true };
+    }
     if (ASYNC_TYPES.has(type)) return issueAsync(b, type as AsyncType, base);
     const manualCapture = (b.additionalData as Record<string, string> | undefined)?.manualCapture === 'true';
     payments.set(psp, {
@@ -492,6 +504,20 @@ export async function startAdyenDouble(credentials: { api_key: string; merchant_
       } else {
         p.resultCode = end === 'refused' ? 'Refused' : 'Cancelled';
         p.cancelled = end !== 'refused';
+      }
+      return p;
+    },
+    settleCard(psp, end) {
+      const p = payments.get(psp);
+      if (!p || p.method) throw new Error(`no card payment ${psp} at the double`);
+      if (p.resultCode !== 'Received' && p.resultCode !== 'Pending') throw new Error(`payment ${psp} was decided already (${p.resultCode})`);
+      const value = ((p.request?.amount ?? {}) as { value: number }).value;
+      if (end === 'authorised') {
+        p.resultCode = 'Authorised';
+        p.authorised = value;
+        p.captured = p.manualCapture ? 0 : value;
+      } else {
+        p.resultCode = 'Refused';
       }
       return p;
     },
