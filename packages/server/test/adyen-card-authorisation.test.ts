@@ -72,7 +72,7 @@ for (const backend of backends()) {
       expect(await res.text()).toBe('[accepted]');
       const [row] = await t.db.query<{ state: string }>(`SELECT state FROM connection_notifications WHERE connection_id = $1 AND notification_id = $2`, [
         adyenConnection,
-        `AUTHORISATION:${ledger.pspReference}:${success}`,
+        `CARD_AUTHORISATION:${ledger.pspReference}:${success}`,
       ]);
       return row!.state;
     }

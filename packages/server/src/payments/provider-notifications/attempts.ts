@@ -17,6 +17,7 @@ import { LATE_APPROVAL_REVERSAL_FAILED } from '../../orchestration/reversals.js'
 import { isAttempt, LATE_APPROVAL_REVERSED, NOTIFIED_APPROVAL, notifiedApprovalRecord, settleFoundOutcome } from '../../orchestration/settle.js';
 import type { ConnectorEvent } from '../../providers/connector.js';
 import type { ProviderResult } from '../../providers/provider.js';
+import { isAsyncMethod } from '../async-methods/methods.js';
 import { paymentPort } from '../orchestration-port.js';
 import type { Applied } from './apply.js';
 
@@ -44,6 +45,10 @@ export async function settleAttemptByNotification(tx: Queryable, e: AttemptSettl
   const current = await attempts.find(tx, attemptId);
   if (!current || !isAttempt(current)) return { state: 'IGNORED', detail: `no attempt ${attemptId}` };
   const payment = (await paymentPort.lockPaymentById(tx, current.payment_id))!;
+  // A PIX, boleto or OXXO attempt is ended by its own AUTHORISATION (ASYNC_PAYMENT_SETTLED), never by a card's.
+  if (isAsyncMethod((payment.payment_method as { type?: unknown } | null)?.type)) {
+    return { state: 'IGNORED', detail: `attempt ${current.id} is an asynchronous payment's, not a card's` };
+  }
   const result = resultOf(e);
   const approved = e.outcome === 'SUCCEEDED';
   const knownApproved =
@@ -68,6 +73,7 @@ export async function settleAttemptByNotification(tx: Queryable, e: AttemptSettl
     return { state: 'APPLIED', detail: decision.then === 'done' ? null : 'a late approval: reconciliation settles it (takes it, or voids it at the provider)' };
   }
   if (!approved) return { state: 'UNCHANGED', detail: null };
+  if (current.status !== 'DECLINED' && current.status !== 'ERROR') return { state: 'IGNORED', detail: `attempt ${current.id} is ${current.status}: nothing to settle` };
   // Recorded not approved (DECLINED, ERROR / NOT_PROCESSED…), yet the provider approved it: the shopper may be
   // charged. Reconciliation reverses it as a late approval (or takes it, should its payment still wait).
   await attempts.record(tx, current.id, notifiedApprovalRecord(current, result), 0);

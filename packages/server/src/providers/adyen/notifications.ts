@@ -131,7 +131,9 @@ function eventsOf(item: Item, rawBody: string): ConnectorEvent[] {
     return [
       {
         kind: 'ATTEMPT_SETTLED',
-        notificationId,
+        // Its own id: whether an AUTHORISATION is a card's or a PIX's is read from paymentMethod, which the HMAC
+        // does not cover, so an item relabelled one way never uses up the id of the genuine one.
+        notificationId: `CARD_${notificationId}`,
         reference: item.merchantReference,
         providerTransactionId: item.pspReference,
         outcome: succeeded ? 'SUCCEEDED' : 'DECLINED',
