@@ -10,11 +10,11 @@
  *   - an attempt already settled alike: UNCHANGED; recorded not processed and then notified approved: reversed.
  */
 import type { Schemas } from '@payorch/types';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { LATE_APPROVAL_REVERSED } from '../src/orchestration/settle.js';
-import { ADYEN_TEST_CREDENTIALS, startAdyenDouble, type AdyenDouble } from './doubles/adyen/server.js';
-import { connectProvider, routeCards } from './support/connectors.js';
-import { backends, useServer } from './support/harness.js';
+import type { AdyenDouble } from './doubles/adyen/server.js';
+import { routeCards, useAdyenServer } from './support/connectors.js';
+import { backends } from './support/harness.js';
 import { createCustomer, getPayment, paymentBody, postPayment } from './support/payments.js';
 
 type Payment = Schemas['Payment'];
@@ -24,22 +24,13 @@ const TIMEOUT_MS = 8000;
 
 for (const backend of backends()) {
   describe(`Adyen's AUTHORISATION of a card answered Pending, on ${backend}`, () => {
+    const { t, setup } = useAdyenServer(backend, TIMEOUT_MS);
     let double: AdyenDouble;
-    const env: Record<string, string> = { RECONCILIATION_INTERVAL_MS: '3600000', CIRCUIT_COOL_DOWN_MS: '100' };
-    beforeAll(async () => {
-      double = await startAdyenDouble(ADYEN_TEST_CREDENTIALS);
-      env.ADYEN_API_URL = double.url;
-    });
-    const t = useServer(backend, { env });
-    afterAll(() => double?.close());
-
     let adyenConnection: string;
     let sandboxConnection: string;
     let customerId: string;
     beforeAll(async () => {
-      adyenConnection = await connectProvider(t, { providerId: 'ADYEN', credentials: ADYEN_TEST_CREDENTIALS, timeoutMs: TIMEOUT_MS });
-      const list = (await (await t.fetch('/connections')).json()) as Schemas['ConnectionList'];
-      sandboxConnection = list.find((c) => c.provider_id === 'SANDBOX_A')!.connection_id;
+      ({ double, adyenConnection, sandboxConnection } = setup);
       customerId = await createCustomer(t);
     });
 

@@ -6,13 +6,13 @@
  * OpenAPI schemas; the last test asserts none was invalid.
  */
 import type { Schemas } from '@payorch/types';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ADYEN_CODES, UNKNOWN_ERROR, UNKNOWN_REFUSAL } from '../src/providers/adyen/codes.js';
 import { ProviderUnavailableError, type PaymentProvider } from '../src/providers/provider.js';
-import { ADYEN_TEST_CREDENTIALS, startAdyenDouble, type AdyenDouble } from './doubles/adyen/server.js';
+import { ADYEN_TEST_CREDENTIALS, type AdyenDouble } from './doubles/adyen/server.js';
 import { adyenFilesPresent } from './doubles/adyen/schemas.js';
-import { connectProvider, routeCards } from './support/connectors.js';
-import { backends, useServer } from './support/harness.js';
+import { connectProvider, routeCards, useAdyenServer } from './support/connectors.js';
+import { backends } from './support/harness.js';
 import { authorizedPayment, CARDS, createCustomer, getPayment, paymentBody, postLifecycle, postPayment } from './support/payments.js';
 
 
@@ -24,24 +24,14 @@ const TIMEOUT_MS = 5000;
 
 for (const backend of backends()) {
   describe(`ADYEN connector on ${backend}`, () => {
+    const { t, setup } = useAdyenServer(backend, TIMEOUT_MS);
     let double: AdyenDouble;
-    // Reconciliation runs when a test says so (runOnce); a circuit opened by a timeout test closes again at once.
-    const env: Record<string, string> = { RECONCILIATION_INTERVAL_MS: '3600000', CIRCUIT_COOL_DOWN_MS: '100' };
-    beforeAll(async () => {
-      double = await startAdyenDouble(ADYEN_TEST_CREDENTIALS);
-      env.ADYEN_API_URL = double.url;
-    });
-    const t = useServer(backend, { env });
-    afterAll(() => double?.close());
-
     let adyenConnection: string;
     let sandboxConnection: string;
     let customerId: string;
     let adyen: PaymentProvider;
     beforeAll(async () => {
-      adyenConnection = await connectProvider(t, { providerId: 'ADYEN', credentials: ADYEN_TEST_CREDENTIALS, timeoutMs: TIMEOUT_MS });
-      const list = (await (await t.fetch('/connections')).json()) as Schemas['ConnectionList'];
-      sandboxConnection = list.find((c) => c.provider_id === 'SANDBOX_A')!.connection_id;
+      ({ double, adyenConnection, sandboxConnection } = setup);
       await routeCards(t, [
         { provider_id: 'ADYEN', connection_id: adyenConnection },
         { provider_id: 'SANDBOX_A', connection_id: sandboxConnection },

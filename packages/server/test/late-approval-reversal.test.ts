@@ -11,12 +11,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Schemas } from '@payorch/types';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { MAX_REVERSALS, reversalReference } from '../src/orchestration/reversals.js';
 import { LATE_APPROVAL_REVERSED } from '../src/orchestration/settle.js';
-import { ADYEN_TEST_CREDENTIALS, signedNotification, startAdyenDouble, type AdyenDouble, type LedgerPayment } from './doubles/adyen/server.js';
-import { connectProvider, routeCards } from './support/connectors.js';
-import { backends, useServer } from './support/harness.js';
+import { signedNotification, type AdyenDouble, type LedgerPayment } from './doubles/adyen/server.js';
+import { routeCards, useAdyenServer } from './support/connectors.js';
+import { backends } from './support/harness.js';
 import { createCustomer, getPayment, paymentBody, postPayment } from './support/payments.js';
 
 type Payment = Schemas['Payment'];
@@ -26,21 +26,13 @@ const TIMEOUT_MS = 1500;
 
 for (const backend of backends()) {
   describe(`a late approval's failed reversal, on ${backend}`, () => {
+    const { t, setup } = useAdyenServer(backend, TIMEOUT_MS);
     let adyen: AdyenDouble;
-    const env: Record<string, string> = { RECONCILIATION_INTERVAL_MS: '3600000', CIRCUIT_COOL_DOWN_MS: '100' };
-    beforeAll(async () => {
-      adyen = await startAdyenDouble(ADYEN_TEST_CREDENTIALS);
-      env.ADYEN_API_URL = adyen.url;
-    });
-    const t = useServer(backend, { env });
-    afterAll(() => adyen?.close());
-
     let adyenConnection: string;
     let customerId: string;
     beforeAll(async () => {
-      adyenConnection = await connectProvider(t, { providerId: 'ADYEN', credentials: ADYEN_TEST_CREDENTIALS, timeoutMs: TIMEOUT_MS });
-      const list = (await (await t.fetch('/connections')).json()) as Schemas['ConnectionList'];
-      const sandbox = list.find((c) => c.provider_id === 'SANDBOX_A')!.connection_id;
+      let sandbox: string;
+      ({ double: adyen, adyenConnection, sandboxConnection: sandbox } = setup);
       await routeCards(t, [
         { provider_id: 'ADYEN', connection_id: adyenConnection },
         { provider_id: 'SANDBOX_A', connection_id: sandbox },

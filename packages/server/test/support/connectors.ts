@@ -4,9 +4,11 @@
  * the service's own sealing (routing/connections.ts), as POST /v1/connections does.
  */
 import { randomUUID } from 'node:crypto';
-import { expect } from 'vitest';
+import type { Schemas } from '@payorch/types';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { addConnection } from '../../src/routing/connections.js';
-import type { TestServer } from './harness.js';
+import { ADYEN_TEST_CREDENTIALS, startAdyenDouble, type AdyenDouble } from '../doubles/adyen/server.js';
+import { useServer, type Backend, type TestServer } from './harness.js';
 
 const json = { 'content-type': 'application/json' };
 
@@ -49,4 +51,34 @@ export async function routingRequest(t: TestServer, method: string, steps: { pro
         headers: { ...json, 'x-idempotency-key': randomUUID() },
         body: JSON.stringify({ account_id: t.sandbox.account_id, payment_method: method, name: method, ...body }),
       });
+}
+
+/** What useAdyenServer sets up, filled in by its beforeAll hooks. */
+export interface AdyenSetup {
+  double: AdyenDouble;
+  /** The ADYEN connection (the given timeout) and the sandbox organization's own SANDBOX_A one. */
+  adyenConnection: string;
+  sandboxConnection: string;
+}
+
+/**
+ * A test server whose ADYEN connector talks to a fresh Adyen double, with an ADYEN connection: reconciliation
+ * runs when a test says so (runOnce), a circuit opened by a timeout closes again at once. Call inside a
+ * describe; `setup` is filled in before the describe's own beforeAll hooks run.
+ */
+export function useAdyenServer(backend: Backend, timeoutMs: number): { t: TestServer; setup: AdyenSetup } {
+  const setup = {} as AdyenSetup;
+  const env: Record<string, string> = { RECONCILIATION_INTERVAL_MS: '3600000', CIRCUIT_COOL_DOWN_MS: '100' };
+  beforeAll(async () => {
+    setup.double = await startAdyenDouble(ADYEN_TEST_CREDENTIALS);
+    env.ADYEN_API_URL = setup.double.url;
+  });
+  const t = useServer(backend, { env });
+  afterAll(() => setup.double?.close());
+  beforeAll(async () => {
+    setup.adyenConnection = await connectProvider(t, { providerId: 'ADYEN', credentials: ADYEN_TEST_CREDENTIALS, timeoutMs });
+    const list = (await (await t.fetch('/connections')).json()) as Schemas['ConnectionList'];
+    setup.sandboxConnection = list.find((c) => c.provider_id === 'SANDBOX_A')!.connection_id;
+  });
+  return { t, setup };
 }
