@@ -11,6 +11,7 @@
  */
 import type { Schemas } from '@payorch/types';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { reversalReference } from '../src/orchestration/reversals.js';
 import { LATE_APPROVAL_REVERSED } from '../src/orchestration/settle.js';
 import type { AdyenDouble } from './doubles/adyen/server.js';
 import { routeCards, useAdyenServer } from './support/connectors.js';
@@ -156,6 +157,36 @@ for (const backend of backends()) {
       expect(await authorisation(atAdyen!.id, true)).toBe('APPLIED'); // (the first record stands: a duplicate)
       await reconcileNow(payment.id);
       expect(double.requests.filter((r) => r.operation === 'reversals' && r.path.includes(ledger.pspReference))).toHaveLength(1);
+    });
+
+    it('a notified late approval whose reversal Adyen reports failed is reversed again from its record (a replay would say Pending)', async () => {
+      await adyenThenSandbox();
+      double.next({ kind: 'resultCode', resultCode: 'Pending' });
+      const payment = await pay();
+      const [atAdyen] = attempts(payment);
+      const ledger = double.settleCard(double.paymentByReference(atAdyen!.id)!.pspReference, 'authorised');
+      expect(await authorisation(atAdyen!.id, true)).toBe('APPLIED');
+      expect(attempts(await reconcileNow(payment.id))[0]).toMatchObject({ status: 'CANCELED', reason: LATE_APPROVAL_REVERSED });
+      // Adyen could not reverse it after all.
+      Object.assign(ledger, { reversed: false, refunded: 0 });
+      const signed = double.signedNotification(
+        'CANCEL_OR_REFUND',
+        { pspReference: `FAILED${ledger.pspReference}`.slice(0, 16), originalReference: ledger.pspReference, merchantReference: reversalReference(atAdyen!.id, 0), value: ledger.authorised, currency: ledger.currency },
+        { success: false, reason: 'Refund failed: insufficient balance' },
+      );
+      expect(signed.schemaErrors).toEqual([]);
+      const res = await t.fetch(`/provider-notifications/${adyenConnection}`, { method: 'POST', headers: signed.headers, body: signed.body, credentials_: false });
+      expect(res.status, await res.clone().text()).toBe(200);
+      expect(attempts(await getPayment(t, payment.id))[0]).toMatchObject({ status: 'PENDING', reason: 'LATE_APPROVAL_REVERSAL_FAILED' });
+      const replaysBefore = double.requests.filter((r) => r.idempotencyKey === atAdyen!.id).length;
+      const again = await reconcileNow(payment.id);
+      expect(attempts(again)[0]).toMatchObject({ id: atAdyen!.id, status: 'CANCELED', reason: LATE_APPROVAL_REVERSED });
+      expect(again).toMatchObject({ status: 'SUCCEEDED', sub_status: 'APPROVED' });
+      expect(double.requests.filter((r) => r.operation === 'reversals' && r.path.includes(ledger.pspReference)).map((r) => r.idempotencyKey)).toEqual([
+        reversalReference(atAdyen!.id, 0),
+        reversalReference(atAdyen!.id, 1),
+      ]);
+      expect(double.requests.filter((r) => r.idempotencyKey === atAdyen!.id)).toHaveLength(replaysBefore);
     });
 
     it('an attempt Adyen answered on the call: its AUTHORISATION changes nothing (UNCHANGED)', async () => {

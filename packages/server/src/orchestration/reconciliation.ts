@@ -24,7 +24,7 @@ import { ProviderUnavailableError, type ConnectionContext, type FollowUpLookup, 
 import type { Orchestration } from './orchestrator.js';
 import { orchestrationRepository as repo, type DueTransaction } from './repository.js';
 import { reversalReference } from './reversals.js';
-import { isAttempt, NOT_FOUND_SETTLE_MS, notifiedApprovalOf, reversedRecord, settleFoundOutcome, type FoundDecision } from './settle.js';
+import { isAttempt, knownApprovalOf, NOT_FOUND_SETTLE_MS, reversedRecord, settleFoundOutcome, type FoundDecision } from './settle.js';
 
 /** A follow-up transaction's type → the operation a provider's lookup is told (FollowUpLookup). */
 const FOLLOW_UP_OPERATIONS: Readonly<Record<string, FollowUpLookup['operation']>> = { CAPTURE: 'CAPTURE', CANCEL: 'VOID', REFUND: 'REFUND' };
@@ -231,10 +231,10 @@ export class ReconciliationWorker {
     const opened = t.connection_id ? await o.routing.openConnection(o.db, t.organization_id, t.connection_id) : undefined;
     // The connection's credentials, with the service's timeout: its timeout_ms is the merchant's to set.
     const connection: ConnectionContext | undefined = opened ? { ...opened.context, timeoutMs: this.lookupTimeoutMs } : undefined;
-    // An approval its provider notified (NOTIFIED_APPROVAL) is known: settled from its record, never looked up
-    // (Adyen's replay would answer the stored Pending again, for ever).
-    const notified = isAttempt(t) ? notifiedApprovalOf(t) : null;
-    if (notified) return this.settleAttempt(t, provider, { found: true, result: notified, voided: false }, connection);
+    // An approval already recorded (notified, or found before and its reversal failed) is settled from its
+    // record, never looked up (settle.ts knownApprovalOf).
+    const known = isAttempt(t) ? knownApprovalOf(t) : null;
+    if (known) return this.settleAttempt(t, provider, { found: true, result: known, voided: false }, connection);
     const lookupOf = provider.lookup?.bind(provider);
     if (!lookupOf) throw new Error(`provider ${provider.id} cannot be asked for an operation's outcome`);
     // A follow-up is looked up with what it was sent for: a provider that cannot search follow-ups by our

@@ -135,15 +135,23 @@ export function notifiedApprovalRecord(attempt: Pick<AttemptRow, 'provider_id'>,
   return { ...answeredRecord(attempt, approval), status: 'PENDING', reason: NOTIFIED_APPROVAL, payment_method: null };
 }
 
-/** The approval a NOTIFIED_APPROVAL attempt records, as the provider's result reconciliation settles; null for any other. */
-export function notifiedApprovalOf(attempt: AttemptRow): ProviderResult | null {
-  if (attempt.status !== 'PENDING' || attempt.reason !== NOTIFIED_APPROVAL || !attempt.provider_transaction_id) return null;
+/**
+ * The approval a PENDING attempt already records, as the provider's result reconciliation settles it with
+ * (no lookup): a notified approval its payment could not take (NOTIFIED_APPROVAL), or a late approval whose
+ * reversal failed (LATE_APPROVAL_REVERSAL_FAILED: it was found approved before). Null for any other: a lookup
+ * decides. Asking again would add nothing, and at Adyen a replay of a Pending answer says Pending for ever.
+ */
+export function knownApprovalOf(attempt: AttemptRow): ProviderResult | null {
+  const known = attempt.reason === NOTIFIED_APPROVAL || attempt.reason === LATE_APPROVAL_REVERSAL_FAILED;
+  if (attempt.status !== 'PENDING' || !known || !attempt.provider_transaction_id) return null;
   const data = (attempt.provider_data ?? {}) as { iso8583_response_code?: string | null; iso8583_response_message?: string | null };
+  // A failed reversal's record says why the reversal failed, not what the approval was.
+  const notified = attempt.reason === NOTIFIED_APPROVAL;
   return {
     outcome: 'SUCCEEDED',
     providerTransactionId: attempt.provider_transaction_id,
-    responseCode: attempt.response_code ?? 'SUCCEEDED',
-    responseMessage: attempt.response_message ?? 'Approved',
+    responseCode: (notified ? attempt.response_code : null) ?? 'SUCCEEDED',
+    responseMessage: (notified ? attempt.response_message : null) ?? 'Approved',
     iso8583ResponseCode: data.iso8583_response_code ?? '00',
     iso8583ResponseMessage: data.iso8583_response_message ?? 'Approved',
     merchantAdviceCode: attempt.merchant_advice_code,
