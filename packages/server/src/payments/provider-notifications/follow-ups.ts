@@ -11,6 +11,7 @@
  */
 import type { Queryable } from '../../db/database.js';
 import { orchestrationRepository as attempts } from '../../orchestration/repository.js';
+import { isAttempt } from '../../orchestration/settle.js';
 import type { ConnectorEvent } from '../../providers/connector.js';
 import type { ProviderResult } from '../../providers/provider.js';
 import { recordOperationFailedEvent } from '../events.js';
@@ -50,7 +51,7 @@ export async function settleByNotification(tx: Queryable, e: FollowUpSettled, tr
   const t = await attempts.find(tx, transactionId);
   if (!t) return { state: 'IGNORED', detail: `no transaction ${transactionId}` };
   // A late approval's reversal is no transaction of its own: its outcome is the attempt's (reversals.ts).
-  if (t.type === 'PURCHASE' || t.type === 'AUTHORIZE') return settleReversal(tx, e, t);
+  if (isAttempt(t)) return settleReversal(tx, e, t);
   if (t.type !== TYPE_OF[e.operation]) return { state: 'IGNORED', detail: `names a ${e.operation}, but transaction ${t.id} is a ${t.type}` };
   if (t.status === 'PENDING') {
     await settleFollowUp(tx, t.id, { kind: 'answered', result: answerOf(e) });
