@@ -1,8 +1,12 @@
 import { isUtf8 } from 'node:buffer';
 import express, { type RequestHandler } from 'express';
+import { LARGE_STRING, parseJsonBytes } from './large-json.js';
 import { problemBody } from './problems.js';
 import { sendProblem } from './send.js';
 import { matchOperation, type OperationInfo } from './spec.js';
+
+/** The type of the marked error that carries a body parsed in `verify` (see parseJsonBody). */
+const PARSED = 'payorch.body.parsed';
 
 /** Finds the spec operation for the request (404 unknown route, 405 known path with another method). */
 export function resolveOperation(ops: readonly OperationInfo[]): RequestHandler {
@@ -51,17 +55,30 @@ export function parseJsonBody(checkRaw: (operation: OperationInfo, raw: Buffer) 
         strict: true,
         type: ['application/json'],
         // A signed request (Standard Webhooks) is verified over its exact bytes: keep them.
-        verify: (req, res, buf) => {
+        verify: (req, res, buf, encoding) => {
           // Invalid UTF-8 would be decoded into U+FFFD silently and stored: refuse it instead.
           if (!isUtf8(buf)) throw Object.assign(new Error('The request body is not valid UTF-8.'), { status: 400, type: 'encoding.invalid' });
           const operation = (res as unknown as { locals: { operation: OperationInfo } }).locals.operation;
           checkRaw(operation, buf);
           // Unauthenticated operations are the providers' notifications, each signed in its own scheme.
           if (req.headers['webhook-signature'] !== undefined || operation.security === 'none') (req as typeof req & { rawBody?: Buffer }).rawBody = buf;
+          // A large UTF-8 body is parsed here, from its bytes, keeping its large strings off V8's heap
+          // (large-json.ts). body-parser has no hook between reading and decoding, so the parsed body
+          // leaves as a marked error that the `next` below turns back into success.
+          if (buf.length >= LARGE_STRING && encoding === 'utf-8') {
+            let parsed: unknown;
+            try {
+              parsed = parseJsonBytes(buf);
+            } catch {
+              throw Object.assign(new Error('The request body is not valid JSON.'), { status: 400, type: 'entity.parse.failed' });
+            }
+            (req as typeof req & { body?: unknown }).body = parsed;
+            throw Object.assign(new Error('parsed'), { type: PARSED });
+          }
         },
       });
       parsers.set(bodyLimit, parser);
     }
-    parser(req, res, next);
+    parser(req, res, (err?: unknown) => ((err as { type?: unknown } | null | undefined)?.type === PARSED ? next() : next(err)));
   };
 }
