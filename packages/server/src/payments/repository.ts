@@ -367,17 +367,18 @@ export const paymentsRepository = {
   },
 
   /**
-   * The evidence documents of a dispute by id, in submission order. The file comes back as base64 text:
-   * pg would hand a bytea over as a hex string twice the file's size (about twice the CPU to receive and
-   * decode), and its binary result format does not carry arbitrary bytes.
+   * The evidence documents of a dispute by id, in submission order. The file comes back as bytea: both
+   * drivers turn its hex text into a Buffer while parsing the row (db/postgres.ts, db/pglite.ts), so the
+   * 2 MB string dies at once, in V8's young generation. Read as base64 text and decoded after the query
+   * (as before), the string outlived the round trip and was promoted, ~1.4 MB per document waiting for a
+   * full collection (issue 26: a dispute's memory).
    */
   async listEvidence(db: Queryable, disputeId: string, ids: readonly string[]): Promise<EvidenceRow[]> {
-    const rows = await db.query<Omit<EvidenceRow, 'content'> & { content: string }>(
-      `SELECT id, file_name, content_type, content_category, sha256, encode(content, 'base64') AS content FROM dispute_evidence
+    return db.query<EvidenceRow>(
+      `SELECT id, file_name, content_type, content_category, sha256, content FROM dispute_evidence
         WHERE dispute_id = $1 AND id = ANY($2::text[]) ORDER BY seq`,
       [disputeId, ids],
     );
-    return rows.map((r) => ({ ...r, content: Buffer.from(r.content, 'base64') }));
   },
 
   async markEvidenceForwarded(db: Queryable, ids: readonly string[]): Promise<void> {
