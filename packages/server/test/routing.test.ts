@@ -13,7 +13,9 @@ import type { ProviderDescription } from '../src/providers/catalogue.js';
 import type { ConnectionRow } from '../src/routing/repository.js';
 import type { RoutingCondition, StoredConditionSet } from '../src/routing/model.js';
 import type { PaymentFacts } from '../src/routing/plan.js';
-import { routingRulesOf, updateRouting } from '../src/routing/service.js';
+import { deleteConnection } from '../src/routing/connections.js';
+import { addDefaultRouting, routingRulesOf, updateRouting } from '../src/routing/service.js';
+import { createAccount } from '../src/tenancy/service.js';
 import { addMissingOrganizationDefaults } from '../src/routing/services.js';
 import { routingWarnings, validateRoute } from '../src/routing/validation.js';
 import { tenancyRepository } from '../src/tenancy/repository.js';
@@ -152,6 +154,50 @@ for (const backend of backends()) {
           headers: { 'x-idempotency-key': randomUUID() },
         } as never);
         expect(pix.response.status).toBe(201);
+      });
+
+      it("a connection deleted while a new account's default routings are stored is refused (in use), never left named by a routing", async () => {
+        const org = await t.createOrganization();
+        const [a1] = await connections(t, org);
+        // A second SANDBOX_A connection takes over the existing routings, so the first one (which
+        // addDefaultRouting picks: the oldest) is named by no routing and may be deleted.
+        const res = await t.fetch('/connections', {
+          method: 'POST',
+          headers: { ...json, ...asOrg(org), 'x-idempotency-key': randomUUID() },
+          body: JSON.stringify({ provider_id: 'SANDBOX_A', name: 'A, second', environment: 'TEST' }),
+        });
+        expect(res.status).toBe(201);
+        const a2 = (await res.json()) as ConnectionView;
+        await t.db.query('UPDATE routings SET default_route = replace(default_route::text, $2, $3)::jsonb WHERE organization_id = $1', [org.organization_id, a1!.connection_id, a2.connection_id]);
+        // The account's transaction stops after its default routings are written, before it commits.
+        let stored!: () => void;
+        let release!: () => void;
+        const written = new Promise<void>((resolve) => (stored = resolve));
+        const held = new Promise<void>((resolve) => (release = resolve));
+        const account = createAccount(t.db, org.organization_id, 'racing store', {
+          addToOrganization: async () => {},
+          addToAccount: async (tx, organizationId, accountId) => {
+            await addDefaultRouting(tx, organizationId, accountId);
+            stored();
+            await held;
+          },
+        });
+        await written;
+        // Meanwhile, a DELETE of the connection those routings name: it must wait for them (routes lock).
+        const deleting = deleteConnection(t.db, org.organization_id, a1!.connection_id);
+        const early = await Promise.race([deleting.then((r) => r.kind), new Promise((resolve) => setTimeout(() => resolve('waiting'), 500))]);
+        release();
+        const [created, deleted] = await Promise.all([account, deleting]);
+        expect(early).toBe('waiting');
+        expect(deleted).toMatchObject({ kind: 'in_use' });
+        expect((await routings(t, created!.account_id, org)).map((r) => r.default_route.steps[0]!.connection_id)).toContain(a1!.connection_id);
+        const dangling = await t.db.query(
+          `SELECT r.id FROM routings r CROSS JOIN LATERAL jsonb_array_elements(r.default_route->'steps') s
+           JOIN provider_connections c ON c.id::text = s->>'connection_id'
+           WHERE r.organization_id = $1 AND c.deleted_at IS NOT NULL`,
+          [org.organization_id],
+        );
+        expect(dangling).toEqual([]);
       });
 
       it('stores credentials sealed, never in clear; they open to the sandbox acquirers’ forms', async () => {

@@ -185,10 +185,16 @@ export function routingRulesOf(plan: RoutePlan): Schemas['PaymentRoutingRules'] 
 /**
  * The routings every account starts with (sandbox mode): CARD, and each asynchronous method (PIX,
  * BANK_TRANSFER, OXXO, BOLETO, PAYPAL, MERCADO_PAGO_WALLET, CASH, APPLE_PAY, GOOGLE_PAY), through SANDBOX_A,
- * then SANDBOX_B. Nothing
- * when the organization lacks either connection.
+ * then SANDBOX_B. Nothing when the organization lacks either connection.
+ *
+ * `db` is the new account's (or organization's) transaction. The connections are read and the routings
+ * stored under the organization's routes lock, like every routing write: otherwise a DELETE
+ * /v1/connections/{id} (connections.ts deleteConnection) could check that no routing names the connection,
+ * before these uncommitted routings are visible to it, and commit, leaving routings that name a deleted
+ * connection.
  */
 export async function addDefaultRouting(db: Queryable, organizationId: string, accountId: string): Promise<void> {
+  await repo.lockRoutes(db, organizationId);
   const connections = await repo.listConnections(db, organizationId);
   const a = connections.find((c) => c.provider_id === SANDBOX_A);
   const b = connections.find((c) => c.provider_id === SANDBOX_B);
