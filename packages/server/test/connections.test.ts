@@ -16,6 +16,7 @@ import type { Schemas } from '@payorch/types';
 import { describe, expect, it } from 'vitest';
 import { CONNECTORS } from '../src/providers/connectors.js';
 import { SANDBOX_PROVIDERS } from '../src/providers/sandbox/capabilities.js';
+import { addConnection, sandboxCredentials } from '../src/routing/connections.js';
 import { credentialProblems } from '../src/routing/credential-rules.js';
 import { expectProblem, expectSchema } from './support/assertions.js';
 import { renderCapabilityMatrix, withMatrix } from './support/capability-matrix.js';
@@ -211,6 +212,36 @@ for (const backend of backends()) {
         const problem = await expectProblem(await post(t, { provider_id: 'SANDBOX_A', name: 'live?', environment: 'LIVE' }), 422, 'CONNECTION_VALIDATION_FAILED');
         expect(problem.errors).toEqual([{ path: '/body/environment', message: 'must be TEST: the sandbox providers move no money' }]);
         expect(await countConnections(t)).toBe(before);
+      });
+
+      it('an organization has at most 100 live connections: one more is 409 CONNECTION_LIMIT_REACHED (concurrent creates too), nothing stored; a delete frees a place', async () => {
+        const org = await t.createOrganization();
+        const headers = (key = randomUUID()) => ({ ...json, 'x-idempotency-key': key, 'public-api-key': org.public_api_key, 'private-secret-key': org.private_secret_key });
+        const create = (name: string) => t.fetch('/connections', { method: 'POST', headers: headers(), body: JSON.stringify({ provider_id: 'SANDBOX_A', name, environment: 'TEST' }) });
+        const live = async () =>
+          Number((await t.db.query<{ n: number | string }>('SELECT count(*) AS n FROM provider_connections WHERE organization_id = $1 AND deleted_at IS NULL', [org.organization_id]))[0]!.n);
+        // The two sandbox connections, and 97 more: 99.
+        const box = t.running.deps.services.connectionBox;
+        for (let i = 0; i < 97; i++) await addConnection(t.db, box, org.organization_id, { providerId: 'SANDBOX_A', name: `filler ${i}`, credentials: sandboxCredentials('SANDBOX_A') });
+        expect(await live()).toBe(99);
+        // Two at once for the last place: one is stored, the other refused.
+        const racing = await Promise.all([create('last place 1'), create('last place 2')]);
+        expect(racing.map((r) => r.status).sort()).toEqual([201, 409]);
+        await expectProblem(racing.find((r) => r.status === 409)!, 409, 'CONNECTION_LIMIT_REACHED');
+        const refused = await expectProblem(await create('one too many'), 409, 'CONNECTION_LIMIT_REACHED');
+        expect(refused.detail).toContain('at most 100 connections');
+        expect(await live()).toBe(100);
+        // The list holds every one of them, within the spec's ConnectionList (maxItems 100).
+        const res = await t.fetch('/connections', { headers: headers() });
+        expect(res.status).toBe(200);
+        const list = (await res.json()) as Connection[];
+        expectSchema('ConnectionList', list);
+        expect(list).toHaveLength(100);
+        // A deleted one does not count.
+        const spare = list.find((c) => c.name === 'filler 0')!;
+        expect((await t.fetch(`/connections/${spare.connection_id}`, { method: 'DELETE', headers: headers() })).status).toBe(204);
+        expect((await create('in the freed place')).status).toBe(201);
+        await expectProblem(await create('one too many again'), 409, 'CONNECTION_LIMIT_REACHED');
       });
 
       describe.skipIf(!has('STRIPE'))('to Stripe (once its connector is in the service)', () => {

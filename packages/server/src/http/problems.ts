@@ -37,6 +37,7 @@ export const PROBLEMS = {
   WEBHOOK_ALREADY_EXISTS: { status: 409, title: 'Webhook already exists' },
   ROUTING_ALREADY_EXISTS: { status: 409, title: 'Routing already exists' },
   CONNECTION_IN_USE: { status: 409, title: 'Connection in use' },
+  CONNECTION_LIMIT_REACHED: { status: 409, title: 'Connection limit reached' },
   TOKEN_ALREADY_USED: { status: 409, title: 'One-time token already used' },
   PRECONDITION_FAILED: { status: 412, title: 'Precondition failed' },
   PAYLOAD_TOO_LARGE: { status: 413, title: 'Payload too large' },

@@ -58,6 +58,12 @@ export async function addConnection(
   return { id, providerId: input.providerId, name: input.name, row };
 }
 
+/**
+ * Live connections per organization (deleted ones do not count): the spec's ConnectionList has maxItems
+ * 100, and GET /v1/connections lists them all, so one more is refused (409 CONNECTION_LIMIT_REACHED).
+ */
+export const MAX_CONNECTIONS_PER_ORGANIZATION = 100;
+
 /** POST /v1/connections's body (spec: ConnectionCreateRequest, one shape of credentials per provider). */
 export type ConnectionCreateInput = Schemas['ConnectionCreateRequest'];
 
@@ -66,11 +72,14 @@ export type CreateConnectionResult =
   /** A provider this service does not run (a sandbox one outside sandbox mode, a connector not built in). */
   | { kind: 'provider_not_available'; providerId: string }
   /** Credentials the schema cannot refuse: of the other environment, a field out of place for it. */
-  | { kind: 'invalid'; errors: FieldError[] };
+  | { kind: 'invalid'; errors: FieldError[] }
+  /** The organization has MAX_CONNECTIONS_PER_ORGANIZATION live connections already: nothing stored. */
+  | { kind: 'limit_reached'; max: number };
 
 /**
  * Creates a connection a merchant asked for: a provider this service runs, credentials of the
- * connection's environment (credential-rules.ts), sealed. The sandbox providers' credentials may be left
+ * connection's environment (credential-rules.ts), sealed, while the organization has fewer than
+ * MAX_CONNECTIONS_PER_ORGANIZATION live connections. The sandbox providers' credentials may be left
  * out: they are generated (any value of their form is accepted by the sandbox acquirers).
  */
 export async function createConnection(
@@ -84,14 +93,20 @@ export async function createConnection(
   const credentials: Record<string, string> = input.credentials ? { ...input.credentials } : sandboxCredentials(input.provider_id);
   const errors = credentialProblems(input.provider_id, input.environment, credentials);
   if (errors.length > 0) return { kind: 'invalid', errors };
-  const { row } = await addConnection(db, box, organizationId, {
-    providerId: input.provider_id,
-    name: input.name,
-    environment: input.environment,
-    credentials,
-    ...(input.timeout_ms !== undefined ? { timeoutMs: input.timeout_ms } : {}),
+  // Counted and inserted under the organization's routes lock (as deletes are): two concurrent creates
+  // at 99 cannot both pass the count.
+  return db.transaction(async (tx): Promise<CreateConnectionResult> => {
+    await repo.lockRoutes(tx, organizationId);
+    if ((await repo.countConnections(tx, organizationId)) >= MAX_CONNECTIONS_PER_ORGANIZATION) return { kind: 'limit_reached', max: MAX_CONNECTIONS_PER_ORGANIZATION };
+    const { row } = await addConnection(tx, box, organizationId, {
+      providerId: input.provider_id,
+      name: input.name,
+      environment: input.environment,
+      credentials,
+      ...(input.timeout_ms !== undefined ? { timeoutMs: input.timeout_ms } : {}),
+    });
+    return { kind: 'created', connection: viewOf(row) };
   });
-  return { kind: 'created', connection: viewOf(row) };
 }
 
 export type DeleteConnectionResult = { kind: 'deleted' } | { kind: 'not_found' } | { kind: 'in_use'; routings: string[] };

@@ -105,6 +105,11 @@ export const routingHandlers = {
         );
       case 'invalid':
         return problem('CONNECTION_VALIDATION_FAILED', describeFieldErrors(result.errors), { errors: result.errors });
+      case 'limit_reached':
+        return problem(
+          'CONNECTION_LIMIT_REACHED',
+          `An organization has at most ${result.max} connections (deleted ones do not count); delete one no routing uses (DELETE /v1/connections/{connection_id}) first. Nothing was stored.`,
+        );
       case 'created':
         return { status: 201, body: result.connection };
     }

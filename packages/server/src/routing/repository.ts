@@ -67,6 +67,12 @@ export const routingRepository = {
     ]);
   },
 
+  /** The organization's live connections (deleted ones do not count). */
+  async countConnections(db: Queryable, organizationId: string): Promise<number> {
+    const rows = await db.query<{ n: number | string }>('SELECT count(*) AS n FROM provider_connections WHERE organization_id = $1 AND deleted_at IS NULL', [organizationId]);
+    return Number(rows[0]!.n);
+  },
+
   async findConnection(db: Queryable, organizationId: string, id: string): Promise<ConnectionRow | undefined> {
     const rows = await db.query<ConnectionRow>(`SELECT ${CONNECTION_COLUMNS} FROM provider_connections WHERE organization_id = $1 AND id = $2 AND deleted_at IS NULL`, [
       organizationId,

@@ -975,7 +975,9 @@ export interface paths {
          *     are sealed at rest and never returned. A new connection is enabled and used by no route until a
          *     routing step names it (POST or PATCH /v1/routing). In sandbox mode every organization starts
          *     with a SANDBOX_A and a SANDBOX_B connection; more can be created here (their credentials may be
-         *     left out: they are generated).
+         *     left out: they are generated). An organization has at most 100 connections (deleted ones do not
+         *     count, the sandbox ones do; GET /v1/connections lists them all): one more is 409
+         *     `CONNECTION_LIMIT_REACHED` and nothing is stored; delete one no routing uses first.
          */
         post: operations["createConnection"];
         delete?: never;
@@ -4385,7 +4387,7 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
-        /** @description The organization's connections, oldest first. */
+        /** @description The organization's connections, oldest first (at most 100: POST /v1/connections refuses one more). */
         ConnectionList: components["schemas"]["Connection"][];
         /** @description Changes to a connection; fields left out stay as they are. */
         ConnectionUpdateRequest: {
@@ -6068,6 +6070,21 @@ export interface components {
                 "RateLimit-Limit": components["headers"]["RateLimitLimit"];
                 "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
                 "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The idempotency key is still executing (`REQUEST_IN_PROCESS`, with `Retry-After`), or the organization has 100 connections already (`CONNECTION_LIMIT_REACHED`; deleted ones do not count). Nothing is stored. */
+        ConnectionConflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Retry-After": components["headers"]["RetryAfterInProcess"];
                 [name: string]: unknown;
             };
             content: {
@@ -8438,7 +8455,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            409: components["responses"]["Conflict"];
+            409: components["responses"]["ConnectionConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ConnectionUnprocessable"];
