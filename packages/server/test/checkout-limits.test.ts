@@ -10,6 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Schemas } from '@payorch/types';
 import { describe, expect, it } from 'vitest';
+import { checkoutRepository } from '../src/checkout/repository.js';
 import { RetentionJob } from '../src/retention/job.js';
 import { expectProblem } from './support/assertions.js';
 import { backends, useServer, type Credentials, type TestServer } from './support/harness.js';
@@ -127,6 +128,8 @@ for (const backend of backends()) {
       expect(await pay.json()).toMatchObject({ paid: true, status: 'SUCCEEDED' });
       const own = await createSession(t, t.sandbox);
       await t.db.query("UPDATE checkout_sessions SET expires_at = clock_timestamp() - interval '1 second' WHERE payment_link_code = $1 OR id = $2", [link.code, own.checkout_session]);
+      // Purged once every token of the session expired over an hour ago (the next test says why).
+      await t.db.query("UPDATE one_time_tokens SET expires_at = clock_timestamp() - interval '61 minutes' WHERE checkout_session = ANY($1::text[])", [[left, paid]]);
 
       const report = await new RetentionJob({ db: t.db, log: t.running.deps.log, pauseMs: 0 }).runOnce();
       expect(report.unpaidLinkSessions).toBeGreaterThanOrEqual(1);
@@ -134,6 +137,38 @@ for (const backend of backends()) {
       expect(ids.sort()).toEqual([paid, own.checkout_session].sort());
       expect(await t.db.query('SELECT 1 FROM one_time_tokens WHERE token = $1', [leftToken])).toHaveLength(0);
       expect(await t.fetch(`/payment-links/${link.code}`).then((r) => r.json())).toMatchObject({ payments_number: 1 });
+    });
+
+    it("retention keeps an expired link session while a token of it is usable, or expired less than an hour ago: no deadlock with a payment claiming that token", async () => {
+      const link = await createLink(t, t.sandbox);
+      const res = await fetch(`${link.checkout_url}/session`, { method: 'POST', headers: { ...json, ...from(address()), origin: pageOrigin() }, body: '{}' });
+      const session = ((await res.json()) as { checkout_session: string }).checkout_session;
+      const token = ((await (await tokenize(t, session, t.sandbox.public_api_key, address())).json()) as { token: string }).token;
+      // The session expires; its token (10 minutes) is still usable.
+      await t.db.query("UPDATE checkout_sessions SET expires_at = clock_timestamp() - interval '1 second' WHERE id = $1", [session]);
+      const purge = () => t.db.transaction((tx) => checkoutRepository.purgeUnpaidLinkSessions(tx, 100));
+      // A payment's claimToken locks the token, then the session; the retention run goes meanwhile.
+      let purging: Promise<number> | undefined;
+      const locked = await t.db.transaction(async (tx) => {
+        await checkoutRepository.lockToken(tx, t.sandbox.organization_id, token);
+        purging = purge();
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        return checkoutRepository.findSession(tx, t.sandbox.organization_id, session, true);
+      });
+      await purging;
+      expect(locked?.id).toBe(session);
+      const kept = async () => [
+        (await t.db.query('SELECT 1 FROM checkout_sessions WHERE id = $1', [session])).length,
+        (await t.db.query('SELECT 1 FROM one_time_tokens WHERE token = $1', [token])).length,
+      ];
+      expect(await kept()).toEqual([1, 1]);
+      // Its token expired 59 minutes ago: still kept; 61 minutes ago: purged with it.
+      await t.db.query("UPDATE one_time_tokens SET expires_at = clock_timestamp() - interval '59 minutes' WHERE token = $1", [token]);
+      await purge();
+      expect(await kept()).toEqual([1, 1]);
+      await t.db.query("UPDATE one_time_tokens SET expires_at = clock_timestamp() - interval '61 minutes' WHERE token = $1", [token]);
+      await purge();
+      expect(await kept()).toEqual([0, 0]);
     });
 
     it('the hosted pages and their calls are limited per client address: 429 with Retry-After, other addresses unaffected', async () => {

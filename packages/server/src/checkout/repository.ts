@@ -82,6 +82,9 @@ export type NewToken = Pick<TokenRow, 'token' | 'organization_id' | 'account_id'
   sealed: { ciphertext: Uint8Array; iv: Uint8Array; tag: Uint8Array; keyId: string };
   ttlSeconds: number;
 };
+/** How long after its last token expired an unpaid link session may be purged (purgeUnpaidLinkSessions). */
+export const PURGE_AFTER_TOKEN_EXPIRY_SECONDS = 3600;
+
 const TOKEN_SELECT = `SELECT t.*, t.expires_at <= clock_timestamp() AS expired FROM one_time_tokens t`;
 
 export interface CustomerSessionRow {
@@ -231,14 +234,22 @@ export const checkoutRepository = {
    * Retention: a bounded batch of payment links' checkout sessions that expired with no payment (a shopper
    * who opened the form and left, or an abuser), deleted with their tokens (all unused); returns how many.
    * A merchant's own sessions are its records and stay.
+   *
+   * Only sessions whose every token expired over an hour ago (PURGE_AFTER_TOKEN_EXPIRY). A payment's
+   * claimToken locks the token row, then the session row; this purge locks the session, then deletes the
+   * tokens: on a token still usable the two would wait for each other (a deadlock, one of them aborted).
+   * claimToken answers TOKEN_EXPIRED for an expired token before it locks the session, so once every token
+   * of a session is expired no claim can lock the session any more; the hour leaves any claim that read
+   * its token just before expiry long finished (a payment's phase A transaction makes no provider call).
    */
   async purgeUnpaidLinkSessions(db: Queryable, limit: number): Promise<number> {
     const rows = await db.query<{ id: string }>(
       `SELECT s.id FROM checkout_sessions s
        WHERE s.payment_link_code IS NOT NULL AND s.payment_id IS NULL AND s.expires_at <= clock_timestamp()
-         AND NOT EXISTS (SELECT 1 FROM one_time_tokens t WHERE t.checkout_session = s.id AND t.payment_id IS NOT NULL)
+         AND NOT EXISTS (SELECT 1 FROM one_time_tokens t WHERE t.checkout_session = s.id
+           AND (t.payment_id IS NOT NULL OR t.expires_at > clock_timestamp() - make_interval(secs => $2)))
        ORDER BY s.expires_at LIMIT $1 FOR UPDATE OF s SKIP LOCKED`,
-      [limit],
+      [limit, PURGE_AFTER_TOKEN_EXPIRY_SECONDS],
     );
     if (rows.length === 0) return 0;
     const ids = rows.map((r) => r.id);
