@@ -11,6 +11,8 @@ import { randomUUID } from 'node:crypto';
 import type { Schemas } from '@payorch/types';
 import { describe, expect, it } from 'vitest';
 import { checkoutRepository } from '../src/checkout/repository.js';
+import type { Database } from '../src/db/database.js';
+import { inRequestScope } from '../src/platform/request-scope.js';
 import { RetentionJob } from '../src/retention/job.js';
 import { expectProblem } from './support/assertions.js';
 import { backends, useServer, type Credentials, type TestServer } from './support/harness.js';
@@ -65,6 +67,30 @@ function tokenize(t: TestServer, sessionId: string, publicKey: string, ip: strin
     headers: { ...json, ...from(ip), 'public-api-key': publicKey },
     body: JSON.stringify({ payment_method: { type: 'CARD', card: { number: c.number, expiration_month: c.expiration_month, expiration_year: c.expiration_year, security_code: c.security_code, holder_name: c.holder_name } } }),
   });
+}
+
+/**
+ * The service's database, with one statement (HELD) that holds its organization's permit of the
+ * per-organization gate (db/organization-gate.ts) until `let go` is called, without holding a connection.
+ */
+const HELD = 'SELECT 1 AS held_permit';
+function permitHolder() {
+  let letGo: () => void = () => {};
+  let held: Promise<void> = Promise.resolve();
+  const wrap = (db: Database): Database => ({
+    kind: db.kind,
+    ...(db.counters ? { counters: db.counters } : {}),
+    query: async <R>(text: string, params?: readonly unknown[]) => (text === HELD ? (await held, [] as R[]) : db.query<R>(text, params)),
+    exec: (sql: string) => db.exec(sql),
+    transaction: (fn) => db.transaction(fn),
+    ping: () => db.ping(),
+    close: () => db.close(),
+  });
+  const hold = () => {
+    held = new Promise<void>((resolve) => (letGo = resolve));
+    return () => letGo();
+  };
+  return { wrap, hold };
 }
 
 const linkSessions = async (t: TestServer, code: string) =>
@@ -290,6 +316,43 @@ for (const backend of backends()) {
         });
       for (let i = 0; i < CARDS_PER_SESSION; i++) expect((await enroll()).status).toBeLessThan(300);
       await expectProblem(await enroll(), 409, 'INVALID_STATUS');
+    });
+  });
+
+  describe(`a payment link's calls and the organization's database bound on ${backend}`, () => {
+    // DATABASE_POOL_SIZE 2: one permit per organization (half the pool).
+    const permits = permitHolder();
+    const t = useServer(backend, { env: { TRUST_PROXY: '1', DATABASE_POOL_SIZE: '2' }, wrapDatabase: permits.wrap });
+
+    it("the link page's session and pay calls wait for a permit of the link's organization, as its API requests do", async () => {
+      const org = await t.createOrganization();
+      const link = await createLink(t, org);
+      const origin = new URL(t.baseUrl).origin;
+      const startSession = () => fetch(`${link.checkout_url}/session`, { method: 'POST', headers: { ...json, ...from(address()), origin }, body: '{}' });
+      const waiting = (res: Promise<Response>) => Promise.race([res.then((r) => r.status), new Promise((resolve) => setTimeout(() => resolve('waiting'), 500))]);
+
+      // The organization's only permit is taken (as by one of its requests running a statement).
+      let letGo = permits.hold();
+      let holding = inRequestScope(org.organization_id, () => t.running.deps.db.query(HELD));
+      let pending = startSession();
+      expect(await waiting(pending)).toBe('waiting');
+      letGo();
+      await holding;
+      const started = await pending;
+      expect(started.status).toBe(201);
+      const session = ((await started.json()) as { checkout_session: string }).checkout_session;
+      const token = ((await (await tokenize(t, session, org.public_api_key, address())).json()) as { token: string }).token;
+
+      letGo = permits.hold();
+      holding = inRequestScope(org.organization_id, () => t.running.deps.db.query(HELD));
+      pending = fetch(`${link.checkout_url}/pay`, { method: 'POST', headers: { ...json, ...from(address()), origin }, body: JSON.stringify({ token, checkout_session: session }) });
+      expect(await waiting(pending)).toBe('waiting');
+      expect(await t.db.query('SELECT 1 FROM payments WHERE organization_id = $1', [org.organization_id])).toHaveLength(0);
+      letGo();
+      await holding;
+      const paid = await pending;
+      expect(paid.status, await paid.clone().text()).toBe(200);
+      expect(await paid.json()).toMatchObject({ paid: true, status: 'SUCCEEDED' });
     });
   });
 }

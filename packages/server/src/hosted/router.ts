@@ -17,7 +17,10 @@
  * Anyone may call these routes, so each costs bounded work: every one but the assets is counted per client
  * address before anything is read, then per organization once the organization is known (one key or link
  * lookup), in budgets of their own (ratelimit/public.ts); past a limit, 429 with Retry-After (a notice page
- * for the pages, problem+json for the script's calls). A page visit writes nothing.
+ * for the pages, problem+json for the script's calls). A page visit writes nothing. Once the organization
+ * is known its work runs as a request of that organization (inRequestScope, as dispatch.ts does for the
+ * API), so the per-organization database bound (db/organization-gate.ts) holds it too: past it, the
+ * work waits, then 429 CONCURRENCY_LIMITED.
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -32,6 +35,7 @@ import { chooseParentOrigin, originOf } from './origins.js';
 import { ASSETS_PATH, sendFormPage, sendNoticePage, type FormConfig } from './page.js';
 import type { HostedSources, LinkView } from './sources.js';
 import { ownEntry } from '../platform/own-entry.js';
+import { inRequestScope } from '../platform/request-scope.js';
 
 /** packages/server/assets/checkout, from src/hosted and dist/hosted alike. */
 const ASSET_DIR = fileURLToPath(new URL('../../assets/checkout/', import.meta.url));
@@ -125,7 +129,7 @@ export function hostedPagesRouter(deps: AppDeps, sources: HostedSources, limiter
     const id = String(req.params.id);
     const key = ID.test(id) ? await keyOf(req) : undefined;
     if (key && (await overOrganizationLimit(req, res, key.organizationId))) return undefined;
-    const session = key ? await find(key.organizationId, id) : undefined;
+    const session = key ? await inRequestScope(key.organizationId, () => find(key.organizationId, id)) : undefined;
     const lang = chooseLanguage(req.query.lang, session?.country);
     if (!key || !session) return void unavailable(res, lang);
     if (!session.open) return void sendNoticePage(res, { status: 410, lang, code: 'CLOSED', text: MESSAGES[lang].errorSession });
@@ -182,18 +186,27 @@ export function hostedPagesRouter(deps: AppDeps, sources: HostedSources, limiter
     NOT_FOUND: [404, 'linkUnavailable'],
   };
 
-  /** Whether the link exists, counted for its organization (refused: the 429 was sent). */
-  const linkOrganization = async (req: Request, res: Response, code: string): Promise<{ known: boolean; refused: boolean }> => {
+  /**
+   * Whether the link exists, counted for its organization (refused: the 429 was sent). `scoped` runs the
+   * link's work as a request of its organization (platform/request-scope.ts, as dispatch.ts does for the
+   * API): its database work is held to the organization's bound (db/organization-gate.ts, 429
+   * CONCURRENCY_LIMITED past it) and a payment's provider calls are noted.
+   */
+  const linkOrganization = async (
+    req: Request,
+    res: Response,
+    code: string,
+  ): Promise<{ known: boolean; refused: boolean; scoped: <T>(fn: () => Promise<T>) => Promise<T> }> => {
     const organizationId = ID.test(code) ? await sources.linkOrganization(deps, code) : undefined;
-    if (!organizationId) return { known: false, refused: false };
-    return { known: true, refused: await overOrganizationLimit(req, res, organizationId) };
+    if (!organizationId) return { known: false, refused: false, scoped: (fn) => fn() };
+    return { known: true, refused: await overOrganizationLimit(req, res, organizationId), scoped: (fn) => inRequestScope(organizationId, fn) };
   };
 
   router.get('/checkout/links/:code', async (req, res) => {
     const code = req.params.code;
     const org = await linkOrganization(req, res, code);
     if (org.refused) return;
-    const view: LinkView = org.known ? await sources.viewLink(deps, code) : { ok: false, reason: 'NOT_FOUND' };
+    const view: LinkView = org.known ? await org.scoped(() => sources.viewLink(deps, code)) : { ok: false, reason: 'NOT_FOUND' };
     const lang = chooseLanguage(req.query.lang, view.ok ? view.link.country : view.country);
     if (!view.ok) {
       const [status, text] = LINK_NOTICES[view.reason]!;
@@ -229,7 +242,7 @@ export function hostedPagesRouter(deps: AppDeps, sources: HostedSources, limiter
     const org = await linkOrganization(req, res, code);
     if (org.refused) return;
     if (!org.known) return res.status(404).json({ code: 'NOT_FOUND' });
-    const opened = await sources.openLink(deps, code, pageOrigin(req));
+    const opened = await org.scoped(() => sources.openLink(deps, code, pageOrigin(req)));
     if (!opened.ok) return res.status(LINK_NOTICES[opened.reason]![0]).json({ code: opened.reason });
     const id = opened.checkoutSessionId;
     return res.status(201).json({ checkout_session: id, submit_url: `${API}/checkout/sessions/${encodeURIComponent(id)}/token` });
@@ -245,7 +258,7 @@ export function hostedPagesRouter(deps: AppDeps, sources: HostedSources, limiter
     const org = await linkOrganization(req, res, req.params.code);
     if (org.refused) return;
     if (!org.known) return res.status(404).json({ code: 'PAYMENT_LINK_NOT_FOUND' });
-    const outcome = await sources.payLink(deps, req.params.code, session, token);
+    const outcome = await org.scoped(() => sources.payLink(deps, req.params.code, session, token));
     if (outcome.kind === 'refused') return res.status(outcome.status).json({ code: outcome.code });
     return res.status(200).json({ paid: outcome.kind === 'paid', status: outcome.paymentStatus });
   });
