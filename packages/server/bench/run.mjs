@@ -45,8 +45,8 @@ const SCENARIOS = process.env.BENCH_SCENARIOS?.split(',');
 // Only the payment scenarios: BENCH_SCENARIOS='POST /payments'.
 // BENCH_PROFILE=<dir>: the services write V8 CPU profiles there (open in Chrome DevTools).
 const PROFILE = process.env.BENCH_PROFILE;
-// V8 flags for the service process only (GC experiments): BENCH_NODE_FLAGS="--heap-growing-percent=50".
-const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? "").split(/\s+/).filter(Boolean);
+// V8 flags for the service process only (GC experiments): BENCH_NODE_FLAGS='--max-old-space-size=160'.
+const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean);
 const selected = (list) => (SCENARIOS ? list.filter((s) => SCENARIOS.some((f) => s.name.includes(f))) : list);
 /** The sandbox acquirers' own process (issue 16): without it (an older build) the payment scenarios use whatever the service calls. */
 const acquirersOf = (serverDir) => join(serverDir, 'dist', 'providers', 'sandbox', 'acquirers-main.js');

@@ -12,6 +12,7 @@ import { cutLargeStrings, LARGE_STRING, parseJsonBytes } from '../src/http/large
 import { expectProblem } from './support/assertions.js';
 import { backends, useServer } from './support/harness.js';
 import { chargedBackPayment, evidence, pdfBase64, postDispute } from './support/payments.js';
+import { seededRandom } from './support/seeded-random.js';
 
 /** What body-parser's strict mode gives for the same text: the value, or 'refused'. */
 function reference(text: string): unknown {
@@ -41,17 +42,6 @@ function largeValues(value: unknown): number {
 }
 
 const big = (n = LARGE_STRING, seed = 1) => randomBytes(Math.ceil((n * 3) / 4) + seed).toString('base64').slice(0, n);
-
-/** mulberry32: a fixed seed, so a failure repeats. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('parseJsonBytes agrees with strict JSON.parse', () => {
   const b = big();
@@ -93,7 +83,7 @@ describe('parseJsonBytes agrees with strict JSON.parse', () => {
   });
 
   it('on 2,000 random documents mixing large and small strings, escapes, keys and broken syntax', () => {
-    const next = random(26026);
+    const next = seededRandom(26026);
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)]!;
     const large = [big(LARGE_STRING, 1), big(LARGE_STRING + 3, 2), `${big(LARGE_STRING, 3)}==`];
     const atoms = ['"s"', '1', 'null', 'true', '"a\\"b"', '"\\\\"', '"é"', ...large.map((s) => `"${s}"`), `"${large[0]}\\n"`, `"${large[1]}-"`];
