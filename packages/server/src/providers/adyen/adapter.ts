@@ -28,6 +28,7 @@ import {
   type ProviderLookup,
   type ProviderResult,
 } from '../provider.js';
+import { precheckAsyncCharge } from '../async-precheck.js';
 import { AdyenHttpError, BoundedAdyenHttpClient } from './http-client.js';
 import { parseAdyenNotification } from './notifications.js';
 import {
@@ -36,7 +37,6 @@ import {
   asyncPaymentRequest,
   asyncStartOf,
   cardPaymentRequest,
-  isAdyenAsyncMethod,
   isUndecidedCard,
   lookupReplayRequest,
   missingAdyenPayerData,
@@ -81,12 +81,9 @@ export class AdyenAdapter implements PaymentProvider, ConnectionNotifications {
    * OFFER_CLOSED notification. A method, currency or payer Adyen would refuse is answered here, before any call.
    */
   async startAsyncPayment(input: AsyncCharge): Promise<AsyncStart> {
-    const method = input.method;
-    if (!isAdyenAsyncMethod(method)) return { result: rejected(`ADYEN does not issue ${method} payments through payorch`), action: null };
-    const currency = ADYEN_ASYNC_METHODS[method].currency;
-    if (input.currency !== currency) return { result: rejected(`Adyen takes ${method} payments in ${currency} only, not ${input.currency}`), action: null };
-    const missing = missingAdyenPayerData(method, input.payer);
-    if (missing) return { result: rejected(`Adyen needs the payer's details for a ${method} payment: ${missing}`), action: null };
+    const checked = precheckAsyncCharge({ id: this.id, name: 'Adyen' }, ADYEN_ASYNC_METHODS, input, missingAdyenPayerData);
+    if (!checked.ok) return { result: rejected(checked.reason), action: null };
+    const method = checked.method;
     const value = toMinorUnits(input.amount, input.currency);
     if (value === null) return { result: rejected(`${input.amount} ${input.currency} cannot be sent in Adyen's minor units`), action: null };
     const c = this.clients(input.connection);

@@ -197,7 +197,6 @@ export const ADYEN_ASYNC_METHODS = {
   OXXO: { type: 'oxxo', currency: 'MXN', country: 'MX', offset: '-06:00' },
 } as const satisfies Partial<Record<AsyncMethodType, { type: string; currency: string; country: string; offset: string }>>;
 export type AdyenAsyncMethod = keyof typeof ADYEN_ASYNC_METHODS;
-export const isAdyenAsyncMethod = (m: string): m is AdyenAsyncMethod => Object.hasOwn(ADYEN_ASYNC_METHODS, m);
 
 /**
  * Whether an Adyen `paymentMethod` (as a notification item or an answer names it) is one of these methods:

@@ -32,6 +32,7 @@ import {
   type ProviderLookup,
   type ProviderResult,
 } from '../provider.js';
+import { precheckAsyncCharge } from '../async-precheck.js';
 import { MERCADO_PAGO, MERCADO_PAGO_PUBLIC_API, mercadoPagoCall, mercadoPagoError, type MercadoPagoRequest } from './client.js';
 import { parseMercadoPagoNotification } from './notifications.js';
 import type { CardTokenResponse, PaymentResponse, PaymentSearch, RefundResponse } from './sdk-types.js';
@@ -42,7 +43,6 @@ import {
   asyncStartOf,
   cardTokenBody,
   errorResult,
-  isMercadoPagoAsyncMethod,
   isUndecided,
   MERCADO_PAGO_ASYNC_METHODS,
   missingBoletoPayer,
@@ -115,12 +115,11 @@ export class MercadoPagoAdapter implements PaymentProvider, ConnectionNotificati
    * or payer it would refuse is answered here, before any call.
    */
   async startAsyncPayment(input: AsyncCharge): Promise<AsyncStart> {
-    const method = input.method;
-    if (!isMercadoPagoAsyncMethod(method)) return { result: rejected(`MERCADO_PAGO does not issue ${method} payments through payorch`), action: null };
-    const currency = MERCADO_PAGO_ASYNC_METHODS[method].currency;
-    if (input.currency !== currency) return { result: rejected(`Mercado Pago takes ${method} payments in ${currency} only, not ${input.currency}`), action: null };
-    const missing = method === 'BOLETO' ? missingBoletoPayer(input.payer) : null;
-    if (missing) return { result: rejected(`Mercado Pago needs the payer's details for a boleto: ${missing}`), action: null };
+    const checked = precheckAsyncCharge({ id: this.id, name: 'Mercado Pago' }, MERCADO_PAGO_ASYNC_METHODS, input, (method, payer) =>
+      method === 'BOLETO' ? missingBoletoPayer(payer) : null,
+    );
+    if (!checked.ok) return { result: rejected(checked.reason), action: null };
+    const method = checked.method;
     let payment: PaymentResponse;
     try {
       payment = await this.call<PaymentResponse>(input.connection, { method: 'POST', path: '/v1/payments', body: asyncPaymentBody(input, method), idempotencyKey: input.reference });

@@ -161,7 +161,6 @@ export const MERCADO_PAGO_ASYNC_METHODS = {
   BOLETO: { paymentMethodId: 'bolbradesco', currency: 'BRL' },
 } as const satisfies Partial<Record<AsyncMethodType, { paymentMethodId: string; currency: string }>>;
 export type MercadoPagoAsyncMethod = keyof typeof MERCADO_PAGO_ASYNC_METHODS;
-export const isMercadoPagoAsyncMethod = (m: string): m is MercadoPagoAsyncMethod => Object.hasOwn(MERCADO_PAGO_ASYNC_METHODS, m);
 /** Their payment_method_ids (notifications.ts: which payments end a pending payment). */
 export const MERCADO_PAGO_ASYNC_IDS: ReadonlySet<string> = new Set(Object.values(MERCADO_PAGO_ASYNC_METHODS).map((m) => m.paymentMethodId));
 

@@ -33,6 +33,7 @@ import {
   type ProviderLookup,
   type ProviderResult,
 } from '../provider.js';
+import { precheckAsyncCharge } from '../async-precheck.js';
 import { callStripe, STRIPE, stripeClient, type StripeFailure } from './client.js';
 import { codeRow } from './codes.js';
 import { parseStripeNotification } from './notifications.js';
@@ -40,7 +41,6 @@ import {
   asyncIntentParams,
   asyncStartOf,
   evidenceFields,
-  isStripeAsyncMethod,
   missingPayerData,
   STRIPE_ASYNC_METHODS,
   followUpResult,
@@ -104,12 +104,9 @@ export class StripeAdapter implements PaymentProvider, ConnectionNotifications {
    * (notifications.ts). A method, currency or payer Stripe would refuse is answered here, before any call.
    */
   async startAsyncPayment(input: AsyncCharge): Promise<AsyncStart> {
-    const method = input.method;
-    if (!isStripeAsyncMethod(method)) return { result: rejected(`STRIPE does not issue ${method} payments through payorch`), action: null };
-    const currency = STRIPE_ASYNC_METHODS[method].currency;
-    if (input.currency !== currency) return { result: rejected(`Stripe takes ${method} payments in ${currency} only, not ${input.currency}`), action: null };
-    const missing = missingPayerData(method, input.payer);
-    if (missing) return { result: rejected(`Stripe needs the payer's details for a ${method} voucher: ${missing}`), action: null };
+    const checked = precheckAsyncCharge({ id: this.id, name: 'Stripe' }, STRIPE_ASYNC_METHODS, input, missingPayerData);
+    if (!checked.ok) return { result: rejected(checked.reason), action: null };
+    const method = checked.method;
     const amount = toMinor(input.amount, input.currency);
     if (amount === undefined) return { result: notRepresentable(input.amount, input.currency), action: null };
     const stripe = this.client(input.connection);

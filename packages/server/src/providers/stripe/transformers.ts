@@ -300,7 +300,6 @@ export const STRIPE_ASYNC_METHODS = {
   OXXO: { type: 'oxxo', currency: 'MXN', timeZone: 'America/Mexico_City' },
 } as const satisfies Partial<Record<AsyncMethodType, { type: string; currency: string; timeZone: string }>>;
 export type StripeAsyncMethod = keyof typeof STRIPE_ASYNC_METHODS;
-export const isStripeAsyncMethod = (m: string): m is StripeAsyncMethod => Object.hasOwn(STRIPE_ASYNC_METHODS, m);
 /** Stripe's payment method types of those methods (notifications.ts: which PaymentIntents end a pending payment). */
 export const STRIPE_ASYNC_TYPES: ReadonlySet<string> = new Set(Object.values(STRIPE_ASYNC_METHODS).map((m) => m.type));
 
