@@ -226,6 +226,56 @@ for (const backend of backends()) {
           expect(rows.map((r) => r.status)).toEqual(['WON']);
         },
       },
+      {
+        name: 'DISPUTE_CLOSED WON after the refund approved before the chargeback FAILED while it was open: the payment is as before that refund (APPROVED), nothing refunded',
+        async run() {
+          const p = await purchased(t);
+          const refunded = await ok(await postLifecycle(t, p.paymentId, 'refund', { amount: { currency: 'BRL', value: 30 } }, { transactionId: p.purchase.id }));
+          expect(refunded).toMatchObject({ status: 'SUCCEEDED', sub_status: 'PARTIALLY_REFUNDED' });
+          const chargebackId = `cb_${randomUUID()}`;
+          return {
+            ...p,
+            notifications: [
+              ['CHARGEBACK', chargebackData(p.providerTransactionId, chargebackId, 120.5)],
+              ['FOLLOW_UP_SETTLED', { operation: 'REFUND', outcome: 'FAILED', reference: refunded.transactions.at(-1)!.id }],
+              ['DISPUTE_CLOSED', { provider_transaction_id: p.providerTransactionId, chargeback_id: chargebackId, outcome: 'WON' }],
+            ],
+          };
+        },
+        expected: { status: 'SUCCEEDED', sub_status: 'APPROVED', captured: 150.5, refunded: 0 },
+        events: ['payment.succeeded', 'payment.refunded', 'payment.chargeback', 'payment.operation.failed', 'payment.dispute.won'],
+        async check(p) {
+          // The whole amount is refundable again.
+          expect(await ok(await postLifecycle(t, p.id, 'refund', {}, { transactionId: p.transactions[0]!.id }))).toMatchObject({ status: 'REFUNDED', amount: { refunded: 150.5 } });
+        },
+      },
+      ...([0, 40] as const).map(
+        (refund): Row => ({
+          name: `DISPUTE_CLOSED WON after the capture FAILED while the chargeback was open${refund ? ' (part of it refunded before)' : ''}: the authorization stands again, not CAPTURED with nothing captured`,
+          async run() {
+            const a = await authorized(t);
+            const captured = await ok(await postLifecycle(t, a.paymentId, 'capture', {}, { transactionId: a.auth.id }));
+            const capture = captured.transactions.at(-1)!;
+            if (refund) await ok(await postLifecycle(t, a.paymentId, 'refund', { amount: { currency: 'BRL', value: refund } }, { transactionId: capture.id }));
+            const chargebackId = `cb_${randomUUID()}`;
+            const charged = a.auth.provider_data.transaction_id!;
+            return {
+              ...a,
+              notifications: [
+                ['CHARGEBACK', chargebackData(charged, chargebackId, 10)],
+                ['FOLLOW_UP_SETTLED', { operation: 'CAPTURE', outcome: 'FAILED', reference: capture.id }],
+                ['DISPUTE_CLOSED', { provider_transaction_id: charged, chargeback_id: chargebackId, outcome: 'WON' }],
+              ],
+            };
+          },
+          expected: { status: 'PENDING', sub_status: 'AUTHORIZED', captured: 0, refunded: refund },
+          events: ['payment.authorized', 'payment.captured', ...(refund ? ['payment.refunded'] : []), 'payment.chargeback', 'payment.operation.failed', 'payment.dispute.won'],
+          async check(p) {
+            expect(p.transactions.find((x) => x.type === 'CHARGEBACK')).toMatchObject({ status: 'WON' });
+            if (!refund) expect(await ok(await postLifecycle(t, p.id, 'capture', {}, { transactionId: p.transactions[0]!.id }))).toMatchObject({ sub_status: 'CAPTURED' });
+          },
+        }),
+      ),
     ];
 
     it.each(rows)('$name', async (row) => {

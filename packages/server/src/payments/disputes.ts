@@ -17,8 +17,7 @@ import { recordChargebackEvent } from './events.js';
 import { checkEvidence, disputeCapProblem } from './evidence.js';
 import { toApiPayment, toDisputedPayment } from './mapper.js';
 import { enqueueEvidenceForward } from './outbox-topics.js';
-import { compareDecimal } from './money.js';
-import { refundedState } from './refund-state.js';
+import { capturedState } from './refund-state.js';
 import { paymentsRepository as repo, type DisputeRow, type PaymentRow, type TransactionRow } from './repository.js';
 
 export type DisputeProblem =
@@ -129,7 +128,7 @@ export async function decideChargeback(
   dispute: DisputeRow | undefined,
   outcome: 'WON' | 'LOST',
 ): Promise<PaymentRow> {
-  const next = outcome === 'WON' ? wonState(payment, chargeback) : { status: 'CHARGEBACK', subStatus: 'LOST' };
+  const next = outcome === 'WON' ? await wonState(tx, payment, chargeback) : { status: 'CHARGEBACK', subStatus: 'LOST' };
   const decided = await repo.setTransactionStatus(tx, chargeback.id, outcome);
   if (dispute) await repo.resolveDispute(tx, dispute.id, outcome);
   const updated = await repo.movePayment(tx, payment.id, next, {
@@ -142,14 +141,17 @@ export async function decideChargeback(
 }
 
 /**
- * A won dispute gives the payment back its state from before the chargeback, counting what was refunded
- * since: a refund sent before the chargeback and approved while it was open moved money (lifecycle.ts
- * keeps IN_DISPUTE then), so a payment refunded whole ends REFUNDED, not APPROVED (and not chargeable again).
+ * A won dispute gives the payment back its state from before the chargeback, as its amounts are now: a
+ * refund approved while the chargeback was open moved money (lifecycle.ts keeps IN_DISPUTE then), so a
+ * payment refunded whole ends REFUNDED, not APPROVED (and not chargeable again); a refund or capture the
+ * provider reported failed meanwhile (follow-ups.ts undone) gave money back, so the payment ends as that
+ * failure leaves one without a dispute: refund-state.ts capturedState, the one rule for both.
  */
-function wonState(payment: PaymentRow, chargeback: TransactionRow): { status: string; subStatus: string } {
+async function wonState(tx: Queryable, payment: PaymentRow, chargeback: TransactionRow): Promise<{ status: string; subStatus: string }> {
   const before = { status: chargeback.payment_status_before ?? 'SUCCEEDED', subStatus: chargeback.payment_sub_status_before ?? 'APPROVED' };
-  const captured = before.status === 'SUCCEEDED' || before.status === 'REFUNDED';
-  return captured && compareDecimal(payment.amount_refunded, '0') > 0 ? refundedState(payment.amount_captured, payment.amount_refunded) : before;
+  if (before.status !== 'SUCCEEDED' && before.status !== 'REFUNDED') return before;
+  const amounts = { captured: payment.amount_captured, refunded: payment.amount_refunded };
+  return capturedState(await repo.listTransactions(tx, payment.id), amounts, before.subStatus);
 }
 
 export type ResolveOutcome =

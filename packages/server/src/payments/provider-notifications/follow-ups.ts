@@ -17,6 +17,7 @@ import type { ProviderResult } from '../../providers/provider.js';
 import { recordOperationFailedEvent } from '../events.js';
 import { settleFollowUp } from '../lifecycle.js';
 import { compareDecimal, subtractDecimal } from '../money.js';
+import { capturedState } from '../refund-state.js';
 import { paymentsRepository as repo, type PaymentRow, type TransactionRow } from '../repository.js';
 import { notificationsRepository as notifications } from './repository.js';
 import { settleReversal } from './reversals.js';
@@ -84,29 +85,21 @@ const atLeastZero = (d: string) => (compareDecimal(d, '0') < 0 ? '0' : d);
 /**
  * The payment without the follow-up: a refund's amount is refundable again, a capture's authorization
  * uncaptured again, a cancel's authorization standing again. While a chargeback is open (or lost) the
- * dispute keeps the status: only the amounts change, as an approved refund does then.
+ * dispute keeps the status: only the amounts change, as an approved refund does then (and a won dispute
+ * gives the payment the state they make: disputes.ts). The state from the amounts is refund-state.ts
+ * capturedState, the one rule for both: money that was never captured is not held as captured, whatever
+ * was refunded since (that stays recorded, and nothing more can be refunded: lifecycle.ts reserveRefund);
+ * with nothing refunded any more, the sub-status the payment had before its first refund.
  */
 async function undone(tx: Queryable, payment: PaymentRow, t: TransactionRow): Promise<{ status: string; subStatus: string; captured?: string; refunded?: string }> {
   const same = { status: payment.status, subStatus: payment.sub_status };
-  if (t.type === 'REFUND') {
-    const refunded = atLeastZero(subtractDecimal(payment.amount_refunded, t.amount));
-    if (payment.status !== 'SUCCEEDED' && payment.status !== 'REFUNDED') return { ...same, refunded };
-    if (compareDecimal(refunded, '0') > 0) return { status: 'SUCCEEDED', subStatus: 'PARTIALLY_REFUNDED', refunded };
-    // Nothing refunded any more: the sub-status the payment had before its first refund.
-    const first = (await repo.listTransactions(tx, payment.id)).find(
-      (x) => x.type === 'REFUND' && x.payment_status_before === 'SUCCEEDED' && x.payment_sub_status_before !== 'PARTIALLY_REFUNDED',
-    );
-    return { status: 'SUCCEEDED', subStatus: first?.payment_sub_status_before ?? 'APPROVED', refunded };
+  if (t.type === 'CANCEL') {
+    if (payment.status === 'CANCELED') return { status: t.payment_status_before ?? 'PENDING', subStatus: t.payment_sub_status_before ?? 'AUTHORIZED' };
+    return same;
   }
-  if (t.type === 'CAPTURE') {
-    const captured = atLeastZero(subtractDecimal(payment.amount_captured, t.amount));
-    // Refunded since (PARTIALLY_REFUNDED, REFUNDED) or not, money that was never captured is not held as
-    // captured: the authorization stands again. What was refunded stays recorded, and nothing more can be
-    // refunded (a refund needs a SUCCEEDED payment with captured money left: lifecycle.ts reserveRefund).
-    const stillCaptured = payment.status === 'SUCCEEDED' || payment.status === 'REFUNDED';
-    if (!stillCaptured) return { ...same, captured };
-    return { status: t.payment_status_before ?? 'PENDING', subStatus: t.payment_sub_status_before ?? 'AUTHORIZED', captured };
-  }
-  if (payment.status === 'CANCELED') return { status: t.payment_status_before ?? 'PENDING', subStatus: t.payment_sub_status_before ?? 'AUTHORIZED' };
-  return same;
+  const changed =
+    t.type === 'REFUND' ? { refunded: atLeastZero(subtractDecimal(payment.amount_refunded, t.amount)) } : { captured: atLeastZero(subtractDecimal(payment.amount_captured, t.amount)) };
+  if (payment.status !== 'SUCCEEDED' && payment.status !== 'REFUNDED') return { ...same, ...changed };
+  const amounts = { captured: payment.amount_captured, refunded: payment.amount_refunded, ...changed };
+  return { ...capturedState(await repo.listTransactions(tx, payment.id), amounts, 'APPROVED'), ...changed };
 }
