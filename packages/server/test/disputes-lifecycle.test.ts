@@ -257,6 +257,45 @@ for (const backend of backends()) {
         t.running.deps.services.payments.outbox.start();
       }
     });
+
+    /** A worker whose first delivery fails (the provider unreachable); later ones go through. */
+    function failingOnce(): OutboxWorker {
+      let outages = 1;
+      return worker(t, {
+        faults: {
+          beforeDeliver() {
+            if (outages > 0) {
+              outages -= 1;
+              throw new Error('connect ECONNREFUSED sandbox-acquirer:443');
+            }
+          },
+        },
+      });
+    }
+    const dueNow = (id: string) => t.db.query('UPDATE outbox SET next_attempt_at = clock_timestamp() WHERE id = $1', [id]);
+
+    it('evidence still waiting when the dispute is decided is not sent: the message is acknowledged without calling the provider', async () => {
+      await t.running.deps.services.payments.outbox.stop();
+      try {
+        const { payment, chargeback } = await chargedBackPayment(t);
+        expect((await postDispute(t, payment.id, chargeback.id, { evidence: [evidence()] })).status).toBe(200);
+        const w = failingOnce();
+        expect(await w.runOnce()).toEqual({ delivered: 0, failed: 1 });
+        expect((await resolve(t, payment.id, 'LOST')).status).toBe(200);
+
+        const [message] = await evidenceOutbox(t, payment.id);
+        await dueNow(message!.id);
+        expect(await w.runOnce()).toEqual({ delivered: 1, failed: 0 });
+        expect(await forwards(t, payment.id)).toEqual([]);
+        const [done] = await evidenceOutbox(t, payment.id);
+        expect(done).toMatchObject({ last_error: null, locked_until: null });
+        expect(done!.delivered_at).not.toBeNull();
+        // Not forwarded: the evidence says so.
+        expect(await unforwardedEvidence(t, payment.id)).toBe(1);
+      } finally {
+        t.running.deps.services.payments.outbox.start();
+      }
+    });
   });
 
   describe(`worker crash between forward and acknowledgement on ${backend}`, () => {

@@ -3,7 +3,8 @@
  * - `dispute.evidence`: forward a batch of dispute evidence to the provider that holds the chargeback,
  *   through its connection (evidence-holder.ts; a disabled or deleted connection still serves it, as
  *   follow-ups do). The message id is the provider-side idempotency reference, so a re-delivery after a
- *   crash has no second effect.
+ *   crash has no second effect. A batch still waiting when the dispute is decided (WON or LOST) is
+ *   acknowledged without being sent, and logged.
  * - `sandbox.chargeback`: the sandbox acquirer's chargeback notification for test card
  *   4000000000000259, sent after the payment committed and processed through the same path as one
  *   received over HTTP. Its notification id derives from the message id, so a re-delivery is a duplicate.
@@ -87,6 +88,17 @@ export function paymentOutboxHandlers(deps: { db: Database; provider: PaymentPro
   return {
     async [TOPIC_DISPUTE_EVIDENCE](message) {
       const p = message.payload as EvidencePayload;
+      // Decided (WON or LOST: the sandbox's resolve or the provider's dispute outcome): the evidence can
+      // change nothing any more, and the provider refuses it for a closed case. Acknowledged unsent,
+      // its documents left unforwarded, rather than uploaded again and again for ever.
+      const dispute = await repo.findDisputeByTransaction(db, p.transaction_id);
+      if (dispute && dispute.id === p.dispute_id && dispute.status !== 'PENDING_REVIEW') {
+        log.warn(
+          { outboxId: message.id, disputeId: p.dispute_id, paymentId: p.payment_id, disputeStatus: dispute.status, documents: p.evidence_ids.length },
+          'dispute evidence not forwarded: the dispute was decided before it could be delivered',
+        );
+        return;
+      }
       const { provider, connection } = await holderOf(p);
       const rows = await repo.listEvidence(db, p.dispute_id, p.evidence_ids);
       if (rows.length !== p.evidence_ids.length) throw new Error(`dispute ${p.dispute_id}: ${p.evidence_ids.length - rows.length} evidence documents are missing`);
