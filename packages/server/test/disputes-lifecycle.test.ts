@@ -296,6 +296,30 @@ for (const backend of backends()) {
         t.running.deps.services.payments.outbox.start();
       }
     });
+
+    it("a dispute's batches reach the provider in the order they were submitted, even after the first one's delivery failed", async () => {
+      await t.running.deps.services.payments.outbox.stop();
+      try {
+        const { payment, chargeback } = await chargedBackPayment(t);
+        expect((await postDispute(t, payment.id, chargeback.id, { evidence: [evidence()] })).status).toBe(200);
+        const w = failingOnce();
+        expect(await w.runOnce()).toEqual({ delivered: 0, failed: 1 });
+        const more = await postDispute(t, payment.id, chargeback.id, { evidence: [evidence({ file_name: 'chat.pdf', content_category: 'CUSTOMER_INTERACTION' })] }, { method: 'PATCH' });
+        expect(more.status).toBe(200);
+        const [post, patch] = await evidenceOutbox(t, payment.id);
+
+        // The PATCH's batch is due, the POST's is not yet: the PATCH's waits for it.
+        expect(await w.runOnce()).toEqual({ delivered: 0, failed: 0 });
+        expect(await forwards(t, payment.id)).toEqual([]);
+        await dueNow(post!.id);
+        for (let pass = 0; pass < 3; pass += 1) await w.runOnce();
+        const fw = await forwards(t, payment.id);
+        expect(fw.map((f) => f.reference)).toEqual([post!.id, patch!.id]);
+        expect(fw.flatMap((f) => f.documents.map((x) => x.file_name))).toEqual(['receipt.pdf', 'chat.pdf']);
+      } finally {
+        t.running.deps.services.payments.outbox.start();
+      }
+    });
   });
 
   describe(`worker crash between forward and acknowledgement on ${backend}`, () => {

@@ -4,7 +4,8 @@
  *   through its connection (evidence-holder.ts; a disabled or deleted connection still serves it, as
  *   follow-ups do). The message id is the provider-side idempotency reference, so a re-delivery after a
  *   crash has no second effect. A batch still waiting when the dispute is decided (WON or LOST) is
- *   acknowledged without being sent, and logged.
+ *   acknowledged without being sent, and logged. A dispute's batches go one at a time, in the order they
+ *   were submitted (ordering key `dispute:<id>`, outbox/repository.ts claim).
  * - `sandbox.chargeback`: the sandbox acquirer's chargeback notification for test card
  *   4000000000000259, sent after the payment committed and processed through the same path as one
  *   received over HTTP. Its notification id derives from the message id, so a re-delivery is a duplicate.
@@ -49,7 +50,8 @@ export async function enqueueEvidenceForward(
     chargeback_id: p.chargebackId,
     evidence_ids: p.evidenceIds,
   };
-  await outboxRepository.enqueue(db, { id, topic: TOPIC_DISPUTE_EVIDENCE, payload });
+  // One dispute's batches go one at a time, in the order they were submitted.
+  await outboxRepository.enqueue(db, { id, topic: TOPIC_DISPUTE_EVIDENCE, payload, orderingKey: `dispute:${p.disputeId}` });
   return id;
 }
 

@@ -28,6 +28,7 @@ import yunoWebhooks from './0027_yuno_webhooks.js';
 import sandboxMethodRoutings from './0028_sandbox_method_routings.js';
 import checkoutLimits from './0029_checkout_limits.js';
 import lateApprovalReversals from './0030_late_approval_reversals.js';
+import outboxOrdering from './0031_outbox_ordering.js';
 
 /** Every migration, in order. Add a new file (next number) and list it here; never edit an applied one. */
 export const migrations: readonly Migration[] = [
@@ -49,4 +50,5 @@ export const migrations: readonly Migration[] = [
   sandboxMethodRoutings,
   checkoutLimits,
   lateApprovalReversals,
+  outboxOrdering,
 ];

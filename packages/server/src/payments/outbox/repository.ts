@@ -21,24 +21,34 @@ export interface OutboxRow extends OutboxMessage {
 }
 
 export const outboxRepository = {
-  async enqueue(db: Queryable, m: { id: string; topic: string; payload: unknown }): Promise<void> {
-    await db.query('INSERT INTO outbox (id, topic, payload) VALUES ($1, $2, $3)', [m.id, m.topic, JSON.stringify(m.payload)]);
+  /**
+   * `orderingKey`: messages of one key are delivered one at a time, in the order they were written
+   * (created_at, then id); without one a message is delivered as soon as it is due.
+   */
+  async enqueue(db: Queryable, m: { id: string; topic: string; payload: unknown; orderingKey?: string }): Promise<void> {
+    await db.query('INSERT INTO outbox (id, topic, payload, ordering_key) VALUES ($1, $2, $3, $4)', [m.id, m.topic, JSON.stringify(m.payload), m.orderingKey ?? null]);
   },
 
   /**
    * Takes up to `limit` due messages that no live lease holds and leases them for `leaseMs`, in one
    * statement. SKIP LOCKED lets concurrent workers (other processes) take other messages instead of waiting.
+   * A message with an ordering key is taken only when no older message of its key is undelivered (leased,
+   * backing off after a failure, or not due yet): so a dispute's evidence batches reach the provider in the
+   * order they were submitted even when an earlier one's delivery failed and it waits for its next attempt.
    */
   async claim(db: Queryable, limit: number, leaseMs: number): Promise<OutboxMessage[]> {
-    // RETURNING does not keep the subquery's order; the outer SELECT restores it (oldest first, so a
-    // dispute's evidence batches reach the provider in the order they were submitted).
+    // RETURNING does not keep the subquery's order; the outer SELECT restores it (due first, oldest first).
     return db.query<OutboxMessage>(
       `WITH claimed AS (
          UPDATE outbox SET locked_until = clock_timestamp() + $2 * interval '1 millisecond', attempts = attempts + 1
           WHERE id IN (
-            SELECT id FROM outbox
+            SELECT id FROM outbox o
              WHERE delivered_at IS NULL AND next_attempt_at <= clock_timestamp()
                AND (locked_until IS NULL OR locked_until <= clock_timestamp())
+               AND (ordering_key IS NULL OR NOT EXISTS (
+                     SELECT 1 FROM outbox older
+                      WHERE older.ordering_key = o.ordering_key AND older.delivered_at IS NULL
+                        AND (older.created_at, older.id) < (o.created_at, o.id)))
              ORDER BY next_attempt_at, created_at
              LIMIT $1
              FOR UPDATE SKIP LOCKED)

@@ -2,7 +2,8 @@
  * The outbox worker: polls for due messages, hands each to its topic's handler, and acknowledges it
  * once the handler succeeded; a failure is retried with exponential backoff (with jitter), forever,
  * capped at maxBackoffMs. Handlers receive the message id as an idempotency reference, so a message
- * delivered again after a crash between "delivered" and "acknowledged" has no second effect.
+ * delivered again after a crash between "delivered" and "acknowledged" has no second effect. Messages
+ * of one ordering key are delivered one at a time, in the order they were written (repository.ts claim).
  */
 import type { Database, Queryable } from '../../db/database.js';
 import type { Logger } from '../../platform/logger.js';
@@ -39,6 +40,9 @@ export interface OutboxWorkerOptions {
     afterDeliver?(message: OutboxMessage): void | Promise<void>;
   };
 }
+
+/** Claims per pass at most: a steady inflow does not keep one pass going for ever (the loop polls again at once). */
+const MAX_ROUNDS = 5;
 
 export interface RunResult {
   delivered: number;
@@ -112,10 +116,25 @@ export class OutboxWorker {
     this.timer.unref();
   }
 
+  /**
+   * Claims and delivers until a claim finds nothing more to deliver (at most MAX_ROUNDS claims): a message
+   * with an ordering key is claimable only once the one before it is delivered (repository.ts claim), so
+   * a dispute's second batch goes out in the pass that delivered its first, after it.
+   */
   private async pass(): Promise<RunResult> {
+    const result: RunResult = { delivered: 0, failed: 0 };
+    for (let round = 0; round < MAX_ROUNDS; round += 1) {
+      const before = result.delivered;
+      const claimed = await this.round(result);
+      if (claimed === 0 || result.delivered === before) break;
+    }
+    return result;
+  }
+
+  /** One claim and its deliveries, counted into `result`; returns how many messages were claimed. */
+  private async round(result: RunResult): Promise<number> {
     const { db, log, handlers, faults } = this.options;
     const messages = await repo.claim(db, this.batchSize, this.leaseMs);
-    const result: RunResult = { delivered: 0, failed: 0 };
     for (const message of messages) {
       try {
         await faults?.beforeDeliver?.(message);
@@ -143,7 +162,7 @@ export class OutboxWorker {
         log.warn({ outboxId: message.id, topic: message.topic, attempts: message.attempts, retryInMs: delayMs, err }, 'outbox delivery failed; will retry');
       }
     }
-    return result;
+    return messages.length;
   }
 
   /** Exponential backoff with equal jitter: half the step fixed, half random. */
