@@ -281,6 +281,45 @@ for (const backend of backends()) {
           });
         });
 
+        it.runIf(connector.id === 'STRIPE')(
+          "STRIPE takes a dispute's evidence once: a PATCH's batch after the submission is refused for good and given up (recorded, not retried), the submitted evidence untouched",
+          async () => {
+            const payment = await purchase();
+            const { signed, caseId } = connector.chargeback(doubles, credentials, payment);
+            await delivered(signed);
+            const chargeback = (await getPayment(t, payment.id)).transactions.at(-1)!;
+            await ok(await postDispute(t, payment.id, chargeback.id, { evidence: [evidence()] }));
+            const messages = () =>
+              t.db.query<{ id: string; delivered_at: string | null; given_up_at: string | null; last_error: string | null; attempts: number }>(
+                "SELECT id, delivered_at, given_up_at, last_error, attempts FROM outbox WHERE topic = 'dispute.evidence' AND payload->>'payment_id' = $1 ORDER BY created_at",
+                [payment.id],
+              );
+            const settled = async (n: number) => {
+              for (let i = 0; i < 100; i++) {
+                await t.running.deps.services.payments.outbox.runOnce();
+                const rows = await messages();
+                if (rows.length === n && rows.every((m) => m.delivered_at !== null || m.given_up_at !== null)) return rows;
+                await new Promise((r) => setTimeout(r, 20));
+              }
+              return messages();
+            };
+            expect((await settled(1))[0]!.delivered_at).not.toBeNull();
+            expect(connector.evidenceAt(doubles, caseId)).toEqual({ documents: 1, submitted: true });
+            const submitted = { ...doubles.stripe.ledger.disputes.get(caseId)!.evidence };
+
+            await ok(await postDispute(t, payment.id, chargeback.id, { evidence: [evidence({ file_name: 'again.pdf' })] }, { method: 'PATCH' }));
+            const [, patch] = await settled(2);
+            expect(patch).toMatchObject({ delivered_at: null, attempts: 1 });
+            expect(patch!.given_up_at).not.toBeNull();
+            expect(patch!.last_error).toMatch(/dispute update was refused \(HTTP 400/);
+            // Not retried: a later pass leaves it as it is.
+            await t.running.deps.services.payments.outbox.runOnce();
+            expect((await messages())[1]).toMatchObject({ attempts: 1 });
+            expect(doubles.stripe.ledger.disputes.get(caseId)!.evidence).toEqual(submitted);
+            expect(doubles.stripe.ledger.disputes.get(caseId)!.submissionCount).toBe(1);
+          },
+        );
+
         it(`a chargeback by notification → IN_DISPUTE; the evidence reaches ${connector.id}; the outcome (${connector.outcome}) closes it; re-deliveries and forgeries change nothing`, async () => {
           const payment = await purchase();
 

@@ -4,7 +4,8 @@
  *   through its connection (evidence-holder.ts; a disabled or deleted connection still serves it, as
  *   follow-ups do). The message id is the provider-side idempotency reference, so a re-delivery after a
  *   crash has no second effect. A batch still waiting when the dispute is decided (WON or LOST) is
- *   acknowledged without being sent, and logged. A dispute's batches go one at a time, in the order they
+ *   acknowledged without being sent, and logged. A batch the provider refuses for good
+ *   (ProviderRefusedError) is given up, logged as an error, not retried. A dispute's batches go one at a time, in the order they
  *   were submitted (ordering key `dispute:<id>`, outbox/repository.ts claim).
  * - `sandbox.chargeback`: the sandbox acquirer's chargeback notification for test card
  *   4000000000000259, sent after the payment committed and processed through the same path as one
@@ -13,12 +14,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Database, Queryable } from '../db/database.js';
 import type { Logger } from '../platform/logger.js';
-import type { ConnectionContext, PaymentProvider } from '../providers/provider.js';
+import { ProviderRefusedError, type ConnectionContext, type PaymentProvider } from '../providers/provider.js';
 import type { UsableConnection } from '../routing/plan.js';
 import { evidenceHolder } from './evidence-holder.js';
 import { receiveNotification } from './chargebacks.js';
 import { outboxRepository } from './outbox/repository.js';
-import type { OutboxHandler } from './outbox/worker.js';
+import { DeliveryRefused, type OutboxHandler } from './outbox/worker.js';
 import { paymentsRepository as repo } from './repository.js';
 
 export const TOPIC_DISPUTE_EVIDENCE = 'dispute.evidence';
@@ -66,6 +67,16 @@ export interface EvidenceReach {
   openConnection(db: Queryable, organizationId: string, connectionId: string): Promise<UsableConnection | undefined>;
 }
 
+/** A provider's definitive refusal of a batch gives the message up (worker.ts DeliveryRefused): sent again, it would be refused again. */
+async function forwardOrGiveUp<T>(p: EvidencePayload, forward: () => Promise<T>): Promise<T> {
+  try {
+    return await forward();
+  } catch (err) {
+    if (err instanceof ProviderRefusedError) throw new DeliveryRefused(`dispute ${p.dispute_id}: ${err.message}`);
+    throw err;
+  }
+}
+
 export function paymentOutboxHandlers(deps: { db: Database; provider: PaymentProvider | undefined; log: Logger; reach?: EvidenceReach }): Record<string, OutboxHandler> {
   const { db, log } = deps;
   // Outside sandbox mode there is no provider to forward to (messages left by sandbox mode wait, backing off).
@@ -104,7 +115,7 @@ export function paymentOutboxHandlers(deps: { db: Database; provider: PaymentPro
       const { provider, connection } = await holderOf(p);
       const rows = await repo.listEvidence(db, p.dispute_id, p.evidence_ids);
       if (rows.length !== p.evidence_ids.length) throw new Error(`dispute ${p.dispute_id}: ${p.evidence_ids.length - rows.length} evidence documents are missing`);
-      const ack = await provider.forwardDisputeEvidence({
+      const ack = await forwardOrGiveUp(p, () => provider.forwardDisputeEvidence({
         reference: message.id,
         disputeId: p.dispute_id,
         paymentId: p.payment_id,
@@ -118,7 +129,7 @@ export function paymentOutboxHandlers(deps: { db: Database; provider: PaymentPro
           content: Buffer.from(r.content.buffer, r.content.byteOffset, r.content.byteLength),
         })),
         ...(connection ? { connection } : {}),
-      });
+      }));
       log.info({ disputeId: p.dispute_id, providerId: provider.id, providerDisputeId: ack.providerDisputeId, duplicate: ack.duplicate, documents: rows.length }, 'dispute evidence forwarded');
       return (tx) => repo.markEvidenceForwarded(tx, p.evidence_ids);
     },

@@ -67,6 +67,22 @@ export class ProviderUnavailableError extends Error {
   }
 }
 
+/**
+ * The provider answered and refused a request that moves no money (dispute evidence) for good: the request
+ * itself is wrong for it (HTTP 400/404, e.g. a dispute that takes no more evidence), so sending it again is
+ * refused again. Not an answer we could not read (ProviderUnavailableError), nor credentials or a rate
+ * limit (401, 403, 429: those may pass later).
+ */
+export class ProviderRefusedError extends Error {
+  constructor(
+    readonly providerId: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ProviderRefusedError';
+  }
+}
+
 /** What a provider knows about an operation we sent it, asked by our reference (reconciliation). */
 export type ProviderLookup =
   /**

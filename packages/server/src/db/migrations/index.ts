@@ -29,6 +29,7 @@ import sandboxMethodRoutings from './0028_sandbox_method_routings.js';
 import checkoutLimits from './0029_checkout_limits.js';
 import lateApprovalReversals from './0030_late_approval_reversals.js';
 import outboxOrdering from './0031_outbox_ordering.js';
+import outboxGivenUp from './0032_outbox_given_up.js';
 
 /** Every migration, in order. Add a new file (next number) and list it here; never edit an applied one. */
 export const migrations: readonly Migration[] = [
@@ -51,4 +52,5 @@ export const migrations: readonly Migration[] = [
   checkoutLimits,
   lateApprovalReversals,
   outboxOrdering,
+  outboxGivenUp,
 ];

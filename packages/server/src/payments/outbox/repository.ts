@@ -1,7 +1,8 @@
 /**
  * SQL of the transactional outbox. A message is written in the same transaction as the change it
  * announces; workers claim due messages with a lease (locked_until), so a worker that dies mid-delivery
- * only delays the message until the lease ends, and several workers never hold the same message.
+ * only delays the message until the lease ends, and several workers never hold the same message. A
+ * message its recipient refused for good is given up (given_up_at), not retried.
  */
 import type { Queryable } from '../../db/database.js';
 
@@ -17,6 +18,7 @@ export interface OutboxRow extends OutboxMessage {
   next_attempt_at: string;
   locked_until: string | null;
   delivered_at: string | null;
+  given_up_at: string | null;
   last_error: string | null;
 }
 
@@ -43,11 +45,11 @@ export const outboxRepository = {
          UPDATE outbox SET locked_until = clock_timestamp() + $2 * interval '1 millisecond', attempts = attempts + 1
           WHERE id IN (
             SELECT id FROM outbox o
-             WHERE delivered_at IS NULL AND next_attempt_at <= clock_timestamp()
+             WHERE delivered_at IS NULL AND given_up_at IS NULL AND next_attempt_at <= clock_timestamp()
                AND (locked_until IS NULL OR locked_until <= clock_timestamp())
                AND (ordering_key IS NULL OR NOT EXISTS (
                      SELECT 1 FROM outbox older
-                      WHERE older.ordering_key = o.ordering_key AND older.delivered_at IS NULL
+                      WHERE older.ordering_key = o.ordering_key AND older.delivered_at IS NULL AND older.given_up_at IS NULL
                         AND (older.created_at, older.id) < (o.created_at, o.id)))
              ORDER BY next_attempt_at, created_at
              LIMIT $1
@@ -73,9 +75,14 @@ export const outboxRepository = {
     );
   },
 
+  /** The recipient refused the message for good: never claimed again (the reason kept in last_error). */
+  async giveUp(db: Queryable, id: string, error: string): Promise<void> {
+    await db.query('UPDATE outbox SET given_up_at = clock_timestamp(), locked_until = NULL, last_error = $2 WHERE id = $1 AND delivered_at IS NULL', [id, error.slice(0, 1000)]);
+  },
+
   async find(db: Queryable, id: string): Promise<OutboxRow | undefined> {
     const rows = await db.query<OutboxRow>(
-      'SELECT id, topic, payload, attempts, next_attempt_at, locked_until, delivered_at, last_error FROM outbox WHERE id = $1',
+      'SELECT id, topic, payload, attempts, next_attempt_at, locked_until, delivered_at, given_up_at, last_error FROM outbox WHERE id = $1',
       [id],
     );
     return rows[0];

@@ -1,7 +1,7 @@
 /**
  * The outbox worker: polls for due messages, hands each to its topic's handler, and acknowledges it
  * once the handler succeeded; a failure is retried with exponential backoff (with jitter), forever,
- * capped at maxBackoffMs. Handlers receive the message id as an idempotency reference, so a message
+ * capped at maxBackoffMs, unless the recipient refused the message for good (DeliveryRefused: given up). Handlers receive the message id as an idempotency reference, so a message
  * delivered again after a crash between "delivered" and "acknowledged" has no second effect. Messages
  * of one ordering key are delivered one at a time, in the order they were written (repository.ts claim).
  */
@@ -14,6 +14,18 @@ import { outboxRepository as repo, type OutboxMessage } from './repository.js';
  * must commit together with "delivered").
  */
 export type OutboxHandler = (message: OutboxMessage) => Promise<void | ((tx: Queryable) => Promise<void>)>;
+
+/**
+ * Thrown by a handler when the recipient refused the message for good (a provider's definitive 4xx):
+ * sending it again would be refused again. The message is given up (recorded, logged as an error), not
+ * retried, and no longer holds back the later messages of its ordering key.
+ */
+export class DeliveryRefused extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'DeliveryRefused';
+  }
+}
 
 /** Thrown by a fault hook to simulate the process dying at that point: nothing more is written. */
 export class WorkerKilled extends Error {
@@ -155,8 +167,14 @@ export class OutboxWorker {
           this.started = false;
           throw err;
         }
-        const delayMs = this.backoff(message.attempts);
         const reason = err instanceof Error ? err.message : String(err);
+        if (err instanceof DeliveryRefused) {
+          await repo.giveUp(db, message.id, reason);
+          result.failed += 1;
+          log.error({ outboxId: message.id, topic: message.topic, attempts: message.attempts, err }, 'outbox message refused by its recipient; given up, not retried');
+          continue;
+        }
+        const delayMs = this.backoff(message.attempts);
         await repo.retryLater(db, message.id, reason, delayMs);
         result.failed += 1;
         log.warn({ outboxId: message.id, topic: message.topic, attempts: message.attempts, retryInMs: delayMs, err }, 'outbox delivery failed; will retry');

@@ -518,6 +518,12 @@ export async function startStripeDouble(): Promise<StripeDouble> {
     if (!dispute || !intentOf(dispute.intentId, owner)) return missing('dispute', id);
     if (dispute.status === 'won' || dispute.status === 'lost') return { status: 400, body: stripeError('invalid_request_error', null, 'This dispute is already closed.') };
     const evidence = (params.evidence ?? {}) as Record<string, unknown>;
+    // As Stripe: evidence can be staged (submit=false) and changed until it is submitted; a submission
+    // cannot be undone, and a submitted dispute takes no more evidence (metadata alone may still change).
+    const changesEvidence = Object.keys(evidence).length > 0 || params.submit === 'true';
+    if (dispute.submissionCount > 0 && changesEvidence) {
+      return { status: 400, body: stripeError('invalid_request_error', null, 'This dispute has already been submitted; its evidence can no longer be updated.') };
+    }
     for (const [field, value] of Object.entries(evidence)) {
       if (!EVIDENCE_FIELD_NAMES.has(field)) return badParam(`evidence[${field}]`, `Received unknown parameter: evidence[${field}]`);
       if (EVIDENCE_FILE_FIELDS.has(field)) {
