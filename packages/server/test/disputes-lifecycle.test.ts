@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Schemas } from '@payorch/types';
 import { describe, expect, it } from 'vitest';
-import { OutboxWorker, WorkerKilled, type OutboxWorkerOptions } from '../src/payments/outbox/worker.js';
+import { DeliveryRefused, OutboxWorker, WorkerKilled, type OutboxWorkerOptions } from '../src/payments/outbox/worker.js';
 import { paymentOutboxHandlers } from '../src/payments/outbox-topics.js';
 import { startServer } from '../src/server.js';
 import { expectSchema } from './support/assertions.js';
@@ -316,6 +316,42 @@ for (const backend of backends()) {
         const fw = await forwards(t, payment.id);
         expect(fw.map((f) => f.reference)).toEqual([post!.id, patch!.id]);
         expect(fw.flatMap((f) => f.documents.map((x) => x.file_name))).toEqual(['receipt.pdf', 'chat.pdf']);
+      } finally {
+        t.running.deps.services.payments.outbox.start();
+      }
+    });
+
+    it("a batch the provider refuses for good is given up (recorded, not retried) and no longer holds back the dispute's next one", async () => {
+      await t.running.deps.services.payments.outbox.stop();
+      try {
+        const { payment, chargeback } = await chargedBackPayment(t);
+        expect((await postDispute(t, payment.id, chargeback.id, { evidence: [evidence()] })).status).toBe(200);
+        expect((await postDispute(t, payment.id, chargeback.id, { evidence: [evidence({ file_name: 'chat.pdf' })] }, { method: 'PATCH' })).status).toBe(200);
+        const [post, patch] = await evidenceOutbox(t, payment.id);
+        const { provider } = t.running.deps.services;
+        const log = t.running.deps.log;
+        const handlers = paymentOutboxHandlers({ db: t.db, provider, log });
+        // The provider refuses the POST's batch for good (as Stripe's connector reports a 400: ProviderRefusedError).
+        const refusing = new OutboxWorker({
+          db: t.db,
+          log,
+          handlers: {
+            ...handlers,
+            'dispute.evidence': (m) => (m.id === post!.id ? Promise.reject(new DeliveryRefused('HTTP 400 invalid_request_error')) : handlers['dispute.evidence']!(m)),
+          },
+        });
+        expect(await refusing.runOnce()).toEqual({ delivered: 1, failed: 1 });
+        const rows = await t.db.query<{ id: string; given_up_at: string | null; delivered_at: string | null; attempts: number; last_error: string | null }>(
+          "SELECT id, given_up_at, delivered_at, attempts, last_error FROM outbox WHERE topic = 'dispute.evidence' AND payload->>'payment_id' = $1 ORDER BY created_at",
+          [payment.id],
+        );
+        expect(rows[0]).toMatchObject({ id: post!.id, delivered_at: null, attempts: 1, last_error: 'HTTP 400 invalid_request_error' });
+        expect(rows[0]!.given_up_at).not.toBeNull();
+        expect(rows[1]!.delivered_at).not.toBeNull();
+        expect((await forwards(t, payment.id)).map((f) => f.reference)).toEqual([patch!.id]);
+        // Never claimed again.
+        await dueNow(post!.id);
+        expect(await refusing.runOnce()).toEqual({ delivered: 0, failed: 0 });
       } finally {
         t.running.deps.services.payments.outbox.start();
       }

@@ -129,22 +129,23 @@ export class OutboxWorker {
   }
 
   /**
-   * Claims and delivers until a claim finds nothing more to deliver (at most MAX_ROUNDS claims): a message
-   * with an ordering key is claimable only once the one before it is delivered (repository.ts claim), so
-   * a dispute's second batch goes out in the pass that delivered its first, after it.
+   * Claims and delivers until a claim settles nothing (at most MAX_ROUNDS claims): a message with an
+   * ordering key is claimable only once the one before it is delivered or given up (repository.ts claim),
+   * so a dispute's second batch goes out in the pass that settled its first, after it.
    */
   private async pass(): Promise<RunResult> {
     const result: RunResult = { delivered: 0, failed: 0 };
     for (let round = 0; round < MAX_ROUNDS; round += 1) {
-      const before = result.delivered;
-      const claimed = await this.round(result);
-      if (claimed === 0 || result.delivered === before) break;
+      // Only a message delivered or given up lets the next of its key through; one retried later does not.
+      const settled = await this.round(result);
+      if (settled === 0) break;
     }
     return result;
   }
 
-  /** One claim and its deliveries, counted into `result`; returns how many messages were claimed. */
+  /** One claim and its deliveries, counted into `result`; returns how many messages were delivered or given up. */
   private async round(result: RunResult): Promise<number> {
+    let settled = 0;
     const { db, log, handlers, faults } = this.options;
     const messages = await repo.claim(db, this.batchSize, this.leaseMs);
     for (const message of messages) {
@@ -159,6 +160,7 @@ export class OutboxWorker {
           await repo.acknowledge(tx, message.id);
         });
         result.delivered += 1;
+        settled += 1;
         log.info({ outboxId: message.id, topic: message.topic, attempts: message.attempts }, 'outbox message delivered');
       } catch (err) {
         if (err instanceof WorkerKilled) {
@@ -172,6 +174,7 @@ export class OutboxWorker {
           await repo.giveUp(db, message.id, reason);
           result.failed += 1;
           log.error({ outboxId: message.id, topic: message.topic, attempts: message.attempts, err }, 'outbox message refused by its recipient; given up, not retried');
+          settled += 1;
           continue;
         }
         const delayMs = this.backoff(message.attempts);
@@ -180,7 +183,7 @@ export class OutboxWorker {
         log.warn({ outboxId: message.id, topic: message.topic, attempts: message.attempts, retryInMs: delayMs, err }, 'outbox delivery failed; will retry');
       }
     }
-    return messages.length;
+    return settled;
   }
 
   /** Exponential backoff with equal jitter: half the step fixed, half random. */
