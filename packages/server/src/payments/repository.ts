@@ -367,18 +367,20 @@ export const paymentsRepository = {
   },
 
   /**
-   * The evidence documents of a dispute by id, in submission order. The file comes back as bytea: both
-   * drivers turn its hex text into a Buffer while parsing the row (db/postgres.ts, db/pglite.ts), so the
-   * 2 MB string dies at once, in V8's young generation. Read as base64 text and decoded after the query
-   * (as before), the string outlived the round trip and was promoted, ~1.4 MB per document waiting for a
-   * full collection (issue 26: a dispute's memory).
+   * The evidence documents of a dispute by id, in submission order. The file comes back as base64 text
+   * (PostgreSQL encodes, Node decodes natively). Read as bytea instead, both drivers decode its hex text
+   * while parsing the row, so no large string outlives the round trip, but hex is 2 MB a document to
+   * receive and a slower decode: measured in the dispute bench (2026-11-27, same runs against the build
+   * before), ~4 ms more service CPU a dispute and 15 % fewer disputes a second for ~20 MB less peak
+   * growth, so base64 stays (docs/benchmarks.md, "The dispute scenario's memory").
    */
   async listEvidence(db: Queryable, disputeId: string, ids: readonly string[]): Promise<EvidenceRow[]> {
-    return db.query<EvidenceRow>(
-      `SELECT id, file_name, content_type, content_category, sha256, content FROM dispute_evidence
+    const rows = await db.query<Omit<EvidenceRow, 'content'> & { content: string }>(
+      `SELECT id, file_name, content_type, content_category, sha256, encode(content, 'base64') AS content FROM dispute_evidence
         WHERE dispute_id = $1 AND id = ANY($2::text[]) ORDER BY seq`,
       [disputeId, ids],
     );
+    return rows.map((r) => ({ ...r, content: Buffer.from(r.content, 'base64') }));
   },
 
   async markEvidenceForwarded(db: Queryable, ids: readonly string[]): Promise<void> {
