@@ -16,7 +16,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandboxAcquirers, type SandboxAcquirers } from '../src/providers/sandbox/acquirers.js';
 import { backends, startTestServer, type TestServer } from './support/harness.js';
-import { paymentBody, postPayment } from './support/payments.js';
+import { enrollCard, paymentBody, postPayment } from './support/payments.js';
 import { cardBody, createCustomer, enroll, VISA_OK } from './support/vault-fixtures.js';
 
 /** A proxy to `target` that, while closed, holds every POST until `open()`; `arrived` resolves at the first held one. */
@@ -81,15 +81,54 @@ for (const backend of backends()) {
       await acquirers?.close();
     });
 
-    /** Closes the gates, starts `request`, deletes the customer once the provider call is held, then opens them. */
-    async function deletedDuring(customerId: string, request: () => Promise<Response>): Promise<Response> {
+    /** Closes the gates, starts `request`, runs `meanwhile` once the provider call is held, then opens them. */
+    async function heldWhile(request: () => Promise<Response>, meanwhile: () => Promise<void>): Promise<Response> {
       for (const g of gates) g.close();
       const pending = request();
       await Promise.race(gates.map((g) => g.arrived));
-      const deleted = await t.fetch(`/customers/${customerId}`, { method: 'DELETE' });
-      expect(deleted.status).toBe(202);
+      await meanwhile();
       for (const g of gates) g.open();
       return pending;
+    }
+
+    /** `request` with the customer deleted while its provider call is held. */
+    const deletedDuring = (customerId: string, request: () => Promise<Response>) =>
+      heldWhile(request, async () => {
+        const deleted = await t.fetch(`/customers/${customerId}`, { method: 'DELETE' });
+        expect(deleted.status).toBe(202);
+      });
+
+    /** Every card_data object inside `value`. */
+    const cardDataIn = (value: unknown): Record<string, unknown>[] => {
+      if (Array.isArray(value)) return value.flatMap(cardDataIn);
+      if (value === null || typeof value !== 'object') return [];
+      return Object.entries(value as Record<string, unknown>).flatMap(([k, v]) =>
+        k === 'card_data' && v !== null && typeof v === 'object' ? [v as Record<string, unknown>] : cardDataIn(v),
+      );
+    };
+
+    /**
+     * The payment's copies of its card (its reply, a replay of its key, GET, its transactions, its
+     * payment.succeeded event) carry no holder name and no fingerprint; the brand and last four stay.
+     */
+    async function expectShredded(res: Response, key: string, body: unknown): Promise<void> {
+      const text = await res.text();
+      expect(res.status, text).toBe(201);
+      const created = JSON.parse(text) as { id: string; status: string };
+      expect(created.status).toBe('SUCCEEDED');
+      const replayed = await postPayment(t, body, { key });
+      expect(replayed.status).toBe(201);
+      const read = await t.fetch(`/payments/${created.id}`);
+      expect(read.status).toBe(200);
+      const events = await t.db.query<{ data: unknown }>("SELECT data FROM webhook_events WHERE resource_id = $1 AND type = 'payment.succeeded'", [created.id]);
+      expect(events).toHaveLength(1);
+      for (const [name, copy] of [['reply', created], ['replay', await replayed.json()], ['GET', await read.json()], ['event', events[0]!.data]] as const) {
+        const cards = cardDataIn(copy);
+        expect(cards.length, name).toBeGreaterThan(0);
+        for (const card of cards) {
+          expect(card, name).toMatchObject({ holder_name: null, fingerprint: null, lfd: '0002' });
+        }
+      }
     }
 
     const methodsOf = async (customerId: string) =>
@@ -122,6 +161,36 @@ for (const backend of backends()) {
       expect(payment.status).toBe('SUCCEEDED');
       expect(payment.payment_method.vaulted_token ?? null).toBeNull();
       expect(await methodsOf(customerId)).toBe(0);
+    });
+
+    it('a raw-card payment whose purchase was out when its customer was deleted: no holder name or fingerprint written back', async () => {
+      const customerId = await createCustomer(t);
+      const body = paymentBody(t, customerId);
+      const key = randomUUID();
+      await expectShredded(await deletedDuring(customerId, () => postPayment(t, body, { key })), key, body);
+    });
+
+    it('a vaulted-card payment whose purchase was out when its customer was deleted: no holder name or fingerprint written back', async () => {
+      const customerId = await createCustomer(t);
+      const token = await enrollCard(t, customerId);
+      const body = { ...paymentBody(t, customerId), payment_method: { type: 'CARD' as const, vaulted_token: token } };
+      const key = randomUUID();
+      await expectShredded(await deletedDuring(customerId, () => postPayment(t, body, { key })), key, body);
+    });
+
+    it('a vaulted-card payment whose purchase was out when its card was unenrolled: no holder name or fingerprint written back', async () => {
+      const customerId = await createCustomer(t);
+      const token = await enrollCard(t, customerId);
+      const body = { ...paymentBody(t, customerId), payment_method: { type: 'CARD' as const, vaulted_token: token } };
+      const key = randomUUID();
+      const res = await heldWhile(
+        () => postPayment(t, body, { key }),
+        async () => {
+          const unenrolled = await t.fetch(`/customers/${customerId}/payment-methods/${token}/unenroll`, { method: 'POST' });
+          expect(unenrolled.status).toBe(200);
+        },
+      );
+      await expectShredded(res, key, body);
     });
   });
 }

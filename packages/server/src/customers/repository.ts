@@ -97,6 +97,19 @@ export const customersRepository = {
     return rows[0];
   },
 
+  /**
+   * As find, locking the row for share until the transaction ends: what the transaction writes for the
+   * customer (a payment naming it) commits only while it lives; a deletion either committed before
+   * (undefined here) or waits for this transaction and then finds what it wrote (vault/shred.ts).
+   */
+  async findForShare(db: Queryable, organizationId: string, id: string): Promise<CustomerRow | undefined> {
+    const rows = await db.query<CustomerRow>(`SELECT ${COLUMNS} FROM customers WHERE id = $1 AND organization_id = $2 AND deleted_at IS NULL FOR SHARE`, [
+      id,
+      organizationId,
+    ]);
+    return rows[0];
+  },
+
   /** As find, locking the row until the transaction ends (an update compares and writes one state). */
   async findForUpdate(db: Queryable, organizationId: string, id: string): Promise<CustomerRow | undefined> {
     const rows = await db.query<CustomerRow>(

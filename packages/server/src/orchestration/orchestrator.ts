@@ -94,6 +94,13 @@ export interface ChargeRoute {
    * the payment with its transactions as they are once it is taken (settle.ts takeApproval), for `conclude`.
    */
   approve(tx: Queryable, payment: PaymentRow, attempt: AttemptRow, result: ProviderResult): Promise<PaymentWithTransactions>;
+  /**
+   * Phase C, first thing once the payment is locked: the route's in-memory method learns what was redacted in
+   * the payment's row since phase A (a shred: its customer deleted or its card unenrolled during the call), so
+   * nothing written from memory afterwards (attempts, the payment's method, its event, the stored reply)
+   * carries it again. A shred still running waits for this lock and redacts what this transaction writes.
+   */
+  settling?(payment: PaymentRow): void;
   /** The vaulted card the payment uses, if any (a decline is recorded on it). */
   vaultedToken: string | null;
   /**
@@ -165,6 +172,7 @@ async function settleAnswer(
   locked?: PaymentRow,
 ): Promise<Settled> {
   const payment = locked ?? (await o.payments.lockPaymentById(tx, route.paymentId))!;
+  route.settling?.(payment);
   // The payment's attempts in one read: this one's state, and (for an approval) whether another was taken.
   const others = await repo.transactionsOf(tx, route.paymentId);
   const recorded = others.find((t) => t.id === attempt.id);

@@ -27,6 +27,7 @@ import { paymentsRepository as repo } from './repository.js';
 import { checkNewPayment, newPaymentRow } from './new-payment.js';
 import { vaultOnSuccess, type VaultOnSuccessContext } from './vault-on-success.js';
 import { createAsyncPayment } from './async-methods/create.js';
+import { keepRedactions } from '../vault/shred.js';
 import { isAsyncMethod } from './async-methods/methods.js';
 
 type Request = Schemas['CreatePaymentRequest'];
@@ -265,6 +266,10 @@ async function startPayment(
     newAttempt,
     methodWith,
     vaultedToken: source.vaultedToken,
+    settling(payment) {
+      // Shredded during the call (customer deleted, card unenrolled): the holder name and fingerprint stay cleared.
+      keepRedactions(payment.payment_method, source.cardData);
+    },
     async approve(tx, payment, attempt, result) {
       // vault_on_success: the card just charged (or authorized) successfully is enrolled for the customer.
       // A token's card came through payorch's own form: enrolling it needs no PCI certification of the merchant.

@@ -39,7 +39,9 @@ export async function checkNewPayment(db: Queryable, organizationId: string, inp
     return { ok: false, problem: problem('INVALID_ACCOUNT_ID', 'The account_id is not an account of your organization.') };
   }
   const customerId = input.customer_payer?.id;
-  const customer = customerId === undefined ? undefined : await customersRepository.find(db, organizationId, customerId);
+  // Locked for share until phase A commits: a deletion of the customer either came first (404 here) or waits
+  // and then shreds the card copies of this payment too (vault/shred.ts; phase C keeps what it cleared).
+  const customer = customerId === undefined ? undefined : await customersRepository.findForShare(db, organizationId, customerId);
   if (customerId !== undefined && !customer) return { ok: false, problem: problem('CUSTOMER_NOT_FOUND', `No customer ${customerId}.`) };
   return { ok: true, amount: amount.decimal, customer };
 }

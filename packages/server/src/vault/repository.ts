@@ -219,13 +219,22 @@ export const paymentMethodsRepository = {
     return rows[0];
   },
 
-  /** The organization's method with its sealed PAN and its wrapped data key (payment time and token enrollments only). */
-  async findWithPan(db: Queryable, organizationId: string, vaultedToken: string): Promise<(PaymentMethodRow & SealedPanColumns & DataKeyColumns) | undefined> {
+  /**
+   * The organization's method with its sealed PAN and its wrapped data key (payment time and token enrollments
+   * only). `forShare`: the method's row locked for share until the transaction ends (a payment's phase A: an
+   * unenroll either came first or waits, then shreds the payment's copies too).
+   */
+  async findWithPan(
+    db: Queryable,
+    organizationId: string,
+    vaultedToken: string,
+    options: { forShare?: boolean } = {},
+  ): Promise<(PaymentMethodRow & SealedPanColumns & DataKeyColumns) | undefined> {
     const rows = await db.query<PaymentMethodRow & SealedPanColumns & DataKeyColumns>(
       `SELECT ${columns('pm')}, pm.pan_ciphertext, pm.pan_iv, pm.pan_tag, pm.pan_key_id,
               k.ciphertext AS data_key_ciphertext, k.iv AS data_key_iv, k.tag AS data_key_tag, k.key_id AS data_key_key_id
          FROM payment_methods pm LEFT JOIN payment_method_keys k ON k.payment_method_id = pm.id
-        WHERE pm.organization_id = $1 AND pm.vaulted_token = $2`,
+        WHERE pm.organization_id = $1 AND pm.vaulted_token = $2${options.forShare ? ' FOR SHARE OF pm' : ''}`,
       [organizationId, vaultedToken],
     );
     return rows[0];

@@ -557,7 +557,9 @@ export async function loadCardForPayment(
   now: Date = new Date(),
 ): Promise<{ method: VaultedCardMethod; card: ProviderCard } | undefined> {
   if (!/^[0-9a-f-]{36}$/i.test(vaultedToken)) return undefined;
-  const row = await repo.findWithPan(db, organizationId, vaultedToken);
+  // Locked for share in the payment's transaction: an unenroll (or its customer's deletion) either came first
+  // (UNENROLLED: not found) or waits for the payment's row and then redacts it.
+  const row = await repo.findWithPan(db, organizationId, vaultedToken, { forShare: true });
   if (!row || row.type !== 'CARD' || row.status !== 'ENROLLED') return undefined;
   if (!row.pan_ciphertext || !row.pan_iv || !row.pan_tag || !row.pan_key_id) return undefined;
   if (row.card_expiration_month === null || row.card_expiration_year === null) return undefined;

@@ -36,6 +36,18 @@ export function redactPaymentCardData(value: unknown): boolean {
   return changed;
 }
 
+/**
+ * A payment's card data as its row says it now: PAYMENT_CARD_FIELDS a shred cleared in the stored method
+ * (`stored`, a payment's payment_method) are cleared in `cardData` (in place). Phase C of a payment writes
+ * its method again from memory: a shred that committed during the provider call (its customer deleted, its
+ * card unenrolled) must not be undone by it.
+ */
+export function keepRedactions(stored: unknown, cardData: Record<string, unknown>): void {
+  const card = (stored as { payment_method_detail?: { card?: { card_data?: Record<string, unknown> | null } | null } | null } | null)?.payment_method_detail?.card?.card_data;
+  if (!card) return;
+  for (const f of PAYMENT_CARD_FIELDS) if (card[f] === null) cardData[f] = null;
+}
+
 /** An EnrolledPaymentMethod copy (event data, stored reply) made to say what the shredded method says now. */
 function redactMethodCopy(copy: unknown, shredded: Pick<Record<string, unknown>, 'card_data' | 'description'>): boolean {
   if (copy === null || typeof copy !== 'object') return false;
