@@ -13,7 +13,8 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { idempotencyRepository } from '../src/idempotency/repository.js';
 import { startSandboxAcquirers, type SandboxAcquirers } from '../src/providers/sandbox/acquirers.js';
 import { backends, startTestServer, type TestServer } from './support/harness.js';
 import { enrollCard, paymentBody, postPayment } from './support/payments.js';
@@ -161,6 +162,43 @@ for (const backend of backends()) {
       expect(payment.status).toBe('SUCCEEDED');
       expect(payment.payment_method.vaulted_token ?? null).toBeNull();
       expect(await methodsOf(customerId)).toBe(0);
+    });
+
+    it("an enrollment's key replayed after its customer was deleted right after the enrollment committed: the replay names no card data", async () => {
+      const customerId = await createCustomer(t);
+      const key = randomUUID();
+      const body = cardBody(t.sandbox.account_id, { number: VISA_OK });
+      // Holds a reply stored outside the enrollment's transaction (on the pool, after its commit), as it was.
+      let arrived = () => {};
+      let release = () => {};
+      const held = new Promise<void>((r) => (arrived = r));
+      const released = new Promise<void>((r) => (release = r));
+      const complete = idempotencyRepository.complete;
+      const spy = vi.spyOn(idempotencyRepository, 'complete').mockImplementation(async (db, organizationId, k, claimId, reply) => {
+        if (k === key && db === t.running.deps.db) {
+          arrived();
+          await released;
+        }
+        return complete.call(idempotencyRepository, db, organizationId, k, claimId, reply);
+      });
+      try {
+        const pending = enroll(t, customerId, body, { key });
+        // Either the reply is held after the commit (before the fix), or the enrollment answers at once.
+        await Promise.race([held, pending.then(() => undefined)]);
+        const deleted = await t.fetch(`/customers/${customerId}`, { method: 'DELETE' });
+        expect(deleted.status).toBe(202);
+        release();
+        expect((await pending).status).toBe(201);
+      } finally {
+        release();
+        spy.mockRestore();
+      }
+      const again = await enroll(t, customerId, body, { key });
+      const text = await again.text();
+      expect(again.status, text).toBe(201);
+      const replayed = JSON.parse(text) as { card_data: unknown; description?: unknown };
+      expect(replayed.card_data).toBeNull();
+      expect(text).not.toContain('JOAO SILVA');
     });
 
     it('a raw-card payment whose purchase was out when its customer was deleted: no holder name or fingerprint written back', async () => {

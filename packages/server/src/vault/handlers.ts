@@ -22,7 +22,13 @@ export const vaultHandlers = {
     // Node lower-cases header names; the typed name is the spec's spelling.
     const key = (headers as Record<string, string | undefined>)['x-idempotency-key'] ?? headers['X-Idempotency-Key'] ?? null;
     // Bound here only: vault_on_success (createPayment) enrolls under the payment's own record.
-    const result = await enrollPaymentMethod({ ...vaultContext(ctx), bind: (tx, resource) => ctx.idempotency.bind(tx, resource) }, params.customer_id, key, body);
+    // The 201 reply is stored as the key's in the enrollment's own transaction (complete): see VaultContext.complete.
+    const result = await enrollPaymentMethod(
+      { ...vaultContext(ctx), bind: (tx, resource) => ctx.idempotency.bind(tx, resource), complete: async (tx, reply) => ctx.idempotency.complete?.(tx, reply) },
+      params.customer_id,
+      key,
+      body,
+    );
     // Unanswered verify: nothing was written, so the key is given back (UnsettledReply on an unbound claim).
     if (!result.ok && result.unanswered) throw new UnsettledReply(result.problem);
     if (!result.ok) return result.problem;

@@ -57,6 +57,12 @@ export interface VaultContext {
    * idempotency: the provider's verify runs before, outside any transaction). Absent for vault_on_success.
    */
   bind?: (tx: Queryable, resource: string) => Promise<void>;
+  /**
+   * Stores the enrollment's 201 reply as the idempotency record's, in the same transaction: a reply stored
+   * after the commit would escape a shred that ran in between (its customer deleted, the method unenrolled)
+   * and replay the card data. Absent for vault_on_success (the payment's reply is its own).
+   */
+  complete?: (tx: Queryable, reply: { status: number; body: unknown }) => Promise<void>;
 }
 
 /** The idempotency resource an enrollment is bound to: the method's vaulted token. */
@@ -72,7 +78,8 @@ export const enrollmentResource = (vaultedToken: string) => `payment_method:${va
 async function persist(
   ctx: VaultContext,
   row: NewPaymentMethodRow,
-  announceAt: Date | null,
+  /** `now` of the enrollment (its reply's); `announce`: its event is recorded (enrolled or declined). */
+  at: { now: Date; announce: boolean },
   dataKey?: Sealed,
 ): Promise<{ ok: true; row: PaymentMethodRow } | { ok: false; problem: EnrollProblem }> {
   return ctx.db.transaction(async (tx) => {
@@ -82,8 +89,10 @@ async function persist(
     const saved = await repo.insert(tx, row);
     // The method's own data key (wrapped by the keyring), which unenrolling destroys.
     if (dataKey) await keysRepo.replace(tx, saved.id, saved.organization_id, dataKey);
-    if (announceAt) await recordEnrollmentOutcome(tx, saved, ctx.baseUrl, announceAt);
+    if (at.announce) await recordEnrollmentOutcome(tx, saved, ctx.baseUrl, at.now);
     await ctx.bind?.(tx, enrollmentResource(saved.vaulted_token));
+    // The reply the request answers (enrollPaymentMethod's), stored with the write.
+    await ctx.complete?.(tx, { status: 201, body: toApiPaymentMethod(saved, ctx.baseUrl, at.now) });
     return { ok: true as const, row: saved };
   });
 }
@@ -330,7 +339,7 @@ export async function enrollPaymentMethod(
         details_tag: sealed.details!.tag,
         details_key_id: sealed.details!.keyId,
       },
-      now,
+      { now, announce: true },
       sealed.dataKey,
     );
     return saved.ok ? { ok: true, method: toApiPaymentMethod(saved.row, ctx.baseUrl, now) } : fail(saved.problem);
@@ -358,7 +367,7 @@ export async function enrollPaymentMethod(
       details_iv: sealed?.details?.iv ?? null,
       details_tag: sealed?.details?.tag ?? null,
       details_key_id: sealed?.details?.keyId ?? null,
-    }, null, sealed?.dataKey);
+    }, { now, announce: false }, sealed?.dataKey);
     return saved.ok ? { ok: true, method: toApiPaymentMethod(saved.row, ctx.baseUrl, now) } : fail(saved.problem);
   }
 
@@ -451,7 +460,7 @@ export async function enrollPaymentMethod(
       : null,
     verify_provider_id: verification ? verifiedBy : null,
     verify_provider_transaction_id: verification?.providerTransactionId ?? null,
-  }, now, sealed?.dataKey);
+  }, { now, announce: true }, sealed?.dataKey);
   return saved.ok ? { ok: true, method: toApiPaymentMethod(saved.row, ctx.baseUrl, now) } : fail(saved.problem);
 }
 
