@@ -30,6 +30,7 @@ import checkoutLimits from './0029_checkout_limits.js';
 import lateApprovalReversals from './0030_late_approval_reversals.js';
 import outboxOrdering from './0031_outbox_ordering.js';
 import outboxGivenUp from './0032_outbox_given_up.js';
+import eventResourceIndex from './0033_event_resource_index.js';
 
 /** Every migration, in order. Add a new file (next number) and list it here; never edit an applied one. */
 export const migrations: readonly Migration[] = [
@@ -53,4 +54,5 @@ export const migrations: readonly Migration[] = [
   lateApprovalReversals,
   outboxOrdering,
   outboxGivenUp,
+  eventResourceIndex,
 ];
