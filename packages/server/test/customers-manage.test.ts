@@ -6,7 +6,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Schemas } from '@payorch/types';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { customersRepository } from '../src/customers/repository.js';
 import { expectProblem, expectSchema } from './support/assertions.js';
 import { fullCustomer } from './support/customers.js';
 import { backends, useServer, type TestServer } from './support/harness.js';
@@ -132,6 +133,47 @@ for (const backend of backends()) {
         expect(problem.existing_customer_id).toBe(a.id);
         const after = await t.client.GET('/customers/{customer_id}', { params: { path: { customer_id: b.id } } });
         expect(after.data).toEqual(b);
+      });
+
+      /**
+       * The customer holding the id is deleted between the conflict and its lookup (the spy deletes it, in the
+       * caller's transaction or on the pool, just before the lookup that follows the conflict): the id is free,
+       * so the write goes through instead of a 409 whose existing_customer_id names nobody ("", not a uuid).
+       */
+      async function holderDeletedAfterConflict(skipFirst: boolean, write: (holder: Schemas['Customer']) => Promise<Response>): Promise<Response> {
+        const holder = await created(t);
+        const find = customersRepository.findIdByMerchantCustomerId;
+        let calls = 0;
+        const spy = vi.spyOn(customersRepository, 'findIdByMerchantCustomerId').mockImplementation(async (db, organizationId, merchantCustomerId) => {
+          if (merchantCustomerId !== holder.merchant_customer_id) return find.call(customersRepository, db, organizationId, merchantCustomerId);
+          calls++;
+          // (An update looks first before it writes: that look misses the holder, as if it were created after it.)
+          if (skipFirst && calls === 1) return undefined;
+          await customersRepository.markDeleted(db, organizationId, holder.id);
+          return find.call(customersRepository, db, organizationId, merchantCustomerId);
+        });
+        try {
+          return await write(holder);
+        } finally {
+          spy.mockRestore();
+        }
+      }
+
+      it('a customer created with the merchant_customer_id of one deleted between the conflict and its lookup: 201, not a 409 naming nobody', async () => {
+        const res = await holderDeletedAfterConflict(false, (holder) =>
+          t.fetch('/customers', { method: 'POST', headers: json, body: JSON.stringify(full(holder.merchant_customer_id)) }),
+        );
+        const text = await res.text();
+        expect(res.status, text).toBe(201);
+      });
+
+      it('a customer renamed to the merchant_customer_id of one deleted between the conflict and its lookup: 200, not a 409 naming nobody', async () => {
+        const b = await created(t);
+        let wanted = '';
+        const res = await holderDeletedAfterConflict(true, (holder) => patch(t, b.id, { merchant_customer_id: (wanted = holder.merchant_customer_id) }));
+        const text = await res.text();
+        expect(res.status, text).toBe(200);
+        expect((JSON.parse(text) as Schemas['Customer']).merchant_customer_id).toBe(wanted);
       });
 
       it('409 under concurrency: two customers renamed to one merchant_customer_id at once, one wins', async () => {

@@ -14,6 +14,21 @@ export type CreateCustomerResult =
 
 /** Creates a customer; `merchant_customer_id` is unique per organization (also under concurrency). */
 export async function createCustomer(db: Queryable, organizationId: string, input: Schemas['CreateCustomerRequest']): Promise<CreateCustomerResult> {
+  // The customer holding the id may be deleted between the conflict and its lookup (its id then names nobody,
+  // and existing_customer_id must be one): the insert is tried again, once; the id is free then.
+  for (let tries = 0; ; tries++) {
+    const result = await tryCreateCustomer(db, organizationId, input);
+    if (result.kind === 'created') return result;
+    if (result.existingId !== undefined) return { kind: 'duplicate', existingId: result.existingId };
+    if (tries >= 1) throw new Error(`merchant_customer_id of organization ${organizationId} conflicted twice with no live customer holding it`);
+  }
+}
+
+async function tryCreateCustomer(
+  db: Queryable,
+  organizationId: string,
+  input: Schemas['CreateCustomerRequest'],
+): Promise<{ kind: 'created'; customer: Schemas['Customer'] } | { kind: 'duplicate'; existingId: string | undefined }> {
   const row = await repo.insert(db, {
     id: randomUUID(),
     organization_id: organizationId,
@@ -33,8 +48,7 @@ export async function createCustomer(db: Queryable, organizationId: string, inpu
     merchant_customer_created_at: input.merchant_customer_created_at ?? null,
   });
   if (row) return { kind: 'created', customer: toApiCustomer(row) };
-  const existingId = await repo.findIdByMerchantCustomerId(db, organizationId, input.merchant_customer_id);
-  return { kind: 'duplicate', existingId: existingId ?? '' };
+  return { kind: 'duplicate', existingId: await repo.findIdByMerchantCustomerId(db, organizationId, input.merchant_customer_id) };
 }
 
 /** A customer with its ETag, or undefined when unknown, deleted or another organization's. */
@@ -102,16 +116,20 @@ export async function updateCustomer(
       if (holder) return { kind: 'duplicate', existingId: holder };
     }
     const changes: CustomerChanges = { ...input } as CustomerChanges;
-    try {
-      // A savepoint: a concurrent create or update that took the id first fails only this statement.
-      const row = await tx.transaction((sp) => repo.update(sp, organizationId, id, changes));
-      if (!row) return { kind: 'not_found' };
-      const customer = toApiCustomer(row);
-      return { kind: 'updated', customer, etag: customerEtag(customer) };
-    } catch (err) {
-      if (!isUniqueViolation(err) || wanted === undefined) throw err;
-      const holder = await repo.findIdByMerchantCustomerId(tx, organizationId, wanted);
-      return { kind: 'duplicate', existingId: holder ?? '' };
+    // The customer that took the id may be deleted between the conflict and its lookup (existing_customer_id
+    // must name a live one): the update is tried again, once; the id is free then.
+    for (let tries = 0; ; tries++) {
+      try {
+        // A savepoint: a concurrent create or update that took the id first fails only this statement.
+        const row = await tx.transaction((sp) => repo.update(sp, organizationId, id, changes));
+        if (!row) return { kind: 'not_found' };
+        const customer = toApiCustomer(row);
+        return { kind: 'updated', customer, etag: customerEtag(customer) };
+      } catch (err) {
+        if (!isUniqueViolation(err) || wanted === undefined || tries >= 1) throw err;
+        const holder = await repo.findIdByMerchantCustomerId(tx, organizationId, wanted);
+        if (holder) return { kind: 'duplicate', existingId: holder };
+      }
     }
   });
 }
