@@ -212,18 +212,7 @@ for (const backend of backends()) {
       try {
         const { payment, chargeback } = await chargedBackPayment(t);
         expect((await postDispute(t, payment.id, chargeback.id, { evidence: [evidence()] })).status).toBe(200);
-        let outages = 2;
-        const w = worker(t, {
-          baseBackoffMs: 600,
-          faults: {
-            beforeDeliver() {
-              if (outages > 0) {
-                outages -= 1;
-                throw new Error('connect ECONNREFUSED sandbox-acquirer:443');
-              }
-            },
-          },
-        });
+        const w = failing(2, { baseBackoffMs: 600 });
         // The schedule is read against the moments around the failing pass, not against "now": on a busy
         // machine the read itself may come a while after the pass.
         const at = (row: OutboxState) => new Date(row.next_attempt_at).getTime();
@@ -258,10 +247,10 @@ for (const backend of backends()) {
       }
     });
 
-    /** A worker whose first delivery fails (the provider unreachable); later ones go through. */
-    function failingOnce(): OutboxWorker {
-      let outages = 1;
+    /** A worker whose first `outages` deliveries fail (the provider unreachable); later ones go through. */
+    function failing(outages: number, options: { baseBackoffMs?: number } = {}): OutboxWorker {
       return worker(t, {
+        ...options,
         faults: {
           beforeDeliver() {
             if (outages > 0) {
@@ -279,7 +268,7 @@ for (const backend of backends()) {
       try {
         const { payment, chargeback } = await chargedBackPayment(t);
         expect((await postDispute(t, payment.id, chargeback.id, { evidence: [evidence()] })).status).toBe(200);
-        const w = failingOnce();
+        const w = failing(1);
         expect(await w.runOnce()).toEqual({ delivered: 0, failed: 1 });
         expect((await resolve(t, payment.id, 'LOST')).status).toBe(200);
 
@@ -302,7 +291,7 @@ for (const backend of backends()) {
       try {
         const { payment, chargeback } = await chargedBackPayment(t);
         expect((await postDispute(t, payment.id, chargeback.id, { evidence: [evidence()] })).status).toBe(200);
-        const w = failingOnce();
+        const w = failing(1);
         expect(await w.runOnce()).toEqual({ delivered: 0, failed: 1 });
         const more = await postDispute(t, payment.id, chargeback.id, { evidence: [evidence({ file_name: 'chat.pdf', content_category: 'CUSTOMER_INTERACTION' })] }, { method: 'PATCH' });
         expect(more.status).toBe(200);
