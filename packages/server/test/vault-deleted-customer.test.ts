@@ -221,14 +221,26 @@ for (const backend of backends()) {
       const token = await enrollCard(t, customerId);
       const body = { ...paymentBody(t, customerId), payment_method: { type: 'CARD' as const, vaulted_token: token } };
       const key = randomUUID();
+      const lastUsed = async () =>
+        (
+          await t.db.query<{ status: string; last_successfully_used: boolean | null; last_successfully_used_at: string | null }>(
+            'SELECT status, last_successfully_used, last_successfully_used_at::text AS last_successfully_used_at FROM payment_methods WHERE vaulted_token = $1',
+            [token],
+          )
+        )[0];
+      let usedBefore: Awaited<ReturnType<typeof lastUsed>>;
       const res = await heldWhile(
         () => postPayment(t, body, { key }),
         async () => {
           const unenrolled = await t.fetch(`/customers/${customerId}/payment-methods/${token}/unenroll`, { method: 'POST' });
           expect(unenrolled.status).toBe(200);
+          usedBefore = await lastUsed();
         },
       );
       await expectShredded(res, key, body);
+      // The unenrolled method's last-used fields are as the unenroll left them: the payment finishing writes nothing to it.
+      expect(usedBefore).toMatchObject({ status: 'UNENROLLED' });
+      expect(await lastUsed()).toEqual(usedBefore);
     });
   });
 }

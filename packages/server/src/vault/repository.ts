@@ -263,13 +263,14 @@ export const paymentMethodsRepository = {
     return rows[0];
   },
 
+  /** An UNENROLLED method (unenrolled, or its customer deleted, while the payment's provider call was out) is left as it is. */
   async markUsed(db: Queryable, vaultedToken: string, at: Date | string, succeeded: boolean): Promise<boolean> {
     const rows = await db.query(
       `UPDATE payment_methods
           SET last_successfully_used = $3,
               last_successfully_used_at = CASE WHEN $3 THEN $2::timestamptz ELSE last_successfully_used_at END,
               updated_at = clock_timestamp()
-        WHERE vaulted_token = $1
+        WHERE vaulted_token = $1 AND status <> 'UNENROLLED'
         RETURNING id`,
       [vaultedToken, at instanceof Date ? at.toISOString() : at, succeeded],
     );

@@ -620,7 +620,8 @@ export async function loadCardForPayment(
 /**
  * Records a payment with the method: `succeeded` true sets last_successfully_used = true and
  * last_successfully_used_at = at; false sets last_successfully_used = false and keeps the last success
- * time. Returns false when no method has this token.
+ * time. Returns false when no method has this token, or it was unenrolled (or its customer deleted) since the
+ * payment loaded it: an unenrolled method's last-used fields are not written.
  */
 export async function markUsed(db: Queryable, vaultedToken: string, at: Date | string, succeeded = true): Promise<boolean> {
   return repo.markUsed(db, vaultedToken, at, succeeded);
