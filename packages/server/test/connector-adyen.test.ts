@@ -8,7 +8,7 @@
 import type { Schemas } from '@payorch/types';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ADYEN_CODES, UNKNOWN_ERROR, UNKNOWN_REFUSAL } from '../src/providers/adyen/codes.js';
-import { ProviderUnavailableError, type PaymentProvider } from '../src/providers/provider.js';
+import { ProviderRefusedError, ProviderUnavailableError, type PaymentProvider } from '../src/providers/provider.js';
 import { ADYEN_TEST_CREDENTIALS, type AdyenDouble } from './doubles/adyen/server.js';
 import { adyenFilesPresent } from './doubles/adyen/schemas.js';
 import { connectProvider, routeCards, useAdyenServer } from './support/connectors.js';
@@ -278,6 +278,42 @@ for (const backend of backends()) {
       // Forwarded again under the same reference: Adyen's stored answers, no second set of documents.
       await adyen.forwardDisputeEvidence(input);
       expect(d.documents).toHaveLength(2);
+    });
+
+    it('forwardDisputeEvidence: a refusal for good (HTTP 400/422, success false: defended, closed) is a ProviderRefusedError; 704 in progress, 403, 404, 429, 500 are retried', async () => {
+      const reference = crypto.randomUUID();
+      await adyen.purchase({ card: { number: CARDS.approved, holderName: null, expirationMonth: 12, expirationYear: 30, securityCode: '123', brand: 'VISA' }, amount: '20', currency: 'EUR', reference, description: 'disputed', connection: connection() });
+      const disputeId = double.openDispute(double.paymentByReference(reference)!.pspReference);
+      const pdf = Buffer.from('%PDF-1.4\n% receipt\n');
+      const forward = () =>
+        adyen.forwardDisputeEvidence({
+          reference: crypto.randomUUID(),
+          disputeId: 'd1',
+          paymentId: reference,
+          chargebackId: disputeId,
+          evidence: [{ id: 'ev_0', fileName: 'receipt.pdf', contentType: 'application/pdf', category: 'RECEIPT', sha256: 'x'.repeat(64), content: pdf }],
+          connection: connection(),
+        });
+      const failure = (p: Promise<unknown>) => p.then(() => null, (e: unknown) => e);
+      // Retried: Adyen still processing the key (422 errorCode 704), permissions, no such endpoint, a rate limit, a 5xx.
+      for (const [status, errorCode] of [[422, '704'], [403, '010'], [404, '000'], [429, '000']] as const) {
+        double.next({ kind: 'status', status, errorCode }, { operation: 'supplyDefenseDocument' });
+        const err = await failure(forward());
+        expect(err, `${status} ${errorCode}`).toBeInstanceOf(ProviderUnavailableError);
+      }
+      double.next({ kind: 'fail' }, { operation: 'defendDispute' });
+      expect(await failure(forward())).toBeInstanceOf(ProviderUnavailableError);
+      // For good: a validation error, a bad request.
+      for (const status of [422, 400]) {
+        double.next({ kind: 'status', status, errorCode: '000' }, { operation: 'supplyDefenseDocument' });
+        expect(await failure(forward())).toEqual(new ProviderRefusedError('ADYEN', `ADYEN refused the evidence (HTTP ${status} errorCode 000)`));
+      }
+      // A forward that goes through defends the dispute; after that no more documents; once closed, nothing more.
+      await forward();
+      expect(double.disputes.get(disputeId)).toMatchObject({ status: 'Pending' });
+      expect(await failure(forward())).toEqual(new ProviderRefusedError('ADYEN', 'ADYEN refused the defense documents (disputeServiceResult success false)'));
+      double.closeDispute(disputeId, 'Lost');
+      expect(await failure(forward())).toEqual(new ProviderRefusedError('ADYEN', 'ADYEN refused the defense reasons (disputeServiceResult success false)'));
     });
 
     it('a late answer within the connection timeout is an answer', async () => {

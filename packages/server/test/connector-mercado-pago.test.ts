@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { failoverDecision } from '../src/orchestration/failover.js';
 import { MERCADO_PAGO_CODES } from '../src/providers/mercado-pago/codes.js';
 import { SIGNATURE_TOLERANCE_SECONDS } from '../src/providers/mercado-pago/notifications.js';
-import { NotificationSignatureError, ProviderUnavailableError, type AsyncPayer, type Charge, type ConnectionContext, type PaymentProvider } from '../src/providers/provider.js';
+import { NotificationSignatureError, ProviderRefusedError, ProviderUnavailableError, type AsyncPayer, type Charge, type ConnectionContext, type PaymentProvider } from '../src/providers/provider.js';
 import { startMercadoPagoDouble, type DoubleAccount, type MercadoPagoDouble } from './doubles/mercado-pago/server.js';
 import { connectProvider, routeCards } from './support/connectors.js';
 import { backends, useServer, type TestServer } from './support/harness.js';
@@ -422,6 +422,42 @@ for (const backend of backends()) {
       expect(ack.providerDisputeId).toBe(cb.id);
       await adapter().forwardDisputeEvidence(forward);
       expect(double.documentation(cb.id)).toEqual([{ name: 'receipt.pdf', type: 'application/pdf', sha256, size: content.length }]);
+    });
+
+    it('dispute evidence Mercado Pago refuses for good (a decided chargeback: 400; an unknown one: 404) is a ProviderRefusedError; 429 and 500 are retried', async () => {
+      const { account, context } = await mercadoPago();
+      const purchase = await adapter().purchase({
+        card: { number: '4507990000000002', holderName: null, expirationMonth: 12, expirationYear: 30, securityCode: '123', brand: 'VISA' },
+        amount: '45.00',
+        currency: 'BRL',
+        reference: randomUUID(),
+        description: 'disputed',
+        connection: context,
+      });
+      const cb = double.openChargeback(Number(purchase.providerTransactionId));
+      const content = Buffer.from('%PDF-1.4\n% receipt\n%%EOF\n');
+      const forward = (chargebackId: string) =>
+        adapter().forwardDisputeEvidence({
+          reference: randomUUID(),
+          disputeId: randomUUID(),
+          paymentId: randomUUID(),
+          chargebackId,
+          evidence: [{ id: randomUUID(), fileName: 'receipt.pdf', contentType: 'application/pdf', category: 'RECEIPT', sha256: createHash('sha256').update(content).digest('hex'), content }],
+          connection: context,
+        });
+      // Retryable: a rate limit, a 5xx (no answer to act on).
+      for (const behaviour of [{ on: 'any' as const, error: { status: 429, error: 'too_many_requests' } }, { on: 'any' as const, fault: 'fail' as const }]) {
+        double.behave(account.access_token, behaviour);
+        const err = await forward(cb.id).catch((e: unknown) => e);
+        expect(err, JSON.stringify(behaviour)).toBeInstanceOf(ProviderUnavailableError);
+      }
+      double.behave(account.access_token, null);
+      expect(double.documentation(cb.id)).toEqual([]);
+      // Definitive: a chargeback decided at Mercado Pago takes no documentation; an unknown one is not found.
+      double.decideChargeback(cb.id, 'LOST');
+      await expect(forward(cb.id)).rejects.toThrow(new ProviderRefusedError(MP, 'MERCADO_PAGO refused the evidence (HTTP 400 bad_request)'));
+      await expect(forward('133000000000000001')).rejects.toThrow(new ProviderRefusedError(MP, 'MERCADO_PAGO refused the evidence (HTTP 404 not_found)'));
+      expect(double.documentation(cb.id)).toEqual([]);
     });
   });
 }

@@ -52,6 +52,14 @@ interface Connector {
   chargeback(d: Doubles, c: Record<string, string>, payment: Payment): { signed: Signed; caseId: string };
   /** What the provider's double received as evidence for the case (file names or document types). */
   evidenceAt(d: Doubles, caseId: string): { documents: number; submitted: boolean };
+  /**
+   * Closes the case at the provider (decided there, its notification not sent yet), so that it refuses more
+   * evidence for good; `refusal` is what the given-up batch's last_error then says. Not Stripe's (its refusal
+   * is a second submission, tested on its own).
+   */
+  closed?: { close(d: Doubles, caseId: string): void; refusal: RegExp };
+  /** Evidence calls the provider's double received for the case, whatever it answered. */
+  evidenceCalls(d: Doubles, caseId: string): number;
   outcome: Outcome;
   /** The case decided, as the provider announces it. */
   decided(d: Doubles, c: Record<string, string>, payment: Payment, caseId: string): Signed;
@@ -88,6 +96,9 @@ const CONNECTORS: Connector[] = [
       const files = Object.values(dispute.evidence).filter((v) => typeof v === 'string' && /^file_\w+$/.test(v) && d.stripe.ledger.files.has(v));
       return { documents: files.length, submitted: dispute.status === 'under_review' };
     },
+    evidenceCalls(d, caseId) {
+      return d.stripe.ledger.disputes.get(caseId)!.submissionCount;
+    },
     outcome: 'WON',
     decided(d, c, _payment, caseId) {
       d.stripe.closeDispute(caseId, 'won');
@@ -118,6 +129,14 @@ const CONNECTORS: Connector[] = [
     evidenceAt(d, caseId) {
       const dispute = d.adyen.disputes.get(caseId)!;
       return { documents: dispute.documents.length, submitted: dispute.defenseReasonCode !== null };
+    },
+    closed: {
+      // Decided at Adyen: its Disputes API answers success false (the defense reasons, the first call).
+      close: (d, caseId) => d.adyen.closeDispute(caseId, 'Lost'),
+      refusal: /ADYEN refused the defense reasons \(disputeServiceResult success false\)/,
+    },
+    evidenceCalls(d, caseId) {
+      return d.adyen.requests.filter((r) => r.operation !== null && r.operation !== 'payments' && (r.body as { disputePspReference?: string } | undefined)?.disputePspReference === caseId).length;
     },
     outcome: 'LOST',
     decided(d, _c, payment, caseId) {
@@ -151,6 +170,14 @@ const CONNECTORS: Connector[] = [
     evidenceAt(d, caseId) {
       const docs = d.mp.documentation(caseId);
       return { documents: docs.length, submitted: docs.length > 0 };
+    },
+    closed: {
+      // Decided at Mercado Pago: the chargeback takes no more documentation (HTTP 400).
+      close: (d, caseId) => d.mp.decideChargeback(caseId, 'WON'),
+      refusal: /MERCADO_PAGO refused the evidence \(HTTP 400 bad_request\)/,
+    },
+    evidenceCalls(d, caseId) {
+      return d.mp.requests.filter((r) => r.method === 'POST' && r.path === `/v1/chargebacks/${caseId}/documentation`).length;
     },
     outcome: 'WON',
     decided(d, _c, _payment, caseId) {
@@ -281,6 +308,23 @@ for (const backend of backends()) {
           });
         });
 
+        /** The payment's evidence batches in the outbox, oldest first. */
+        const evidenceMessages = (paymentId: string) =>
+          t.db.query<{ id: string; delivered_at: string | null; given_up_at: string | null; last_error: string | null; attempts: number }>(
+            "SELECT id, delivered_at, given_up_at, last_error, attempts FROM outbox WHERE topic = 'dispute.evidence' AND payload->>'payment_id' = $1 ORDER BY created_at",
+            [paymentId],
+          );
+        /** Runs the outbox until the payment has `n` evidence batches, each delivered or given up. */
+        const settledEvidence = async (paymentId: string, n: number) => {
+          for (let i = 0; i < 100; i++) {
+            await t.running.deps.services.payments.outbox.runOnce();
+            const rows = await evidenceMessages(paymentId);
+            if (rows.length === n && rows.every((m) => m.delivered_at !== null || m.given_up_at !== null)) return rows;
+            await new Promise((r) => setTimeout(r, 20));
+          }
+          return evidenceMessages(paymentId);
+        };
+
         it.runIf(connector.id === 'STRIPE')(
           "STRIPE takes a dispute's evidence once: a PATCH's batch after the submission is refused for good and given up (recorded, not retried), the submitted evidence untouched",
           async () => {
@@ -289,20 +333,8 @@ for (const backend of backends()) {
             await delivered(signed);
             const chargeback = (await getPayment(t, payment.id)).transactions.at(-1)!;
             await ok(await postDispute(t, payment.id, chargeback.id, { evidence: [evidence()] }));
-            const messages = () =>
-              t.db.query<{ id: string; delivered_at: string | null; given_up_at: string | null; last_error: string | null; attempts: number }>(
-                "SELECT id, delivered_at, given_up_at, last_error, attempts FROM outbox WHERE topic = 'dispute.evidence' AND payload->>'payment_id' = $1 ORDER BY created_at",
-                [payment.id],
-              );
-            const settled = async (n: number) => {
-              for (let i = 0; i < 100; i++) {
-                await t.running.deps.services.payments.outbox.runOnce();
-                const rows = await messages();
-                if (rows.length === n && rows.every((m) => m.delivered_at !== null || m.given_up_at !== null)) return rows;
-                await new Promise((r) => setTimeout(r, 20));
-              }
-              return messages();
-            };
+            const messages = () => evidenceMessages(payment.id);
+            const settled = (n: number) => settledEvidence(payment.id, n);
             expect((await settled(1))[0]!.delivered_at).not.toBeNull();
             expect(connector.evidenceAt(doubles, caseId)).toEqual({ documents: 1, submitted: true });
             const submitted = { ...doubles.stripe.ledger.disputes.get(caseId)!.evidence };
@@ -317,6 +349,35 @@ for (const backend of backends()) {
             expect((await messages())[1]).toMatchObject({ attempts: 1 });
             expect(doubles.stripe.ledger.disputes.get(caseId)!.evidence).toEqual(submitted);
             expect(doubles.stripe.ledger.disputes.get(caseId)!.submissionCount).toBe(1);
+          },
+        );
+
+        it.runIf(connector.closed !== undefined)(
+          `${connector.id} refuses evidence for a case it has closed for good: the batch is given up (recorded, logged as an error), never sent again`,
+          async () => {
+            const payment = await purchase();
+            const { signed, caseId } = connector.chargeback(doubles, credentials, payment);
+            await delivered(signed);
+            const chargeback = (await getPayment(t, payment.id)).transactions.at(-1)!;
+            // Decided at the provider; its notification has not arrived: the dispute is still open here.
+            connector.closed!.close(doubles, caseId);
+            await ok(await postDispute(t, payment.id, chargeback.id, { evidence: [evidence()] }));
+
+            const [batch] = await settledEvidence(payment.id, 1);
+            expect(batch).toMatchObject({ delivered_at: null, attempts: 1 });
+            expect(batch!.given_up_at).not.toBeNull();
+            expect(batch!.last_error).toMatch(connector.closed!.refusal);
+            const refusedLog = t.logs.find((l) => l.includes(batch!.id) && l.includes('"level":50') && l.includes('outbox message refused by its recipient; given up, not retried'));
+            expect(refusedLog, 'the give-up is logged as an error').toBeDefined();
+            const calls = connector.evidenceCalls(doubles, caseId);
+            expect(calls).toBeGreaterThan(0);
+
+            // Not retried: later passes neither claim it nor call the provider.
+            await t.running.deps.services.payments.outbox.runOnce();
+            await t.running.deps.services.payments.outbox.runOnce();
+            expect((await evidenceMessages(payment.id))[0]).toMatchObject({ attempts: 1, delivered_at: null });
+            expect(connector.evidenceCalls(doubles, caseId)).toBe(calls);
+            expect(connector.evidenceAt(doubles, caseId).documents).toBe(0);
           },
         );
 

@@ -69,9 +69,9 @@ export class ProviderUnavailableError extends Error {
 
 /**
  * The provider answered and refused a request that moves no money (dispute evidence) for good: the request
- * itself is wrong for it (HTTP 400/404, e.g. a dispute that takes no more evidence), so sending it again is
+ * itself is wrong for it (HTTP 400/404/422, e.g. a dispute that takes no more evidence), so sending it again is
  * refused again. Not an answer we could not read (ProviderUnavailableError), nor credentials or a rate
- * limit (401, 403, 429: those may pass later).
+ * limit (401, 403, 429: those may pass later). Connectors build it with evidenceRefusal below.
  */
 export class ProviderRefusedError extends Error {
   constructor(
@@ -81,6 +81,28 @@ export class ProviderRefusedError extends Error {
     super(message);
     this.name = 'ProviderRefusedError';
   }
+}
+
+/**
+ * The HTTP statuses by which a provider refuses an evidence call for good, shared by the connectors: 400 (a
+ * request it will not take: malformed, or not in the dispute's state, e.g. closed or already defended), 404 (no
+ * such dispute or chargeback) and 422 (a validation error). Anything else stays retryable: 401 and 403
+ * (credentials, permissions: fixed later), 408, 409 and 429 (may pass later), a 5xx, a timeout or a cut
+ * connection (no answer: ProviderUnavailableError before this is asked).
+ */
+export function isDefinitiveRefusal(status: number): boolean {
+  return status === 400 || status === 404 || status === 422;
+}
+
+/**
+ * The error for an evidence call the provider answered with a refusal: ProviderRefusedError when `definitive`
+ * (the outbox gives the batch up, logged as an error), else ProviderUnavailableError BAD_RESPONSE (retried with
+ * backoff). Each connector decides `definitive` from isDefinitiveRefusal and what its answer says besides (Stripe:
+ * an invalid_request_error; Adyen: not its "still in progress" idempotency answer; a Disputes API result
+ * `success: false`).
+ */
+export function evidenceRefusal(providerId: string, message: string, definitive: boolean): ProviderRefusedError | ProviderUnavailableError {
+  return definitive ? new ProviderRefusedError(providerId, message) : new ProviderUnavailableError(providerId, 'BAD_RESPONSE', message);
 }
 
 /** What a provider knows about an operation we sent it, asked by our reference (reconciliation). */

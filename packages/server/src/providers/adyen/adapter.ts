@@ -14,7 +14,10 @@ import { createHash } from 'node:crypto';
 import type { ConnectionNotifications, ConnectorDeps, ParsedNotification } from '../connector.js';
 import {
   NotificationSignatureError,
+  ProviderRefusedError,
   ProviderUnavailableError,
+  evidenceRefusal,
+  isDefinitiveRefusal,
   type AsyncCharge,
   type AsyncStart,
   type Charge,
@@ -172,6 +175,11 @@ export class AdyenAdapter implements PaymentProvider, ConnectionNotifications {
    * Disputes API: the dispute's applicable defense reasons (the first one Adyen lists is used), every document
    * supplied under one of that reason's document types (required types first), then the defense itself.
    * Each call carries an Idempotency-Key derived from our reference, so a re-delivery repeats nothing.
+   * Adyen's refusal is definitive (ProviderRefusedError: the outbox gives the batch up) when it answers a step
+   * with `disputeServiceResult.success: false` (its answer for a dispute it does not know or that takes no defense:
+   * closed, already defended, past its deadline) or HTTP 400 / 422 (the Disputes API's bad request and validation
+   * error), except its idempotency answer "still in progress" (errorCode 704). 401, 403, a 404 (no such endpoint:
+   * the Disputes API answers an unknown dispute with success false), 429, a 5xx or no answer are retried.
    */
   async forwardDisputeEvidence(input: DisputeEvidenceForward): Promise<DisputeEvidenceAck> {
     if (!input.chargebackId) throw new Error('ADYEN evidence needs the dispute pspReference (the chargeback id)');
@@ -184,6 +192,7 @@ export class AdyenAdapter implements PaymentProvider, ConnectionNotifications {
     try {
       const api = c.disputes.DisputesApi;
       const reasons = await api.retrieveApplicableDefenseReasons(dispute, { idempotencyKey: key('reasons') });
+      if (reasons.disputeServiceResult?.success === false) throw refusedStep(this.id, 'the defense reasons');
       const reason = reasons.defenseReasons?.[0];
       if (!reason) throw new ProviderUnavailableError(this.id, 'BAD_RESPONSE', `${this.id} listed no defense reason for the dispute`);
       const order = { Required: 0, OneOrMore: 1, Optional: 2 } as Record<string, number>;
@@ -200,12 +209,18 @@ export class AdyenAdapter implements PaymentProvider, ConnectionNotifications {
         },
         { idempotencyKey: key('documents') },
       );
+      if (supplied.disputeServiceResult?.success === false) throw refusedStep(this.id, 'the defense documents');
       if (!supplied.disputeServiceResult?.success) throw new ProviderUnavailableError(this.id, 'BAD_RESPONSE', `${this.id} did not accept the defense documents`);
       const defended = await api.defendDispute({ ...dispute, defenseReasonCode: reason.defenseReasonCode }, { idempotencyKey: key('defend') });
+      if (defended.disputeServiceResult?.success === false) throw refusedStep(this.id, 'the defense');
       if (!defended.disputeServiceResult?.success) throw new ProviderUnavailableError(this.id, 'BAD_RESPONSE', `${this.id} did not accept the defense`);
       return { providerDisputeId: input.chargebackId!, duplicate: false };
     } catch (err) {
-      if (err instanceof AdyenHttpError) throw new ProviderUnavailableError(this.id, 'BAD_RESPONSE', `${this.id} refused the evidence (HTTP ${err.status})`);
+      if (err instanceof ProviderRefusedError) throw err;
+      if (err instanceof AdyenHttpError) {
+        const code = /^\w{1,16}$/.test(String(err.body?.errorCode ?? '')) ? ` errorCode ${String(err.body!.errorCode)}` : '';
+        throw evidenceRefusal(this.id, `${this.id} refused the evidence (HTTP ${err.status}${code})`, err.status !== 404 && isDefinitiveRefusal(err.status) && !isInProgress(err));
+      }
       throw asUnavailable(this.id, err);
     }
   }
@@ -277,6 +292,11 @@ export class AdyenAdapter implements PaymentProvider, ConnectionNotifications {
 /** A card payment Adyen has not decided (Received, Pending): no answer yet; reconciliation asks again. */
 function undecided(providerId: string, resultCode: unknown): ProviderUnavailableError {
   return new ProviderUnavailableError(providerId, 'BAD_RESPONSE', `${providerId} has not decided the card payment yet (resultCode ${String(resultCode)})`);
+}
+
+/** A Disputes API step Adyen answered `success: false` (its errorMessage is its own words, kept out of ours: they reach logs). */
+function refusedStep(providerId: string, step: string): ProviderRefusedError {
+  return new ProviderRefusedError(providerId, `${providerId} refused ${step} (disputeServiceResult success false)`);
 }
 
 /** Adyen's idempotency answer for a key whose first request it has not finished (errorCode 704): not a "not found". */

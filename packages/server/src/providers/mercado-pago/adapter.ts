@@ -18,6 +18,8 @@ import type { ConnectionNotifications, ParsedNotification } from '../connector.j
 import {
   NotificationSignatureError,
   ProviderUnavailableError,
+  evidenceRefusal,
+  isDefinitiveRefusal,
   type AsyncCharge,
   type AsyncStart,
   type Charge,
@@ -262,18 +264,28 @@ export class MercadoPagoAdapter implements PaymentProvider, ConnectionNotificati
   /**
    * Evidence goes to the chargeback's documentation (POST /v1/chargebacks/{id}/documentation, multipart,
    * one `files[]` part per document), with our reference as idempotency key: a re-delivery is answered, not
-   * stored twice.
+   * stored twice. A 4xx refusal is definitive (ProviderRefusedError: the outbox gives the batch up) when its
+   * status is (provider.ts isDefinitiveRefusal: 400, e.g. a chargeback closed, past its documentation deadline or
+   * needing none; 404, no such chargeback for this account; 422); 401, 403, 429, a 5xx or no answer are retried.
    */
   async forwardDisputeEvidence(input: DisputeEvidenceForward): Promise<DisputeEvidenceAck> {
     if (!input.chargebackId) throw new Error('MERCADO_PAGO evidence needs the chargeback id');
     const form = new FormData();
     for (const doc of input.evidence) form.append('files[]', new Blob([new Uint8Array(doc.content)], { type: doc.contentType }), doc.fileName);
-    const answer = await this.call<{ duplicate?: boolean }>(input.connection, {
-      method: 'POST',
-      path: `/v1/chargebacks/${encodeURIComponent(input.chargebackId)}/documentation`,
-      form,
-      idempotencyKey: input.reference,
-    });
+    let answer: { duplicate?: boolean };
+    try {
+      answer = await this.call<{ duplicate?: boolean }>(input.connection, {
+        method: 'POST',
+        path: `/v1/chargebacks/${encodeURIComponent(input.chargebackId)}/documentation`,
+        form,
+        idempotencyKey: input.reference,
+      });
+    } catch (err) {
+      const mp = mercadoPagoError(err);
+      if (!mp) throw err;
+      const error = /^\w{1,40}$/.test(mp.error ?? '') ? ` ${mp.error}` : '';
+      throw evidenceRefusal(MERCADO_PAGO, `MERCADO_PAGO refused the evidence (HTTP ${mp.status}${error})`, isDefinitiveRefusal(mp.status));
+    }
     return { providerDisputeId: input.chargebackId, duplicate: answer.duplicate === true };
   }
 

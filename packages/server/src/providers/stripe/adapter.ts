@@ -19,8 +19,9 @@ import type Stripe from 'stripe';
 import type { ConnectionNotifications, ConnectorDeps } from '../connector.js';
 import {
   NotificationSignatureError,
-  ProviderRefusedError,
   ProviderUnavailableError,
+  evidenceRefusal,
+  isDefinitiveRefusal,
   type AsyncCharge,
   type AsyncStart,
   type Charge,
@@ -275,7 +276,7 @@ export class StripeAdapter implements PaymentProvider, ConnectionNotifications {
       const uploaded = await callStripe(() =>
         stripe.files.create({ purpose: 'dispute_evidence', file: { data: doc.content, name: doc.fileName, type: doc.contentType } }, { idempotencyKey: `${input.reference}:${doc.id}` }),
       );
-      if (!uploaded.ok) throw evidenceRefusal(`stripe: the evidence upload was refused (${describe(uploaded.failure)})`, uploaded.failure);
+      if (!uploaded.ok) throw stripeEvidenceRefusal(`stripe: the evidence upload was refused (${describe(uploaded.failure)})`, uploaded.failure);
       files.push({ fileId: uploaded.value.id, category: doc.category, fileName: doc.fileName });
     }
     const updated = await callStripe(() =>
@@ -285,7 +286,7 @@ export class StripeAdapter implements PaymentProvider, ConnectionNotifications {
         { idempotencyKey: input.reference },
       ),
     );
-    if (!updated.ok) throw evidenceRefusal(`stripe: the dispute update was refused (${describe(updated.failure)})`, updated.failure);
+    if (!updated.ok) throw stripeEvidenceRefusal(`stripe: the dispute update was refused (${describe(updated.failure)})`, updated.failure);
     // lastResponse is the fetch Response (a Headers instance) with the fetch client, a plain record with Node's.
     const headers = updated.value.lastResponse?.headers as unknown;
     const replayed = (headers instanceof Headers ? headers.get('idempotent-replayed') : (headers as Record<string, string> | undefined)?.['idempotent-replayed']) === 'true';
@@ -333,12 +334,12 @@ function notRepresentable(amount: string, currency: string): ProviderResult {
 
 /**
  * Evidence Stripe refused: for good (ProviderRefusedError: the outbox gives the batch up, logged as an error)
- * when the request itself is wrong for Stripe (400/404 invalid_request_error, e.g. a dispute already
- * submitted: Stripe takes a dispute's evidence once); otherwise an error retried later.
+ * when the request itself is wrong for Stripe (a definitive status, provider.ts isDefinitiveRefusal, of an
+ * invalid_request_error, e.g. a dispute already submitted: Stripe takes a dispute's evidence once); otherwise
+ * an error retried later.
  */
-function evidenceRefusal(message: string, f: StripeFailure): Error {
-  const definitive = f.kind === 'refused' && (f.status === 400 || f.status === 404) && f.type === 'invalid_request_error';
-  return definitive ? new ProviderRefusedError(STRIPE, message) : new Error(message);
+function stripeEvidenceRefusal(message: string, f: StripeFailure): Error {
+  return evidenceRefusal(STRIPE, message, f.kind === 'refused' && isDefinitiveRefusal(f.status) && f.type === 'invalid_request_error');
 }
 
 const describe = (f: StripeFailure) => (f.kind === 'card' ? (f.declineCode ?? f.code ?? 'card_error') : `HTTP ${f.status} ${f.code ?? f.type}`);

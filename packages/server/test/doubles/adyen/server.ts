@@ -14,8 +14,10 @@
  *   stored (nothing was processed), so a card-less lookup replay of an unknown key leaves no trace.
  * - Behaviours queued by the test (`next`): refuse with a refusal reason code (and merchant advice code), an
  *   Error result, no answer (processed, held until the client gives up or the double closes), a late answer,
- *   HTTP 500 (nothing processed), an oversized answer (processed), or a request lost on the way (nothing
- *   processed, no answer).
+ *   HTTP 500 (nothing processed), another HTTP status with a ServiceError (nothing processed), an oversized
+ *   answer (processed), or a request lost on the way (nothing processed, no answer).
+ * - Disputes (`openDispute`): Undefended, Pending once defended (no more documents, no second defense), closed
+ *   by `closeDispute` (nothing more taken): refused as the Disputes API refuses, `success: false`.
  * - The request log redacts card data (the number keeps its last four digits) and never keeps the API key.
  * - PIX, boleto and OXXO (`paymentMethod.type` pix / boletobancario / oxxo), as Adyen's API-only integration
  *   of each documents them: in BRL (MXN for OXXO), with the payer details each requires (boleto: shopperName,
@@ -64,7 +66,9 @@ export type Behaviour =
   /** Processed; answered with a JSON body of `bytes` (default 100 KiB). */
   | { kind: 'oversized'; bytes?: number }
   /** Lost on the way: nothing processed, never answered. */
-  | { kind: 'lost' };
+  | { kind: 'lost' }
+  /** HTTP `status` with Adyen's ServiceError (errorCode default 000), nothing processed: e.g. 422 a validation error, 422 704 its idempotency "in progress", 429. */
+  | { kind: 'status'; status: number; errorCode?: string };
 
 export interface RecordedRequest {
   method: string;
@@ -103,11 +107,15 @@ export type AsyncType = 'pix' | 'boletobancario' | 'oxxo';
 /** How a PIX, boleto or OXXO payment ends at Adyen: paid (authorised and captured), refused, or expired / cancelled unpaid. */
 export type AsyncEnd = 'paid' | 'refused' | 'expired' | 'cancelled';
 
+/** Adyen's disputeStatus: Undefended until defended (then Pending, awaiting the decision), or closed. */
+export type DisputeStatus = 'Undefended' | 'Pending' | 'Won' | 'Lost' | 'Accepted' | 'Expired';
+
 export interface Dispute {
   disputePspReference: string;
   paymentPspReference: string;
   documents: { defenseDocumentTypeCode: string; contentType: string; bytes: number }[];
   defenseReasonCode: string | null;
+  status: DisputeStatus;
 }
 
 /** Credentials of the double's one merchant account (a connection to it uses them; the HMAC key is hex, as Adyen's). */
@@ -145,6 +153,11 @@ export interface AdyenDouble {
   /** Opens a dispute on a payment (as an issuer's chargeback would): its disputePspReference. */
   openDispute(paymentPspReference: string): string;
   disputes: Map<string, Dispute>;
+  /**
+   * Closes a dispute at Adyen (decided, accepted, or its defense period over) without telling anyone: the
+   * notification is the test's to send. Its Disputes API calls are then answered `success: false`.
+   */
+  closeDispute(disputePspReference: string, status: 'Won' | 'Lost' | 'Accepted' | 'Expired'): void;
   signedNotification(eventCode: string, target: NotificationTarget, options?: NotificationOptions): SignedNotification;
   /** Ends a waiting PIX, boleto or OXXO payment as Adyen would (the notification is the test's to send). */
   settleAsync(pspReference: string, end: AsyncEnd): LedgerPayment;
@@ -252,6 +265,7 @@ export async function startAdyenDouble(credentials: { api_key: string; merchant_
     const behaviour = take(route.operation);
     if (behaviour?.kind === 'lost') return hold(res);
     if (behaviour?.kind === 'fail') return reply(500, { status: 500, errorCode: '000', message: 'An unexpected error occurred', errorType: 'internal' });
+    if (behaviour?.kind === 'status') return reply(behaviour.status, { status: behaviour.status, errorCode: behaviour.errorCode ?? '000', message: 'Refused by the double', errorType: behaviour.status === 422 ? 'validation' : 'security' });
     const answer = processRequest(route, b, behaviour);
     if (answer.store && key !== null) stored.set(key, { status: answer.status, body: answer.body });
     if (behaviour?.kind === 'timeout') return hold(res);
@@ -437,6 +451,11 @@ export async function startAdyenDouble(credentials: { api_key: string; merchant_
   function dispute(operation: RequestOperation, b: Record<string, unknown>): Answer {
     const d = disputes.get(String(b.disputePspReference));
     if (!d) return { status: 200, body: { disputeServiceResult: { success: false, errorMessage: 'Could not find dispute' } }, store: false };
+    // A closed dispute takes nothing more; a defended one no more documents nor a second defense (Adyen answers
+    // these with success false; the wording is the double's).
+    const refused = (errorMessage: string): Answer => ({ status: 200, body: { disputeServiceResult: { success: false, errorMessage } }, store: false });
+    if (d.status !== 'Undefended' && d.status !== 'Pending') return refused(`Dispute is closed (${d.status})`);
+    if (d.status === 'Pending' && operation !== 'retrieveApplicableDefenseReasons') return refused('Dispute is already defended');
     if (operation === 'retrieveApplicableDefenseReasons') {
       return {
         status: 200,
@@ -464,6 +483,7 @@ export async function startAdyenDouble(credentials: { api_key: string; merchant_
     }
     if (d.documents.length === 0) return { status: 200, body: { disputeServiceResult: { success: false, errorMessage: 'Required documents are missing' } }, store: false };
     d.defenseReasonCode = String(b.defenseReasonCode);
+    d.status = 'Pending';
     return { status: 200, body: { disputeServiceResult: { success: true } }, store: true };
   }
 
@@ -487,10 +507,15 @@ export async function startAdyenDouble(credentials: { api_key: string; merchant_
     processedCount: (reference) => processed.get(reference) ?? 0,
     openDispute(paymentPsp) {
       const id = pspReference();
-      disputes.set(id, { disputePspReference: id, paymentPspReference: paymentPsp, documents: [], defenseReasonCode: null });
+      disputes.set(id, { disputePspReference: id, paymentPspReference: paymentPsp, documents: [], defenseReasonCode: null, status: 'Undefended' });
       return id;
     },
     disputes,
+    closeDispute(id, status) {
+      const d = disputes.get(id);
+      if (!d) throw new Error(`no dispute ${id} at the double`);
+      d.status = status;
+    },
     settleAsync(psp, end) {
       const p = payments.get(psp);
       if (!p?.method) throw new Error(`no PIX, boleto or OXXO payment ${psp} at the double`);

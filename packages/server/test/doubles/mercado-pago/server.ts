@@ -8,6 +8,9 @@
  * (never a second charge), and signs notifications as Mercado Pago does (x-signature over the manifest
  * `id:{data.id};request-id:{x-request-id};ts:{ts};`).
  *
+ * Chargeback documentation is taken while the case asks for it (open, documentation_required, before its
+ * deadline); a case decided (`decideChargeback`) refuses more with a 400.
+ *
  * Each account (access token, webhook secret) is made here (`account()`), and can be told how to behave on
  * its next calls (`behave`): decline with a status_detail, answer an error, stay in process, time out (the
  * payment is made and no answer comes), answer late, fail (HTTP 500, nothing made) or answer a body past
@@ -495,6 +498,12 @@ export async function startMercadoPagoDouble(): Promise<MercadoPagoDouble> {
   function receiveDocumentation(cb: DoubleChargeback, b: Record<string, unknown>): Stored {
     const files = (b as { files?: { name: string; type: string; sha256: string; size: number }[] }).files ?? [];
     if (files.length === 0) return { status: 400, body: errorBody(400, 'bad_request', 'no files') };
+    // Documentation is taken while the chargeback asks for it and its deadline has not passed (Mercado Pago's
+    // guide); a closed case takes none. A 400, as Mercado Pago refuses a request (the wording is the double's).
+    const deadline = cb.date_documentation_deadline ? Date.parse(String(cb.date_documentation_deadline)) : Number.NaN;
+    if (cb.status === 'closed' || cb.documentation_required !== true || !(deadline > Date.now())) {
+      return { status: 400, body: errorBody(400, 'bad_request', 'The chargeback does not take documentation') };
+    }
     documents.set(cb.id, [...(documents.get(cb.id) ?? []), ...files]);
     Object.assign(cb, { documentation_status: 'review_pending', date_last_updated: now() });
     return { status: 200, body: {} };
