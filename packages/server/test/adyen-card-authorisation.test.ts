@@ -189,6 +189,15 @@ for (const backend of backends()) {
       expect(double.requests.filter((r) => r.idempotencyKey === atAdyen!.id)).toHaveLength(replaysBefore);
     });
 
+    it("Pending is an answer from a working provider: five in a row do not open Adyen's circuit, the next payment still goes to Adyen", async () => {
+      await adyenThenSandbox();
+      for (let i = 0; i < 5; i += 1) {
+        double.next({ kind: 'resultCode', resultCode: 'Pending' });
+        expect(attempts(await pay())[0]).toMatchObject({ provider_id: 'ADYEN', status: 'PENDING' });
+      }
+      expect(attempts(await pay())[0]).toMatchObject({ provider_id: 'ADYEN', status: 'SUCCEEDED' });
+    });
+
     it('an attempt Adyen answered on the call: its AUTHORISATION changes nothing (UNCHANGED)', async () => {
       await adyenThenSandbox();
       const payment = await pay();

@@ -19,7 +19,8 @@
  * caller died) is forgotten after a cool-down, and another probe may go.
  *
  * Only the provider's health counts: an answered decline (hard or "try again later") is a working
- * provider; issuer trouble is the issuer's, and the failover table routes those payments on anyway.
+ * provider, and so is an answer that it has not decided yet (Adyen's card Pending: ProviderUndecidedError);
+ * issuer trouble is the issuer's, and the failover table routes those payments on anyway.
  */
 import type { CircuitState, OrchestrationMetrics } from '../platform/metrics.js';
 

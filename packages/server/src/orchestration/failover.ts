@@ -16,10 +16,14 @@ import { OTHER, RESPONSE_CODES } from '../providers/provider-values.js';
 
 export type FailoverDecision = 'APPROVED' | 'HARD_DECLINE' | 'SOFT_FAILURE' | 'UNKNOWN';
 
-/** One attempt's outcome: the provider's answer, or why there was none (ProviderUnavailableError.kind). */
+/**
+ * One attempt's outcome: the provider's answer, or why there was none (ProviderUnavailableError.kind);
+ * `undecided`: the provider answered that it has not decided yet (ProviderUndecidedError), an unknown outcome
+ * from a working provider.
+ */
 export type AttemptAnswer =
   | { answered: true; result: Pick<ProviderResult, 'outcome' | 'iso8583ResponseCode' | 'merchantAdviceCode'> }
-  | { answered: false; kind: UnavailableKind };
+  | { answered: false; kind: UnavailableKind; undecided?: true };
 
 /** Merchant advice codes (Mastercard MAC, Visa's retry categories map onto them) that allow a retry later. */
 const RETRY_LATER_ADVICE = new Set(['02']); // 02: cannot approve at this time, try again later

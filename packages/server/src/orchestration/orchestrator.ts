@@ -17,7 +17,7 @@
 import type { Database, Queryable } from '../db/database.js';
 import type { PaymentRow, PaymentWithTransactions } from '../db/payment-rows.js';
 import type { OrchestrationMetrics, ProviderCallOutcome } from '../platform/metrics.js';
-import { ProviderUnavailableError, type Charge, type PaymentProvider, type ProviderResult } from '../providers/provider.js';
+import { ProviderUndecidedError, ProviderUnavailableError, type Charge, type PaymentProvider, type ProviderResult } from '../providers/provider.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import type { PaymentFacts, RoutePlan, RouteStep, UsableConnection } from '../routing/plan.js';
 import type { CallHealth, CircuitBreaker } from './circuit-breaker.js';
@@ -141,7 +141,7 @@ async function call(o: Orchestration, route: ChargeRoute, chosen: ChosenStep, at
     answer = { answered: true, result };
   } catch (err) {
     if (!(err instanceof ProviderUnavailableError)) throw err; // a bug: the attempt stays PENDING past its deadline → reconciliation
-    answer = { answered: false, kind: err.kind };
+    answer = { answered: false, kind: err.kind, ...(err instanceof ProviderUndecidedError ? { undecided: true as const } : {}) };
   }
   const outcome: ProviderCallOutcome = answer.answered ? answer.result.outcome : answer.kind;
   const labels = { providerId: chosen.step.providerId, connectionId: chosen.step.connectionId };
@@ -150,9 +150,13 @@ async function call(o: Orchestration, route: ChargeRoute, chosen: ChosenStep, at
   return answer;
 }
 
-/** What a call says about its connection's health: answers are health, whatever the issuer decided. */
+/**
+ * What a call says about its connection's health: answers are health, whatever the issuer decided, and so is
+ * an answer that the provider has not decided yet.
+ */
 export function healthOf(answer: AttemptAnswer): CallHealth {
   if (answer.answered) return answer.result.outcome === 'ERROR' ? 'FAILURE' : 'SUCCESS';
+  if (answer.undecided) return 'SUCCESS';
   return answer.kind === 'BAD_RESPONSE' ? 'FAILURE' : 'NO_ANSWER';
 }
 

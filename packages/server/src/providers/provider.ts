@@ -68,6 +68,19 @@ export class ProviderUnavailableError extends Error {
 }
 
 /**
+ * The provider answered, but has not decided (Adyen's card `Received` / `Pending`): the outcome is as unknown
+ * as after an unreadable answer (kind BAD_RESPONSE: reconciliation asks again), yet the provider is working,
+ * so the call does not count against its connection's health (orchestrator.ts healthOf): five such answers in
+ * a row would otherwise open its circuit and skip a healthy provider for a cool-down.
+ */
+export class ProviderUndecidedError extends ProviderUnavailableError {
+  constructor(providerId: string, message: string) {
+    super(providerId, 'BAD_RESPONSE', message);
+    this.name = 'ProviderUndecidedError';
+  }
+}
+
+/**
  * The provider answered and refused a request that moves no money (dispute evidence) for good: the request
  * itself is wrong for it (HTTP 400/404/422, e.g. a dispute that takes no more evidence), so sending it again is
  * refused again. Not an answer we could not read (ProviderUnavailableError), nor credentials or a rate

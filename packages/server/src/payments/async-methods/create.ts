@@ -31,7 +31,7 @@ import type { AppDeps, MerchantAuth } from '../../context.js';
 import type { Queryable } from '../../db/database.js';
 import { problem } from '../../http/problems.js';
 import { NO_BINDING, type IdempotencyBinding } from '../../idempotency/idempotency.js';
-import { DEADLINE_GRACE_MS, nextStep, type ChosenStep, type Orchestration } from '../../orchestration/orchestrator.js';
+import { DEADLINE_GRACE_MS, healthOf, nextStep, type ChosenStep, type Orchestration } from '../../orchestration/orchestrator.js';
 import { failoverDecision, failoverReason, movesOn } from '../../orchestration/failover.js';
 import { orchestrationRepository, type AttemptRow } from '../../orchestration/repository.js';
 import { answeredRecord, concludeWithoutApproval, providerDataOf, takeApproval, unansweredRecord } from '../../orchestration/settle.js';
@@ -316,7 +316,7 @@ async function issue(o: Orchestration, w: Walk & { baseUrl: string }, chosen: Ch
     answer = { answered: false, kind: err.kind };
   }
   o.metrics.providerCall({ ...labels, operation: 'purchase', outcome: answer.answered ? answer.result.outcome : answer.kind }, (performance.now() - startedAt) / 1000);
-  o.breaker.record(labels.connectionId, labels.providerId, answer.answered ? (answer.result.outcome === 'ERROR' ? 'FAILURE' : 'SUCCESS') : answer.kind === 'BAD_RESPONSE' ? 'FAILURE' : 'NO_ANSWER');
+  o.breaker.record(labels.connectionId, labels.providerId, healthOf(answer));
   return answer;
 }
 

@@ -15,6 +15,7 @@ import type { ConnectionNotifications, ConnectorDeps, ParsedNotification } from 
 import {
   NotificationSignatureError,
   ProviderRefusedError,
+  ProviderUndecidedError,
   ProviderUnavailableError,
   evidenceRefusal,
   isDefinitiveRefusal,
@@ -290,8 +291,8 @@ export class AdyenAdapter implements PaymentProvider, ConnectionNotifications {
 }
 
 /** A card payment Adyen has not decided (Received, Pending): no answer yet; reconciliation asks again. */
-function undecided(providerId: string, resultCode: unknown): ProviderUnavailableError {
-  return new ProviderUnavailableError(providerId, 'BAD_RESPONSE', `${providerId} has not decided the card payment yet (resultCode ${String(resultCode)})`);
+function undecided(providerId: string, resultCode: unknown): ProviderUndecidedError {
+  return new ProviderUndecidedError(providerId, `${providerId} has not decided the card payment yet (resultCode ${String(resultCode)})`);
 }
 
 /** A Disputes API step Adyen answered `success: false` (its errorMessage is its own words, kept out of ours: they reach logs). */
