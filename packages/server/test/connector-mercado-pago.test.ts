@@ -397,8 +397,8 @@ for (const backend of backends()) {
       });
     });
 
-    it('dispute evidence goes to the chargeback documentation, once per reference', async () => {
-      const { context } = await mercadoPago();
+    /** A 45 BRL card purchase at the double, and a chargeback opened on it. */
+    async function chargedBack(context: ConnectionContext) {
       const purchase = await adapter().purchase({
         card: { number: '4507990000000002', holderName: null, expirationMonth: 12, expirationYear: 30, securityCode: '123', brand: 'VISA' },
         amount: '45.00',
@@ -407,7 +407,12 @@ for (const backend of backends()) {
         description: 'disputed',
         connection: context,
       });
-      const cb = double.openChargeback(Number(purchase.providerTransactionId));
+      return double.openChargeback(Number(purchase.providerTransactionId));
+    }
+
+    it('dispute evidence goes to the chargeback documentation, once per reference', async () => {
+      const { context } = await mercadoPago();
+      const cb = await chargedBack(context);
       const content = Buffer.from('%PDF-1.4\n% receipt\n%%EOF\n');
       const sha256 = createHash('sha256').update(content).digest('hex');
       const forward = {
@@ -426,15 +431,7 @@ for (const backend of backends()) {
 
     it('dispute evidence Mercado Pago refuses for good (a decided chargeback: 400; an unknown one: 404) is a ProviderRefusedError; 429 and 500 are retried', async () => {
       const { account, context } = await mercadoPago();
-      const purchase = await adapter().purchase({
-        card: { number: '4507990000000002', holderName: null, expirationMonth: 12, expirationYear: 30, securityCode: '123', brand: 'VISA' },
-        amount: '45.00',
-        currency: 'BRL',
-        reference: randomUUID(),
-        description: 'disputed',
-        connection: context,
-      });
-      const cb = double.openChargeback(Number(purchase.providerTransactionId));
+      const cb = await chargedBack(context);
       const content = Buffer.from('%PDF-1.4\n% receipt\n%%EOF\n');
       const forward = (chargebackId: string) =>
         adapter().forwardDisputeEvidence({

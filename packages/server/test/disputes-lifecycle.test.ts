@@ -194,24 +194,31 @@ for (const backend of backends()) {
       expect((await forwards(t, payment.id))[0]!.deliveries).toBe(1);
     });
 
-    it('two workers at once (two processes): the message is delivered by one of them', async () => {
+    /**
+     * Runs `fn` on a payment whose chargeback is disputed with one document, while the service's own outbox
+     * worker is stopped (the test drives its workers itself).
+     */
+    async function disputedWithOutboxStopped(fn: (d: Awaited<ReturnType<typeof chargedBackPayment>>) => Promise<void>): Promise<void> {
       await t.running.deps.services.payments.outbox.stop();
       try {
-        const { payment, chargeback } = await chargedBackPayment(t);
-        expect((await postDispute(t, payment.id, chargeback.id, { evidence: [evidence()] })).status).toBe(200);
-        const [a, b] = await Promise.all([worker(t).runOnce(), worker(t).runOnce()]);
-        expect(a!.delivered + b!.delivered).toBe(1);
-        expect((await forwards(t, payment.id)).map((f) => f.deliveries)).toEqual([1]);
+        const disputed = await chargedBackPayment(t);
+        expect((await postDispute(t, disputed.payment.id, disputed.chargeback.id, { evidence: [evidence()] })).status).toBe(200);
+        await fn(disputed);
       } finally {
         t.running.deps.services.payments.outbox.start();
       }
+    }
+
+    it('two workers at once (two processes): the message is delivered by one of them', async () => {
+      await disputedWithOutboxStopped(async ({ payment }) => {
+        const [a, b] = await Promise.all([worker(t).runOnce(), worker(t).runOnce()]);
+        expect(a!.delivered + b!.delivered).toBe(1);
+        expect((await forwards(t, payment.id)).map((f) => f.deliveries)).toEqual([1]);
+      });
     });
 
     it('retries with exponential backoff while the provider is unreachable, until acknowledged', async () => {
-      await t.running.deps.services.payments.outbox.stop();
-      try {
-        const { payment, chargeback } = await chargedBackPayment(t);
-        expect((await postDispute(t, payment.id, chargeback.id, { evidence: [evidence()] })).status).toBe(200);
+      await disputedWithOutboxStopped(async ({ payment }) => {
         const w = failing(2, { baseBackoffMs: 600 });
         // The schedule is read against the moments around the failing pass, not against "now": on a busy
         // machine the read itself may come a while after the pass.
@@ -242,9 +249,7 @@ for (const backend of backends()) {
         expect(done!.delivered_at).not.toBeNull();
         expect((await forwards(t, payment.id)).map((f) => f.deliveries)).toEqual([1]);
         expect(await unforwardedEvidence(t, payment.id)).toBe(0);
-      } finally {
-        t.running.deps.services.payments.outbox.start();
-      }
+      });
     });
 
     /** A worker whose first `outages` deliveries fail (the provider unreachable); later ones go through. */
@@ -264,10 +269,7 @@ for (const backend of backends()) {
     const dueNow = (id: string) => t.db.query('UPDATE outbox SET next_attempt_at = clock_timestamp() WHERE id = $1', [id]);
 
     it('evidence still waiting when the dispute is decided is not sent: the message is acknowledged without calling the provider', async () => {
-      await t.running.deps.services.payments.outbox.stop();
-      try {
-        const { payment, chargeback } = await chargedBackPayment(t);
-        expect((await postDispute(t, payment.id, chargeback.id, { evidence: [evidence()] })).status).toBe(200);
+      await disputedWithOutboxStopped(async ({ payment }) => {
         const w = failing(1);
         expect(await w.runOnce()).toEqual({ delivered: 0, failed: 1 });
         expect((await resolve(t, payment.id, 'LOST')).status).toBe(200);
@@ -281,16 +283,11 @@ for (const backend of backends()) {
         expect(done!.delivered_at).not.toBeNull();
         // Not forwarded: the evidence says so.
         expect(await unforwardedEvidence(t, payment.id)).toBe(1);
-      } finally {
-        t.running.deps.services.payments.outbox.start();
-      }
+      });
     });
 
     it("a dispute's batches reach the provider in the order they were submitted, even after the first one's delivery failed", async () => {
-      await t.running.deps.services.payments.outbox.stop();
-      try {
-        const { payment, chargeback } = await chargedBackPayment(t);
-        expect((await postDispute(t, payment.id, chargeback.id, { evidence: [evidence()] })).status).toBe(200);
+      await disputedWithOutboxStopped(async ({ payment, chargeback }) => {
         const w = failing(1);
         expect(await w.runOnce()).toEqual({ delivered: 0, failed: 1 });
         const more = await postDispute(t, payment.id, chargeback.id, { evidence: [evidence({ file_name: 'chat.pdf', content_category: 'CUSTOMER_INTERACTION' })] }, { method: 'PATCH' });
@@ -305,16 +302,11 @@ for (const backend of backends()) {
         const fw = await forwards(t, payment.id);
         expect(fw.map((f) => f.reference)).toEqual([post!.id, patch!.id]);
         expect(fw.flatMap((f) => f.documents.map((x) => x.file_name))).toEqual(['receipt.pdf', 'chat.pdf']);
-      } finally {
-        t.running.deps.services.payments.outbox.start();
-      }
+      });
     });
 
     it("a batch the provider refuses for good is given up (recorded, not retried) and no longer holds back the dispute's next one", async () => {
-      await t.running.deps.services.payments.outbox.stop();
-      try {
-        const { payment, chargeback } = await chargedBackPayment(t);
-        expect((await postDispute(t, payment.id, chargeback.id, { evidence: [evidence()] })).status).toBe(200);
+      await disputedWithOutboxStopped(async ({ payment, chargeback }) => {
         expect((await postDispute(t, payment.id, chargeback.id, { evidence: [evidence({ file_name: 'chat.pdf' })] }, { method: 'PATCH' })).status).toBe(200);
         const [post, patch] = await evidenceOutbox(t, payment.id);
         const { provider } = t.running.deps.services;
@@ -341,9 +333,7 @@ for (const backend of backends()) {
         // Never claimed again.
         await dueNow(post!.id);
         expect(await refusing.runOnce()).toEqual({ delivered: 0, failed: 0 });
-      } finally {
-        t.running.deps.services.payments.outbox.start();
-      }
+      });
     });
   });
 
