@@ -47,11 +47,15 @@ function isKey(buf: Buffer, i: number): boolean {
   return false;
 }
 
+const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+
 /**
- * Parses UTF-8 JSON text as body-parser's strict mode does (an object or an array at the top; an empty
- * body is `{}`), throwing JSON.parse's SyntaxError for invalid text.
+ * Parses UTF-8 JSON text as body-parser's strict mode does (a leading byte order mark dropped, as its
+ * decoder does; an object or an array at the top; an empty body is `{}`), throwing JSON.parse's SyntaxError
+ * for invalid text.
  */
-export function parseJsonBytes(buf: Buffer): unknown {
+export function parseJsonBytes(bytes: Buffer): unknown {
+  const buf = bytes.subarray(0, 3).equals(BOM) ? bytes.subarray(3) : bytes;
   if (buf.length === 0) return {};
   const { text, marker, large } = cutLargeStrings(buf);
   if (!FIRST_VALUE.test(text)) {
