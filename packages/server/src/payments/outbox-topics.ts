@@ -5,8 +5,8 @@
  *   follow-ups do). The message id is the provider-side idempotency reference, so a re-delivery after a
  *   crash has no second effect. A batch still waiting when the dispute is decided (WON or LOST) is
  *   acknowledged without being sent, and logged. A batch the provider refuses for good
- *   (ProviderRefusedError) is given up, logged as an error, not retried. A dispute's batches go one at a time, in the order they
- *   were submitted (ordering key `dispute:<id>`, outbox/repository.ts claim).
+ *   (ProviderRefusedError) is given up, logged as an error, not retried. A dispute's batches go one at a
+ *   time, in the order they were submitted (ordering key `dispute:<id>`, outbox/repository.ts claim).
  * - `sandbox.chargeback`: the sandbox acquirer's chargeback notification for test card
  *   4000000000000259, sent after the payment committed and processed through the same path as one
  *   received over HTTP. Its notification id derives from the message id, so a re-delivery is a duplicate.

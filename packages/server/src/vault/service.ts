@@ -81,7 +81,7 @@ async function persist(
   /** `now` of the enrollment (its reply's); `announce`: its event is recorded (enrolled or declined). */
   at: { now: Date; announce: boolean },
   dataKey?: Sealed,
-): Promise<{ ok: true; row: PaymentMethodRow } | { ok: false; problem: EnrollProblem }> {
+): Promise<{ ok: true; method: EnrolledPaymentMethod } | { ok: false; problem: EnrollProblem }> {
   return ctx.db.transaction(async (tx) => {
     if (!(await customersRepository.lockLive(tx, row.organization_id, row.customer_id))) {
       return { ok: false as const, problem: customerNotFound(row.customer_id) };
@@ -91,9 +91,10 @@ async function persist(
     if (dataKey) await keysRepo.replace(tx, saved.id, saved.organization_id, dataKey);
     if (at.announce) await recordEnrollmentOutcome(tx, saved, ctx.baseUrl, at.now);
     await ctx.bind?.(tx, enrollmentResource(saved.vaulted_token));
-    // The reply the request answers (enrollPaymentMethod's), stored with the write.
-    await ctx.complete?.(tx, { status: 201, body: toApiPaymentMethod(saved, ctx.baseUrl, at.now) });
-    return { ok: true as const, row: saved };
+    // The method the request answers with, stored as its reply with the write.
+    const method = toApiPaymentMethod(saved, ctx.baseUrl, at.now);
+    await ctx.complete?.(tx, { status: 201, body: method });
+    return { ok: true as const, method };
   });
 }
 
@@ -342,7 +343,7 @@ export async function enrollPaymentMethod(
       { now, announce: true },
       sealed.dataKey,
     );
-    return saved.ok ? { ok: true, method: toApiPaymentMethod(saved.row, ctx.baseUrl, now) } : fail(saved.problem);
+    return saved.ok ? { ok: true, method: saved.method } : fail(saved.problem);
   }
 
   if (body.type !== 'CARD') {
@@ -368,7 +369,7 @@ export async function enrollPaymentMethod(
       details_tag: sealed?.details?.tag ?? null,
       details_key_id: sealed?.details?.keyId ?? null,
     }, { now, announce: false }, sealed?.dataKey);
-    return saved.ok ? { ok: true, method: toApiPaymentMethod(saved.row, ctx.baseUrl, now) } : fail(saved.problem);
+    return saved.ok ? { ok: true, method: saved.method } : fail(saved.problem);
   }
 
   let toVault: CardToVault;
@@ -461,7 +462,7 @@ export async function enrollPaymentMethod(
     verify_provider_id: verification ? verifiedBy : null,
     verify_provider_transaction_id: verification?.providerTransactionId ?? null,
   }, { now, announce: true }, sealed?.dataKey);
-  return saved.ok ? { ok: true, method: toApiPaymentMethod(saved.row, ctx.baseUrl, now) } : fail(saved.problem);
+  return saved.ok ? { ok: true, method: saved.method } : fail(saved.problem);
 }
 
 /** PaymentMethodList.payment_methods maxItems: the most an unpaged list answers. */

@@ -1,8 +1,9 @@
 /**
  * The outbox worker: polls for due messages, hands each to its topic's handler, and acknowledges it
  * once the handler succeeded; a failure is retried with exponential backoff (with jitter), forever,
- * capped at maxBackoffMs, unless the recipient refused the message for good (DeliveryRefused: given up). Handlers receive the message id as an idempotency reference, so a message
- * delivered again after a crash between "delivered" and "acknowledged" has no second effect. Messages
+ * capped at maxBackoffMs, unless the recipient refused the message for good (DeliveryRefused: given up).
+ * Handlers receive the message id as an idempotency reference, so a message delivered again after a crash
+ * between "delivered" and "acknowledged" has no second effect. Messages
  * of one ordering key are delivered one at a time, in the order they were written (repository.ts claim).
  */
 import type { Database, Queryable } from '../../db/database.js';
