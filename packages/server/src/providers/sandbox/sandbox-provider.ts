@@ -26,6 +26,7 @@ import { chargebackReason, describeReasonCode } from './chargeback-reasons.js';
 import { API_BASE_PATH } from '../../http/spec.js';
 import { loadNotificationSecret } from './notification-secret.js';
 import { sandboxRepository } from './repository.js';
+import { sandboxId } from './ids.js';
 import { sandboxConnectionEvents } from './sandbox-notifications.js';
 import type { ParsedNotification } from '../connector.js';
 import type { PurposeBox } from '../../keyring/secret-box.js';
@@ -133,7 +134,7 @@ export abstract class SandboxProvider implements PaymentProvider {
     const status = await this.settleAtAcquirer(input);
     const outcome = status === undefined ? undefined : NOTIFIED_OUTCOME[status];
     if (!outcome) throw new Error(`sandbox provider: the acquirer reports ${String(status)} for ${input.providerTransactionId}`);
-    const id = `sbx_ntf_${randomBytes(10).toString('hex')}`;
+    const id = sandboxId('ntf', randomBytes(10));
     const at = new Date();
     const rawBody = JSON.stringify({ id, type: 'PAYMENT_SETTLED', created_at: at.toISOString(), data: { provider_transaction_id: input.providerTransactionId, outcome, reason: REASON[outcome] } });
     return { rawBody, headers: await this.sign(id, at, rawBody) };
@@ -199,7 +200,7 @@ export abstract class SandboxProvider implements PaymentProvider {
         throw new Error(`sandbox provider: evidence ${doc.id} does not match its SHA-256`);
       }
     }
-    const providerDisputeId = `sbx_dsp_${createHash('sha256').update(input.chargebackId ?? input.paymentId).digest('hex').slice(0, 16)}`;
+    const providerDisputeId = sandboxId('dsp', createHash('sha256').update(input.chargebackId ?? input.paymentId).digest().subarray(0, 8));
     const stored = await sandboxRepository.recordForward(db, {
       reference: input.reference,
       providerDisputeId,
@@ -266,14 +267,14 @@ export abstract class SandboxProvider implements PaymentProvider {
   }
 
   async simulateChargeback(input: SimulatedChargeback): Promise<{ rawBody: string; headers: WebhookHeaders }> {
-    const id = input.notificationId ?? `sbx_ntf_${randomBytes(10).toString('hex')}`;
+    const id = input.notificationId ?? sandboxId('ntf', randomBytes(10));
     const { code } = chargebackReason(input.reason);
     const at = new Date();
     // `amount` is written as the exact decimal text, not through a float.
     const rawBody =
       `{"id":${JSON.stringify(id)},"type":"CHARGEBACK","created_at":${JSON.stringify(at.toISOString())},` +
       `"data":{"payment_id":${JSON.stringify(input.paymentId)},"provider_transaction_id":${JSON.stringify(input.providerTransactionId)},` +
-      `"chargeback_id":${JSON.stringify(`sbx_cb_${createHash('sha256').update(id).digest('hex').slice(0, 12)}`)},` +
+      `"chargeback_id":${JSON.stringify(sandboxId('cb', createHash('sha256').update(id).digest().subarray(0, 6)))},` +
       `"amount":${input.amount},"reason":${JSON.stringify(input.reason)},"reason_code":${JSON.stringify(code)}}}`;
     return { rawBody, headers: await this.sign(id, at, rawBody) };
   }

@@ -11,7 +11,8 @@
  * answer; a reference tombstoned by a lookup → 409. Test card 4507990000000085 is approved and recorded
  * at once, and its answer held until the client gives up (a late approval).
  */
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomInt } from 'node:crypto';
+import { sandboxId } from '../ids.js';
 import { behaviourOf } from '../test-cards.js';
 import { isLastFour, isPendingMethod, isTokenWallet, isWalletToken, issuePaymentRequest, settlePaymentRequest, SIMULATED_OUTCOMES, tokenTestCard } from '../acquirer/pending-payments.js';
 import { startAcquirer, type AcquirerDefinition, type AcquirerOptions, type AcquirerRequest, type Earlier, type Ledger, type LedgerStatus, type OperationKind, type Recorded, type Reply, type RunningAcquirer } from '../acquirer/kit.js';
@@ -100,7 +101,7 @@ async function charge(req: AcquirerRequest, ledger: Ledger): Promise<Reply> {
   const brand = typeof b.card?.brand === 'string' ? b.card.brand : 'VISA';
   const kind: OperationKind = b.verification === true ? 'VERIFY' : b.capture === false ? 'AUTHORIZE' : 'PURCHASE';
   const card = behaviourOf(number);
-  const id = `sbx_txn_${randomBytes(8).toString('hex')}`;
+  const id = sandboxId('txn');
   const status: LedgerStatus = card.outcome === 'SUCCEEDED' ? 'APPROVED' : card.outcome === 'DECLINED' ? 'DECLINED' : 'ERROR';
   const authorizationCode = status === 'APPROVED' ? String(randomInt(100000, 999999)) : null;
   const body: Record<string, unknown> = {
@@ -154,7 +155,7 @@ async function followUp(kind: 'CAPTURE' | 'VOID' | 'REFUND', targetId: string, r
   const earlier = await ledger.followUp(targetId, (target) => {
     const [reason, iso] = refusal(kind, target.status, target.failsOn);
     const status = reason ? 'DECLINED' : 'APPROVED';
-    const id = `sbx_txn_${randomBytes(8).toString('hex')}`;
+    const id = sandboxId('txn');
     body = {
       id,
       type: kind,
@@ -228,7 +229,7 @@ async function paymentRequest(req: AcquirerRequest, ledger: Ledger): Promise<Rep
   // fails over: nothing was shown), .51 a refusal (the route stops), as cards …0077 and …0010 do.
   const refusal = ownEntry(PENDING_REFUSALS, value.split('.')[1] ?? '');
   if (refusal) {
-    const id = `sbx_pay_${randomBytes(8).toString('hex')}`;
+    const id = sandboxId('pay');
     const body = { id, type: 'PAYMENT_REQUEST', reference: b.reference, method, amount: { value, currency }, status: refusal.status, response: refusal.response, reason: refusal.reason };
     const entry = { reference: b.reference, payment_id: typeof b.payment_id === 'string' ? b.payment_id : null, kind: 'PURCHASE' as const, status: refusal.status, amount: { value, currency }, id, target_id: null, created_at: new Date().toISOString() };
     const earlier = await ledger.record({ entry, httpStatus: 200, body, held: false });

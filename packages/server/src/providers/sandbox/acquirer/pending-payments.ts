@@ -6,7 +6,8 @@
  * acquirer-b/server.ts). A paid request is an approval like a card purchase: it can be refunded through
  * the acquirer's usual refund operation.
  */
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomInt } from 'node:crypto';
+import { sandboxId } from '../ids.js';
 import type { Ledger, LedgerStatus, PendingOutcome, Recorded } from './ledger.js';
 
 export const PENDING_METHODS = ['PIX', 'BANK_TRANSFER', 'OXXO', 'BOLETO', 'CASH', 'PAYPAL', 'MERCADO_PAGO_WALLET', 'APPLE_PAY'] as const;
@@ -163,7 +164,7 @@ export async function issuePaymentRequest(
   r: PaymentRequest,
   present: (issued: { id: string; action: IssuedAction; expiresAt: string }) => Record<string, unknown>,
 ): Promise<{ body: Record<string, unknown>; earlier?: Awaited<ReturnType<Ledger['record']>> }> {
-  const id = `sbx_pay_${randomBytes(8).toString('hex')}`;
+  const id = sandboxId('pay');
   const expires = new Date(Date.now() + ACTION_LIFETIME_MS[r.method]);
   const body = present({ id, action: actionOf(r.method, r.majorAmount, id, expires, r.country ?? null), expiresAt: expires.toISOString() });
   const line: Recorded = {
