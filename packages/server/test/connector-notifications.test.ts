@@ -17,6 +17,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADYEN_TEST_CREDENTIALS, startAdyenDouble, type AdyenDouble } from './doubles/adyen/server.js';
 import { startMercadoPagoDouble, type MercadoPagoDouble } from './doubles/mercado-pago/server.js';
 import { startStripeDouble, type StripeDouble } from './doubles/stripe/server.js';
+import { CONNECTORS as CONNECTOR_KIT } from '../src/providers/connectors.js';
+import { expectProblem } from './support/assertions.js';
 import { routeCards } from './support/connectors.js';
 import { backends, useServer, type TestServer } from './support/harness.js';
 import { createCustomer, evidence, getPayment, paymentBody, postDispute, postLifecycle, postPayment } from './support/payments.js';
@@ -325,30 +327,38 @@ for (const backend of backends()) {
           return evidenceMessages(paymentId);
         };
 
-        it.runIf(connector.id === 'STRIPE')(
-          "STRIPE takes a dispute's evidence once: a PATCH's batch after the submission is refused for good and given up (recorded, not retried), the submitted evidence untouched",
+        const takesMoreEvidence = CONNECTOR_KIT.find((c) => c.id === connector.id)!.capabilities.features.additionalEvidence;
+        it(
+          takesMoreEvidence
+            ? `${connector.id} takes evidence after the first batch: a PATCH's documents are forwarded too`
+            : `${connector.id} takes a dispute's evidence once: a PATCH after the POST answers 409 INVALID_STATUS and adds nothing (no document, no batch, the provider's evidence untouched)`,
           async () => {
             const payment = await purchase();
             const { signed, caseId } = connector.chargeback(doubles, credentials, payment);
             await delivered(signed);
             const chargeback = (await getPayment(t, payment.id)).transactions.at(-1)!;
             await ok(await postDispute(t, payment.id, chargeback.id, { evidence: [evidence()] }));
-            const messages = () => evidenceMessages(payment.id);
-            const settled = (n: number) => settledEvidence(payment.id, n);
-            expect((await settled(1))[0]!.delivered_at).not.toBeNull();
+            expect((await settledEvidence(payment.id, 1))[0]!.delivered_at).not.toBeNull();
             expect(connector.evidenceAt(doubles, caseId)).toEqual({ documents: 1, submitted: true });
-            const submitted = { ...doubles.stripe.ledger.disputes.get(caseId)!.evidence };
+            const stored = async () =>
+              (await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM dispute_evidence e JOIN disputes d ON d.id = e.dispute_id WHERE d.payment_id = $1', [payment.id]))[0]!.n;
+            const before = await getPayment(t, payment.id);
 
-            await ok(await postDispute(t, payment.id, chargeback.id, { evidence: [evidence({ file_name: 'again.pdf' })] }, { method: 'PATCH' }));
-            const [, patch] = await settled(2);
-            expect(patch).toMatchObject({ delivered_at: null, attempts: 1 });
-            expect(patch!.given_up_at).not.toBeNull();
-            expect(patch!.last_error).toMatch(/dispute update was refused \(HTTP 400/);
-            // Not retried: a later pass leaves it as it is.
+            const patch = await postDispute(t, payment.id, chargeback.id, { evidence: [evidence({ file_name: 'again.pdf' })] }, { method: 'PATCH' });
+            if (takesMoreEvidence) {
+              await ok(patch);
+              const batches = await settledEvidence(payment.id, 2);
+              expect(batches.map((m) => m.delivered_at !== null)).toEqual([true, true]);
+              expect(connector.evidenceAt(doubles, caseId).documents).toBe(2);
+              return;
+            }
+            const body = await expectProblem(patch, 409, 'INVALID_STATUS');
+            expect(body.detail).toContain(`held by ${connector.id}, which takes a dispute's evidence once`);
+            expect(await stored()).toBe(1);
+            expect(await evidenceMessages(payment.id)).toHaveLength(1);
+            expect(await getPayment(t, payment.id)).toEqual(before);
             await t.running.deps.services.payments.outbox.runOnce();
-            expect((await messages())[1]).toMatchObject({ attempts: 1 });
-            expect(doubles.stripe.ledger.disputes.get(caseId)!.evidence).toEqual(submitted);
-            expect(doubles.stripe.ledger.disputes.get(caseId)!.submissionCount).toBe(1);
+            expect(connector.evidenceAt(doubles, caseId)).toEqual({ documents: 1, submitted: true });
           },
         );
 

@@ -477,7 +477,7 @@ describe('routing against provider capabilities', () => {
       paymentMethods: ['CARD'],
       currencies: 'ANY',
       countries: 'ANY',
-      features: { authorizeCapture: true, partialCapture: true, void: true, partialRefund: true, multipleRefunds: true, webhooks: true, disputeEvidence: true },
+      features: { authorizeCapture: true, partialCapture: true, void: true, partialRefund: true, multipleRefunds: true, webhooks: true, disputeEvidence: true, additionalEvidence: true },
       ...over,
     },
   });

@@ -14,6 +14,7 @@ import type { Queryable } from '../db/database.js';
 import { problem } from '../http/problems.js';
 import { accountBelongsTo } from '../tenancy/accounts.js';
 import { recordChargebackEvent } from './events.js';
+import { evidenceHolder } from './evidence-holder.js';
 import { checkEvidence, disputeCapProblem } from './evidence.js';
 import { toApiPayment, toDisputedPayment } from './mapper.js';
 import { enqueueEvidenceForward } from './outbox-topics.js';
@@ -30,8 +31,16 @@ export type DisputeProblem =
 export type DisputeOutcome = { ok: true; payment: Schemas['DisputedPayment'] } | { ok: false; problem: DisputeProblem };
 
 /**
+ * Whether the provider with this id takes evidence after a dispute's first batch (its capabilities'
+ * `additionalEvidence`); a provider this service does not describe is given the benefit of the doubt.
+ */
+export type TakesMoreEvidence = (providerId: string) => boolean;
+
+/**
  * POST (`open`) starts the dispute of a chargeback received; PATCH (`add`) adds evidence to one under
- * review. `db` is the operation's transaction.
+ * review, unless the provider holding the chargeback takes a dispute's evidence once (Stripe, Adyen):
+ * accepting it would answer 200 for documents that can never reach the issuer. `db` is the operation's
+ * transaction.
  */
 export async function submitEvidence(
   db: Queryable,
@@ -39,6 +48,7 @@ export async function submitEvidence(
   mode: 'open' | 'add',
   ids: { paymentId: string; transactionId: string },
   body: Schemas['DisputeRequest'],
+  takesMoreEvidence: TakesMoreEvidence,
 ): Promise<DisputeOutcome> {
   if (body.account_id !== undefined && !(await accountBelongsTo(db, body.account_id, merchant.organizationId))) {
     return { ok: false, problem: problem('INVALID_ACCOUNT_ID', 'The account_id is not an account of your organization.') };
@@ -59,6 +69,10 @@ export async function submitEvidence(
   } else {
     if (!dispute || dispute.status !== 'PENDING_REVIEW') return invalid(`The chargeback ${chargeback.id} has no dispute under review; open one with POST.`);
     if (payment.status !== 'IN_DISPUTE' || payment.sub_status !== 'PENDING_REVIEW') return invalid(`The payment is ${state}; evidence can be added while IN_DISPUTE / PENDING_REVIEW.`);
+    const holder = await evidenceHolder(db, payment.id, chargeback.id);
+    if (holder?.providerId && !takesMoreEvidence(holder.providerId)) {
+      return invalid(`The chargeback ${chargeback.id} is held by ${holder.providerId}, which takes a dispute's evidence once: the POST's documents were submitted and no more can be added.`);
+    }
   }
 
   const checked = checkEvidence(body.evidence);

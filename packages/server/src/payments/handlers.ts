@@ -10,7 +10,7 @@ import { UnsettledReply } from '../idempotency/idempotency.js';
 import { receiveNotification } from './chargebacks.js';
 import { receiveConnectionNotification } from './provider-notifications/receive.js';
 import { createPayment, type CreatePaymentInput } from './create-payment.js';
-import { resolveDispute, submitEvidence } from './disputes.js';
+import { resolveDispute, submitEvidence, type TakesMoreEvidence } from './disputes.js';
 import { cancelOrRefundPayment, cancelPayment, capturePayment, refundPayment, type LifecycleContext, type LifecycleOutcome } from './lifecycle.js';
 import { listPayments } from './list-payments.js';
 import { toApiTransaction } from './mapper.js';
@@ -29,6 +29,10 @@ const header = (headers: object, name: string): string | undefined => (headers a
  * What a lifecycle operation needs of its request: the caller's organization, and the provider and
  * connection that hold the authorization (a follow-up never goes anywhere else).
  */
+/** The catalogue's word on whether a provider takes evidence after a dispute's first batch (unknown: yes). */
+const takesMoreEvidence = (ctx: RequestContext): TakesMoreEvidence => (providerId) =>
+  ctx.deps.services.providerCatalogue.get(providerId)?.capabilities.features.additionalEvidence ?? true;
+
 const lifecycleContext = (ctx: RequestContext, status: 200 | 201 = 200): LifecycleContext => {
   const { orchestration } = ctx.deps.services;
   const organizationId = ctx.merchant.organizationId;
@@ -91,12 +95,12 @@ export const paymentHandlers = {
   },
 
   async disputeChargeback({ params, body }, ctx) {
-    const outcome = await submitEvidence(ctx.db, ctx.merchant, 'open', { paymentId: params.payment_id, transactionId: params.transaction_id }, body);
+    const outcome = await submitEvidence(ctx.db, ctx.merchant, 'open', { paymentId: params.payment_id, transactionId: params.transaction_id }, body, takesMoreEvidence(ctx));
     return outcome.ok ? { status: 200, body: outcome.payment } : outcome.problem;
   },
 
   async addDisputeEvidence({ params, body }, ctx) {
-    const outcome = await submitEvidence(ctx.db, ctx.merchant, 'add', { paymentId: params.payment_id, transactionId: params.transaction_id }, body);
+    const outcome = await submitEvidence(ctx.db, ctx.merchant, 'add', { paymentId: params.payment_id, transactionId: params.transaction_id }, body, takesMoreEvidence(ctx));
     return outcome.ok ? { status: 200, body: outcome.payment } : outcome.problem;
   },
 

@@ -28,6 +28,11 @@ export interface ProviderCapabilities {
     webhooks: boolean;
     /** Dispute evidence can be forwarded to it. */
     disputeEvidence: boolean;
+    /**
+     * It takes evidence after a dispute's first batch (PATCH). False where a dispute's evidence goes once:
+     * Stripe submits the dispute, Adyen defends it, and neither takes documents after.
+     */
+    additionalEvidence: boolean;
   };
 }
 

@@ -34,6 +34,7 @@ const providerView = (p: ProviderDescription): Schemas['Provider'] => {
       multiple_refunds: f.multipleRefunds,
       webhooks: f.webhooks,
       dispute_evidence: f.disputeEvidence,
+      additional_evidence: f.additionalEvidence,
     },
     credential_fields: [...p.credentialFields],
   };

@@ -27,6 +27,7 @@ export function renderCapabilityMatrix(providers: readonly Schemas['Provider'][]
         ['multiple refunds', yes(f.multiple_refunds)],
         ['notifications (webhooks from the provider)', yes(f.webhooks)],
         ['dispute evidence forwarded', yes(f.dispute_evidence)],
+        ['evidence added after the first batch (PATCH)', yes(f.additional_evidence)],
         ['connection credentials', p.credential_fields.map((c) => `\`${c}\``).join(', ')],
       ];
       return [`### ${p.provider_id} — ${p.display_name}`, '', '| capability | |', '|---|---|', ...rows.map(([k, v]) => `| ${k} | ${v} |`)].join('\n');

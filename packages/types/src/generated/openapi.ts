@@ -315,6 +315,10 @@ export interface paths {
          *     **20 documents** and **10,485,760 bytes (10 MiB) decoded** per dispute; a request that would pass
          *     either answers 422 `INVALID_EVIDENCE` and adds nothing (concurrent requests never pass the caps
          *     together).
+         *
+         *     A provider that takes a dispute's evidence once (`GET /v1/providers`: `features.additional_evidence`
+         *     false; Stripe and Adyen) cannot receive more: when such a provider holds the chargeback, the request
+         *     answers 409 `INVALID_STATUS` and adds nothing. Send every document with the `POST` there.
          */
         patch: operations["addDisputeEvidence"];
         trace?: never;
@@ -5805,6 +5809,12 @@ export interface components {
             webhooks: boolean;
             /** @description Dispute evidence submitted to payorch is forwarded to the provider. */
             dispute_evidence: boolean;
+            /**
+             * @description Evidence added to a dispute after its first batch (`PATCH …/dispute`) is forwarded too. `false` where
+             *     the provider takes a dispute's evidence once (Stripe submits the dispute, Adyen defends it): there the
+             *     `PATCH` answers 409 `INVALID_STATUS` and every document goes with the `POST`.
+             */
+            additional_evidence: boolean;
         };
         /**
          * @description A provider this service runs and what it can serve. Routing refuses a step whose provider does not

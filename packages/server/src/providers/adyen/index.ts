@@ -25,6 +25,7 @@ export const adyenConnector: Connector = {
       multipleRefunds: true,
       webhooks: true,
       disputeEvidence: true,
+      additionalEvidence: false,
     },
   },
   codes: ADYEN_CODES,

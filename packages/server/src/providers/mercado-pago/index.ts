@@ -25,6 +25,7 @@ export const mercadoPagoConnector: Connector = {
       multipleRefunds: true,
       webhooks: true,
       disputeEvidence: true,
+      additionalEvidence: true,
     },
   },
   codes: MERCADO_PAGO_CODES,

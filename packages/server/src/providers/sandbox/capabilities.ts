@@ -13,7 +13,7 @@ const SANDBOX_CAPABILITIES: ProviderCapabilities = {
   paymentMethods: ['CARD', 'PIX', 'BANK_TRANSFER', 'OXXO', 'BOLETO', 'CASH', 'PAYPAL', 'MERCADO_PAGO_WALLET', 'APPLE_PAY', 'GOOGLE_PAY'],
   currencies: 'ANY',
   countries: 'ANY',
-  features: { authorizeCapture: true, partialCapture: true, void: true, partialRefund: true, multipleRefunds: true, webhooks: true, disputeEvidence: true },
+  features: { authorizeCapture: true, partialCapture: true, void: true, partialRefund: true, multipleRefunds: true, webhooks: true, disputeEvidence: true, additionalEvidence: true },
 };
 
 export const SANDBOX_PROVIDERS: readonly ProviderDescription[] = [

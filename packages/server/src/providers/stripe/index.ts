@@ -25,6 +25,7 @@ export const stripeConnector: Connector = {
       multipleRefunds: true,
       webhooks: true,
       disputeEvidence: true,
+      additionalEvidence: false,
     },
   },
   codes: STRIPE_CODES,
