@@ -27,7 +27,7 @@ const ACCEPTED = [
       'enrollment.enrolled', 'enrollment.declined', 'payment.succeeded', 'payment.declined',
       'payment.chargeback', 'payment.dispute.submitted', 'payment.dispute.won', 'payment.dispute.lost',
       'payment.authorized', 'payment.captured', 'payment.canceled', 'payment.refunded', 'payment.operation.failed',
-      'enrollment.unenrolled', 'payment.pending', 'payment.expired', 'payment_link.paid',
+      'enrollment.unenrolled', 'payment.pending', 'payment.expired', 'payment_link.paid', 'payment.failed',
     ].map((event) => `#/webhooks/${event}/post/operationId`),
     why: 'Outbound webhooks are sent, not served: an operationId would make openapi-typescript list them in `operations`, i.e. as server handlers to implement.',
   },

@@ -151,7 +151,7 @@ describe("webhooks (Yuno's view of the webhook endpoints)", () => {
       secret: 'client-test-header-secret',
     });
     expect(made).toMatchObject({ name: 'Orders', state: 'ACTIVE', secret: '***', api_key: null, unsupported_triggers: ['report_triggers:UPDATE'] });
-    expect(made.events).toEqual(['payment.succeeded', 'payment.declined', 'payment.pending', 'payment.expired']);
+    expect(made.events).toEqual(['payment.succeeded', 'payment.declined', 'payment.failed', 'payment.pending', 'payment.expired']);
     expect(await own.webhookEndpoints.retrieve(made.id)).toMatchObject({ id: made.id, description: 'Orders', events: made.events });
     expect((await own.webhooks.list({ account_id })).map((w) => w.id)).toEqual([made.id]);
     expect(await own.webhooks.list({ account_id, state: 'INACTIVE' })).toEqual([]);

@@ -195,6 +195,7 @@ describe('webhook events', () => {
     switch (event.type_event) {
       case 'payment.succeeded':
       case 'payment.declined':
+      case 'payment.failed':
       case 'payment.authorized':
       case 'payment.captured':
       case 'payment.canceled':

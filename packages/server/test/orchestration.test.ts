@@ -247,6 +247,54 @@ for (const backend of backends()) {
       expect((await ledger(acquirers.b.url)).find((e) => e.reference === read.transactions[1]!.id)).toMatchObject({ status: 'VOIDED' });
     });
 
+    /** The payment's events, oldest first: [type, the payment's status in it]. */
+    const eventsOf = async (paymentId: string) =>
+      (await t.db.query<{ type: string; status: string }>("SELECT type, data->'payment'->>'status' AS status FROM webhook_events WHERE resource_id = $1 ORDER BY seq", [paymentId])).map((e) => [e.type, e.status]);
+
+    it('both acquirers answer 500 (nothing processed): PENDING / IN_PROCESS, then reconciliation finds nothing and the payment ends ERROR with one payment.failed', async () => {
+      const m = await merchant();
+      await faults(acquirers.a.url, { failRate: 1, mode: 'error' });
+      await faults(acquirers.b.url, { failRate: 1, mode: 'error' });
+      let p: Created;
+      try {
+        p = await pay(m, CARDS.approved);
+      } finally {
+        await faults(acquirers.a.url, null);
+        await faults(acquirers.b.url, null);
+      }
+      expect(p).toMatchObject({ status: 'PENDING', sub_status: 'IN_PROCESS' });
+      expect(await eventsOf(p.id)).toEqual([]);
+      await t.running.deps.services.orchestration.reconciliation.drain();
+      const read = await getPayment(m, p.id);
+      expect(read).toMatchObject({ status: 'ERROR', sub_status: 'ERROR' });
+      expect(read.transactions.map((x) => [x.provider_id, x.status, x.response_code])).toEqual([
+        ['SANDBOX_A', 'ERROR', 'NOT_PROCESSED'],
+        ['SANDBOX_B', 'ERROR', 'NOT_PROCESSED'],
+      ]);
+      // The merchant was told 201 PENDING: the end reaches it as an event (and a webhook), once.
+      expect(await eventsOf(p.id)).toEqual([['payment.failed', 'ERROR']]);
+      await t.running.deps.services.orchestration.reconciliation.drain();
+      expect(await eventsOf(p.id)).toEqual([['payment.failed', 'ERROR']]);
+      const listed = await t.fetch('/events?type=payment.failed&limit=100', { headers: m.headers });
+      const body = (await listed.json()) as Schemas['EventList'];
+      expect(body.events.filter((e) => e.type_event === 'payment.failed' && e.data.payment.id === p.id)).toHaveLength(1);
+    });
+
+    it('4507990000000077 with SANDBOX_A the only step: ERROR at once, announced as payment.failed; a decline stays payment.declined', async () => {
+      const m = await merchant();
+      // Through the default routing (A then B) 0077 succeeds at B: one event, payment.succeeded.
+      const viaB = await pay(m, CARDS.providerError);
+      expect(viaB).toMatchObject({ status: 'SUCCEEDED' });
+      expect(await eventsOf(viaB.id)).toEqual([['payment.succeeded', 'SUCCEEDED']]);
+      await patchConnection(m, m.b.connection_id, { enabled: false });
+      const alone = await pay(m, CARDS.providerError);
+      expect(alone).toMatchObject({ status: 'ERROR', sub_status: 'ERROR' });
+      expect(await eventsOf(alone.id)).toEqual([['payment.failed', 'ERROR']]);
+      const declined = await pay(m, CARDS.insufficientFunds);
+      expect(declined).toMatchObject({ status: 'DECLINED' });
+      expect(await eventsOf(declined.id)).toEqual([['payment.declined', 'DECLINED']]);
+    });
+
     it('every step disabled: 422 NO_ROUTE, and nothing is created', async () => {
       const m = await merchant();
       await patchConnection(m, m.a.connection_id, { enabled: false });

@@ -125,7 +125,7 @@ for (const backend of backends()) {
       // Subscriptions have no payorch event: kept and reported, and the endpoint gets the events the others map to.
       expect(created.unsupported_triggers).toEqual((create.subscription_triggers as string[]).map((s) => `subscription_triggers:${s}`));
       expect([...created.events].sort()).toEqual(
-        ['enrollment.declined', 'enrollment.enrolled', 'enrollment.unenrolled', 'payment.authorized', 'payment.captured', 'payment.declined', 'payment.operation.failed', 'payment.refunded'].sort(),
+        ['enrollment.declined', 'enrollment.enrolled', 'enrollment.unenrolled', 'payment.authorized', 'payment.captured', 'payment.declined', 'payment.failed', 'payment.operation.failed', 'payment.refunded'].sort(),
       );
       for (const secret of [create.api_key, create.secret, create.hmac_client_secret, update.secret] as string[]) t.rememberSecret(secret, 'Yuno webhook header');
       expect(text).not.toContain(create.api_key as string);
@@ -153,7 +153,7 @@ for (const backend of backends()) {
       expect(yuno.id).toMatch(/^[0-9a-f-]{36}$/);
       const endpoint = await o.getEndpoint(yuno.id);
       expect(endpoint).toMatchObject({ id: yuno.id, url: 'https://merchant.example.com/yuno', description: 'Orders', enabled: true });
-      expect(endpoint.events).toEqual(['payment.succeeded', 'payment.declined', 'payment.pending', 'payment.expired', 'payment.refunded', 'payment.operation.failed']);
+      expect(endpoint.events).toEqual(['payment.succeeded', 'payment.declined', 'payment.failed', 'payment.pending', 'payment.expired', 'payment.refunded', 'payment.operation.failed']);
       expect(yuno.events).toEqual(endpoint.events);
 
       const native = await o.send('POST', '/webhook-endpoints', { url: 'https://merchant.example.com/native', events: ['payment.captured', 'enrollment.unenrolled'], description: 'Ledger' });
@@ -249,7 +249,7 @@ for (const backend of backends()) {
       const again = (await (await o.send('PATCH', `/webhooks/${w.id}`, { account_id: a, renewal_days: 3 })).json()) as YunoWebhook;
       expect(again.renewal_days).toBe(3);
       const dropped = (await (await o.send('PATCH', `/webhooks/${w.id}`, { account_id: a, subscription_triggers: ['CREATE'] })).json()) as YunoWebhook;
-      expect(dropped).toMatchObject({ renewal_days: null, subscription_triggers: ['CREATE'], events: ['payment.succeeded', 'payment.declined', 'payment.pending', 'payment.expired'] });
+      expect(dropped).toMatchObject({ renewal_days: null, subscription_triggers: ['CREATE'], events: ['payment.succeeded', 'payment.declined', 'payment.failed', 'payment.pending', 'payment.expired'] });
     });
 
     describe('delivery', () => {

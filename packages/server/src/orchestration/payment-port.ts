@@ -24,7 +24,7 @@ export interface PaymentMoveCause {
 }
 
 /** The merchant events a provider attempt's outcome announces. */
-export type AttemptOutcomeEvent = 'payment.succeeded' | 'payment.authorized' | 'payment.declined';
+export type AttemptOutcomeEvent = 'payment.succeeded' | 'payment.authorized' | 'payment.declined' | 'payment.failed';
 
 export interface PaymentPort {
   /**

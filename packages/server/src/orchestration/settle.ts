@@ -283,8 +283,9 @@ export async function concludeWithoutApproval(
     transactionStatus: deciding?.status ?? null,
     reason: deciding?.response_code ?? null,
   });
+  // Every end is announced: ERROR too (a merchant told 201 PENDING / IN_PROCESS learns of it only this way).
+  await payments.recordPaymentOutcome(tx, ended, declined ? 'payment.declined' : 'payment.failed');
   if (declined) {
-    await payments.recordPaymentOutcome(tx, ended, 'payment.declined');
     // (An ERROR is the providers' failure, not the card's: the vault records nothing.)
     if (vaultedToken) await payments.markVaultedCardUsed(tx, vaultedToken, false);
   }

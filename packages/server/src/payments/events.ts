@@ -27,7 +27,7 @@ const retrievalShape = async (tx: Queryable, payment: PaymentRow) => {
 export async function recordPaymentOutcome(
   tx: Queryable,
   payment: PaymentRow,
-  type: 'payment.succeeded' | 'payment.declined' | 'payment.authorized' | 'payment.captured' | 'payment.canceled' | 'payment.refunded',
+  type: 'payment.succeeded' | 'payment.declined' | 'payment.failed' | 'payment.authorized' | 'payment.captured' | 'payment.canceled' | 'payment.refunded',
 ): Promise<PaymentWithTransactions> {
   const now = await readForEvent(tx, payment);
   await recordEvent(tx, {

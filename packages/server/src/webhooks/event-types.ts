@@ -10,6 +10,7 @@ export const EVENT_TYPES = [
   'enrollment.unenrolled',
   'payment.succeeded',
   'payment.declined',
+  'payment.failed',
   'payment.chargeback',
   'payment.dispute.submitted',
   'payment.dispute.won',
@@ -33,6 +34,7 @@ export interface EventEnvelopes {
   'enrollment.unenrolled': Schemas['EventEnrollmentUnenrolled'];
   'payment.succeeded': Schemas['EventPaymentSucceeded'];
   'payment.declined': Schemas['EventPaymentDeclined'];
+  'payment.failed': Schemas['EventPaymentFailed'];
   'payment.chargeback': Schemas['EventPaymentChargeback'];
   'payment.dispute.submitted': Schemas['EventPaymentDisputeSubmitted'];
   'payment.dispute.won': Schemas['EventPaymentDisputeWon'];

@@ -24,9 +24,9 @@ export const TRIGGER_EVENTS: { [L in TriggerList]: Record<TriggerOf<L>, readonly
     UNENROLL: ['enrollment.unenrolled'],
   },
   payment_triggers: {
-    AUTHORIZE: ['payment.authorized', 'payment.declined'],
+    AUTHORIZE: ['payment.authorized', 'payment.declined', 'payment.failed'],
     // An asynchronous purchase (PIX, vouchers, wallets) waits for the shopper, then is paid or expires.
-    PURCHASE: ['payment.succeeded', 'payment.declined', 'payment.pending', 'payment.expired'],
+    PURCHASE: ['payment.succeeded', 'payment.declined', 'payment.failed', 'payment.pending', 'payment.expired'],
     CAPTURE: ['payment.captured', 'payment.operation.failed'],
     CANCEL: ['payment.canceled', 'payment.operation.failed'],
     REFUND: ['payment.refunded', 'payment.operation.failed'],

@@ -1925,6 +1925,73 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "payment.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.failed
+         * @description A payment ended `ERROR` (no provider approved or declined it: every attempt failed at its provider, or one whose outcome was unknown was never processed). POSTed to each enabled endpoint subscribed to `payment.failed` or `*`, signed per Standard
+         *     Webhooks with the endpoint's secret(s): verify `webhook-signature` over the raw body (for example with
+         *     `verifyWebhook` of @payorch/client or the `standardwebhooks` library), reject a `webhook-timestamp`
+         *     more than 5 minutes off, and deduplicate on `webhook-id` (the event's `id`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description Standard Webhooks message id.
+                     * @example 7e5c3a1b-9d2f-4e68-8a0b-4c6e8f0a2b3d
+                     */
+                    "webhook-id": components["parameters"]["WebhookId"];
+                    /**
+                     * @description Standard Webhooks timestamp (Unix seconds); stale timestamps are rejected.
+                     * @example 1795412645
+                     */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                    /**
+                     * @description Standard Webhooks signature(s), `v1,<base64>` separated by spaces.
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": components["parameters"]["WebhookSignature"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["EventPaymentFailed"];
+                };
+            };
+            responses: {
+                /** @description Any 2xx answered within 10 seconds acknowledges the event; it is not sent again. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Any other answer (a 4xx for a signature the receiver rejects, a 5xx, a redirect or no answer) makes the event retried with backoff for about 24 hours. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "payment.chargeback": {
         parameters: {
             query?: never;
@@ -3754,7 +3821,7 @@ export interface components {
          */
         WebhookDeliveryStatus: "PENDING" | "DELIVERED" | "FAILED" | "CANCELED";
         /** @description A webhook event as recorded (issue 15): the envelope endpoints receive, without the per-delivery `retry`. Kept 30 days after `created_at`, so that a merchant who missed deliveries can catch up. Its `data` is the one of its `type_event` in the spec's `webhooks`: generated code types an event as their union (`x-webhook-event-recorded`, tools/codegen.mjs), so it narrows on `type_event` with no cast. */
-        Event: Pick<components["schemas"]["EventEnrollmentEnrolled"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventEnrollmentDeclined"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventEnrollmentUnenrolled"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentSucceeded"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentLinkPaid"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentDeclined"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentChargeback"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentDisputeSubmitted"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentDisputeWon"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentDisputeLost"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentAuthorized"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentCaptured"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentCanceled"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentRefunded"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentOperationFailed"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentPending"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentExpired"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data">;
+        Event: Pick<components["schemas"]["EventEnrollmentEnrolled"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventEnrollmentDeclined"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventEnrollmentUnenrolled"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentSucceeded"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentLinkPaid"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentDeclined"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentFailed"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentChargeback"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentDisputeSubmitted"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentDisputeWon"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentDisputeLost"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentAuthorized"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentCaptured"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentCanceled"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentRefunded"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentOperationFailed"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentPending"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data"> | Pick<components["schemas"]["EventPaymentExpired"], "id" | "type" | "type_event" | "account_id" | "version" | "created_at" | "data">;
         /** @description The organization's events, newest first. */
         EventList: {
             events: components["schemas"]["Event"][];
@@ -3912,6 +3979,39 @@ export interface components {
              * @constant
              */
             type_event: "payment.declined";
+            /** @description The account the resource belongs to, when it belongs to one. */
+            account_id: string | null;
+            /** @description How many earlier delivery attempts of this event to this endpoint there were (0 on the first). */
+            retry: number;
+            /**
+             * @description Version of the envelope and data shapes.
+             * @constant
+             */
+            version: 1;
+            /**
+             * Format: date-time
+             * @description When the event happened (the state change it announces).
+             */
+            created_at: string;
+            data: components["schemas"]["EventPaymentData"];
+        };
+        /** @description The `payment.failed` event. A payment ended `ERROR`: no provider approved or declined it (every attempt failed at its provider, or an attempt whose outcome was unknown turned out never processed). Sent as the body of a signed POST to every enabled webhook endpoint subscribed to it (or to `*`). */
+        EventPaymentFailed: {
+            /**
+             * Format: uuid
+             * @description The event's id; also the `webhook-id` header. The same on every retry and redelivery, so deduplicate on it.
+             */
+            id: string;
+            /**
+             * @description The kind of resource the event is about (Yuno's `type`).
+             * @constant
+             */
+            type: "payment";
+            /**
+             * @description What happened (Yuno's `type_event`); the event type endpoints subscribe to.
+             * @constant
+             */
+            type_event: "payment.failed";
             /** @description The account the resource belongs to, when it belongs to one. */
             account_id: string | null;
             /** @description How many earlier delivery attempts of this event to this endpoint there were (0 on the first). */
@@ -5568,12 +5668,12 @@ export interface components {
          * @description An event type to receive, or `*` for every event type (including ones added later).
          * @enum {string}
          */
-        WebhookEventSubscription: "*" | "enrollment.enrolled" | "enrollment.declined" | "enrollment.unenrolled" | "payment.succeeded" | "payment.declined" | "payment.chargeback" | "payment.dispute.submitted" | "payment.dispute.won" | "payment.dispute.lost" | "payment.authorized" | "payment.captured" | "payment.canceled" | "payment.refunded" | "payment.operation.failed" | "payment.pending" | "payment.expired" | "payment_link.paid";
+        WebhookEventSubscription: "*" | "enrollment.enrolled" | "enrollment.declined" | "enrollment.unenrolled" | "payment.succeeded" | "payment.declined" | "payment.failed" | "payment.chargeback" | "payment.dispute.submitted" | "payment.dispute.won" | "payment.dispute.lost" | "payment.authorized" | "payment.captured" | "payment.canceled" | "payment.refunded" | "payment.operation.failed" | "payment.pending" | "payment.expired" | "payment_link.paid";
         /**
          * @description An event type a webhook endpoint can receive (the envelope's `type_event`).
          * @enum {string}
          */
-        WebhookEventType: "enrollment.enrolled" | "enrollment.declined" | "enrollment.unenrolled" | "payment.succeeded" | "payment.declined" | "payment.chargeback" | "payment.dispute.submitted" | "payment.dispute.won" | "payment.dispute.lost" | "payment.authorized" | "payment.captured" | "payment.canceled" | "payment.refunded" | "payment.operation.failed" | "payment.pending" | "payment.expired" | "payment_link.paid";
+        WebhookEventType: "enrollment.enrolled" | "enrollment.declined" | "enrollment.unenrolled" | "payment.succeeded" | "payment.declined" | "payment.failed" | "payment.chargeback" | "payment.dispute.submitted" | "payment.dispute.won" | "payment.dispute.lost" | "payment.authorized" | "payment.captured" | "payment.canceled" | "payment.refunded" | "payment.operation.failed" | "payment.pending" | "payment.expired" | "payment_link.paid";
         /** @description One HTTP attempt to deliver an event to an endpoint. */
         WebhookDeliveryAttempt: {
             /** @description 1 for the first attempt, then counting every retry and redelivery. */
@@ -5600,7 +5700,7 @@ export interface components {
          */
         YunoEnrollmentTrigger: "ENROLL" | "UNENROLL";
         /**
-         * @description A Yuno payment trigger. `AUTHORIZE` is `payment.authorized` and `payment.declined`; `PURCHASE` is `payment.succeeded` and `payment.declined`; `CAPTURE` is `payment.captured`; `CANCEL` is `payment.canceled`; `REFUND` is `payment.refunded`; `CHARGEBACK` is `payment.chargeback` and the `payment.dispute.*` events; `CAPTURE`, `CANCEL` and `REFUND` also bring `payment.operation.failed`. `PRECHARGEBACK` and `VERIFY` have no payorch event: accepted, listed in `unsupported_triggers`.
+         * @description A Yuno payment trigger. `AUTHORIZE` is `payment.authorized`, `payment.declined` and `payment.failed`; `PURCHASE` is `payment.succeeded`, `payment.declined`, `payment.failed` and the pending/expired events; `CAPTURE` is `payment.captured`; `CANCEL` is `payment.canceled`; `REFUND` is `payment.refunded`; `CHARGEBACK` is `payment.chargeback` and the `payment.dispute.*` events; `CAPTURE`, `CANCEL` and `REFUND` also bring `payment.operation.failed`. `PRECHARGEBACK` and `VERIFY` have no payorch event: accepted, listed in `unsupported_triggers`.
          * @enum {string}
          */
         YunoPaymentTrigger: "AUTHORIZE" | "CANCEL" | "CAPTURE" | "CHARGEBACK" | "PRECHARGEBACK" | "PURCHASE" | "REFUND" | "VERIFY";
@@ -5939,7 +6039,7 @@ export interface components {
             customer_id: string;
             payment_method: components["schemas"]["EnrolledPaymentMethod"];
         };
-        /** @description The data of `payment.succeeded`, `payment.declined`, `payment.authorized`, `payment.captured`, `payment.canceled` and `payment.refunded`; the payment as getPayment answers it at the time of the event. */
+        /** @description The data of `payment.succeeded`, `payment.declined`, `payment.failed`, `payment.authorized`, `payment.captured`, `payment.canceled` and `payment.refunded`; the payment as getPayment answers it at the time of the event. */
         EventPaymentData: {
             payment: components["schemas"]["Payment"];
         };

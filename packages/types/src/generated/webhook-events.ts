@@ -18,6 +18,8 @@ export interface WebhookEventMap {
     "payment_link.paid": components["schemas"]["EventPaymentLinkPaid"];
     /** A payment was declined (`DECLINED`). */
     "payment.declined": components["schemas"]["EventPaymentDeclined"];
+    /** A payment ended `ERROR` (no provider approved or declined it: every attempt failed at its provider, or one whose outcome was unknown was never processed). */
+    "payment.failed": components["schemas"]["EventPaymentFailed"];
     /** The provider notified a chargeback: the payment is `IN_DISPUTE` / `RECEIVED`. */
     "payment.chargeback": components["schemas"]["EventPaymentChargeback"];
     /** Dispute evidence was submitted: the payment is `IN_DISPUTE` / `PENDING_REVIEW`. */
