@@ -1,8 +1,9 @@
 import { defineConfig } from 'vitest/config';
 import LongFilesFirst from './test/support/long-files-first.js';
 
-// These need a PostgreSQL server (an outage proxy, several instances or processes on one database).
-const POSTGRES_ONLY = ['test/faults.test.ts', 'test/scale-out.test.ts', 'test/processes.test.ts'];
+// These need a PostgreSQL server (an outage proxy, several instances or processes on one database, two
+// transactions interleaved).
+const POSTGRES_ONLY = ['test/faults.test.ts', 'test/scale-out.test.ts', 'test/processes.test.ts', 'test/lock-order.test.ts'];
 // Files whose assertions are about time or the machine's capacity (several server processes and a
 // database on two cores, a /healthz answered within 100 ms, a delivery within 2 s): they run alone,
 // after everything else, so a neighbour's CPU cannot decide them.

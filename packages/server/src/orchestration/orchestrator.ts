@@ -104,6 +104,11 @@ export interface ChargeRoute {
   /** The vaulted card the payment uses, if any (a decline is recorded on it). */
   vaultedToken: string | null;
   /**
+   * The customer `approve` enrolls the card for (vault_on_success), if any: phase C locks it, and the
+   * vaulted card, before the payment (payments/lock-order.ts), as a deletion or an unenroll does.
+   */
+  enrollsFor?: string | null;
+  /**
    * The route is over: in the same phase C transaction, what the request answers is built and stored (its
    * idempotency reply), so the outcome and the reply are one commit. `approved`: the payment as `approve`
    * left it, when the route ended by an approval (the reply needs no read of its own then).
@@ -122,7 +127,7 @@ export async function runRoute(o: Orchestration, route: ChargeRoute): Promise<vo
       if (settled.then === 'next') return settled;
       await route.conclude?.(tx, settled.approved);
       return null;
-    });
+    }, { customerId: route.enrollsFor ?? null, vaultedToken: route.vaultedToken });
     if (!next) return;
     o.metrics.failover({ fromProviderId: current.step.providerId, toProviderId: next.chosen.step.providerId, reason: failoverReason(answer) });
     current = next.chosen;

@@ -36,9 +36,16 @@ export interface PaymentPort {
     paymentId: string,
     organizationId: string | null,
     fn: (tx: Queryable, locked: { payment: PaymentRow | undefined } | null) => Promise<T>,
+    /** What `fn` may write besides the payment, locked first (payments/lock-order.ts). */
+    first?: { customerId?: string | null; vaultedToken?: string | null } | { ofPayment: string },
   ): Promise<T>;
   /** The payment by id, locked FOR UPDATE in `tx`. */
   lockPaymentById(tx: Queryable, id: string): Promise<PaymentRow | undefined>;
+  /**
+   * As lockPaymentById, for a transaction that may settle the payment: its vaulted card (whose use is
+   * recorded) is locked first, in the order of payments/lock-order.ts.
+   */
+  lockPaymentToSettle(tx: Queryable, id: string): Promise<PaymentRow | undefined>;
   /** The payment's state change and its history row, in one statement: the payment as it is now. */
   movePayment(tx: Queryable, paymentId: string, next: PaymentMove, because: PaymentMoveCause & { transactionId: string; transactionStatus: string }): Promise<PaymentRow>;
   /** The payment's state change alone (its history row is `insertHistory`). */

@@ -282,7 +282,7 @@ export class ReconciliationWorker {
   private async settleAttempt(t: DueTransaction, provider: PaymentProvider, lookup: ProviderLookup, connection: ConnectionContext | undefined): Promise<Step> {
     const o = this.options.orchestration;
     const decision = await o.db.transaction(async (tx): Promise<FoundDecision> => {
-      const payment = (await o.payments.lockPaymentById(tx, t.payment_id))!;
+      const payment = (await o.payments.lockPaymentToSettle(tx, t.payment_id))!;
       const current = await repo.find(tx, t.id);
       if (!current || current.status !== 'PENDING') return { then: 'done' }; // settled meanwhile (its call's phase C)
       return settleFoundOutcome(o.payments, tx, payment, current, lookup);

@@ -266,6 +266,7 @@ async function startPayment(
     newAttempt,
     methodWith,
     vaultedToken: source.vaultedToken,
+    enrollsFor: method.vault_on_success === true && customer ? customer.id : null,
     settling(payment) {
       // Shredded during the call (customer deleted, card unenrolled): the holder name and fingerprint stay cleared.
       keepRedactions(payment.payment_method, source.cardData);

@@ -5,6 +5,7 @@
  */
 import type { PaymentPort } from '../orchestration/payment-port.js';
 import { recordPaymentOutcome } from './events.js';
+import { lockBeforePayment } from './lock-order.js';
 import { inPaymentTransaction } from './payment-lock.js';
 import { paymentsRepository } from './repository.js';
 import { markVaultedCardUsed } from './vaulted-card.js';
@@ -12,6 +13,10 @@ import { markVaultedCardUsed } from './vaulted-card.js';
 export const paymentPort: PaymentPort = {
   inPaymentTransaction,
   lockPaymentById: (tx, id) => paymentsRepository.lockPaymentById(tx, id),
+  async lockPaymentToSettle(tx, id) {
+    await lockBeforePayment(tx, { ofPayment: id });
+    return paymentsRepository.lockPaymentById(tx, id);
+  },
   movePayment: (tx, paymentId, next, because) => paymentsRepository.movePayment(tx, paymentId, next, because),
   updatePayment: (tx, id, change) => paymentsRepository.updatePayment(tx, id, change),
   insertHistory: (tx, h) => paymentsRepository.insertHistory(tx, h),

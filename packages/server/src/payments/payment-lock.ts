@@ -10,6 +10,7 @@ import { ConcurrencyLimitedError, servedFirst } from '../db/organization-gate.js
 import { Admission } from '../platform/admission.js';
 import { contextSlot } from '../platform/context-slots.js';
 import { currentRequestScope } from '../platform/request-scope.js';
+import { lockBeforePayment, type ParentsOf, type PaymentParents } from './lock-order.js';
 import { paymentsRepository, type PaymentRow } from './repository.js';
 
 const queues = new Map<string, Admission>();
@@ -28,13 +29,15 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * may lock it again at no cost). `organizationId`, when given, must own the payment: otherwise nothing
  * is locked and `fn` finds no payment itself. `locked` is the payment as the lock read it (undefined: no
  * such payment), so `fn` need not read it again; null when this work already held the payment (re-entry:
- * nothing was read here).
+ * nothing was read here). `first`: what `fn` may write besides the payment (its customer, its vaulted
+ * card), locked before it, in the order of lock-order.ts.
  */
 export async function inPaymentTransaction<T>(
   db: Queryable,
   paymentId: string,
   organizationId: string | null,
   fn: (tx: Queryable, locked: { payment: PaymentRow | undefined } | null) => Promise<T>,
+  first?: PaymentParents | ParentsOf,
 ): Promise<T> {
   if (holding.get()?.has(paymentId)) return db.transaction((tx) => fn(tx, null));
   let queue = queues.get(paymentId);
@@ -42,7 +45,7 @@ export async function inPaymentTransaction<T>(
   await queue.acquire(currentRequestScope()?.providerCalled ?? false);
   try {
     // Others wait for this payment: its transaction goes ahead of the organization's other waiting work.
-    return await holding.run(new Set([...(holding.get() ?? []), paymentId]), () => servedFirst(() => lockedTransaction(db, paymentId, organizationId, fn)));
+    return await holding.run(new Set([...(holding.get() ?? []), paymentId]), () => servedFirst(() => lockedTransaction(db, paymentId, organizationId, fn, first)));
   } finally {
     queue.release();
     if (queue.idle) queues.delete(paymentId);
@@ -54,11 +57,17 @@ async function lockedTransaction<T>(
   paymentId: string,
   organizationId: string | null,
   fn: (tx: Queryable, locked: { payment: PaymentRow | undefined }) => Promise<T>,
+  first: PaymentParents | ParentsOf | undefined,
 ): Promise<T> {
   const deadline = Date.now() + CROSS_PROCESS_WAIT_MS;
   for (let attempt = 0; ; attempt++) {
     try {
-      return await db.transaction(async (tx) => fn(tx, { payment: await paymentsRepository.lockPaymentNowait(tx, paymentId, organizationId) }));
+      return await db.transaction(async (tx) => {
+        // Waited for, not NOWAIT: what holds them (a shred, an enrollment's write, another settlement of the
+        // card) is one short transaction with no provider call in it.
+        if (first) await lockBeforePayment(tx, first);
+        return fn(tx, { payment: await paymentsRepository.lockPaymentNowait(tx, paymentId, organizationId) });
+      });
     } catch (err) {
       if ((err as { code?: string }).code !== LOCK_NOT_AVAILABLE) throw err;
       if (Date.now() >= deadline) throw new ConcurrencyLimitedError('payment busy');

@@ -4,7 +4,8 @@
  * its data key row is deleted (the ciphertext, and every copy of it, no longer opens), and the copies other
  * records keep are redacted in place: the method's enrollment events, the payments made with the card (their
  * method snapshots, transactions and payment events: holder name and fingerprint) and stored idempotent
- * replies. After the commit, pruneDeadRows removes the dead version of the key row.
+ * replies. After the commit, pruneDeadRows removes the dead version of the key row. Rows are locked in the one
+ * order of payments/lock-order.ts (the customer, its methods, then their payments and copies).
  */
 import type { Queryable } from '../db/database.js';
 import { vaultCopiesRepository as copies } from './copies-repository.js';

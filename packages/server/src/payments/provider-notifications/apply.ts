@@ -93,12 +93,13 @@ export async function applyConnectorEvent(db: Queryable, via: NotifiedConnection
   });
   const target = await locate(db, via.connectionId, event);
   if (target) {
+    // An attempt's outcome may settle the payment, recording its vaulted card's use: the card is locked first (lock-order.ts).
     return inPaymentTransaction(db, target.payment_id, via.organizationId, async (tx) => {
       if (!(await notifications.record(tx, { connectionId: via.connectionId, event, state: 'APPLIED' }))) return result('DUPLICATE');
       const applied = await applyTo(tx, via, event, target);
       if (applied.state !== 'APPLIED') await notifications.settle(tx, via.connectionId, event.notificationId, applied.state, applied.detail);
       return result(applied.state, applied.detail, applied.alert);
-    });
+    }, event.kind === 'ATTEMPT_SETTLED' ? { ofPayment: target.payment_id } : undefined);
   }
   const waits = awaited(event);
   if (!waits) {
@@ -112,8 +113,12 @@ export async function applyConnectorEvent(db: Queryable, via: NotifiedConnection
   // parked yet): look once more, and apply what waits for it now.
   const landed = await locate(db, via.connectionId, event);
   if (!landed) return result('PARKED');
-  const applied = await inPaymentTransaction(db, landed.payment_id, via.organizationId, (tx) =>
-    applyParkedFor(tx, via, { id: landed.id, paymentId: landed.payment_id, connectionId: via.connectionId, providerId: waits.awaitsProviderId }),
+  const applied = await inPaymentTransaction(
+    db,
+    landed.payment_id,
+    via.organizationId,
+    (tx) => applyParkedFor(tx, via, { id: landed.id, paymentId: landed.payment_id, connectionId: via.connectionId, providerId: waits.awaitsProviderId }),
+    { ofPayment: landed.payment_id },
   );
   return applied.find((r) => r.notificationId === event.notificationId) ?? result('PARKED');
 }
