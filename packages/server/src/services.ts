@@ -9,7 +9,7 @@ import type { Logger } from './platform/logger.js';
 import { routingPort } from './orchestration/routing-port.js';
 import { buildOrchestrationServices } from './orchestration/services.js';
 import { paymentRecoverer } from './payments/created-reply.js';
-import { followUpRecoverer, settleFollowUp } from './payments/lifecycle.js';
+import { followUpRecoverer, settleFollowUpByReconciliation } from './payments/lifecycle.js';
 import { paymentPort } from './payments/orchestration-port.js';
 import { enrollmentRecoverer } from './vault/service.js';
 import { customerPaymentMethods } from './vault/customer-deletion.js';
@@ -120,6 +120,6 @@ export async function buildServices(deps: ServiceDeps): Promise<AppServices> {
     ...buildCheckoutServices(resolved.keyring),
     oneTimeTokens: { claim: claimToken },
     ...routing,
-    ...buildOrchestrationServices(deps, { providers, routing: routingPort(routing.connectionBox, providers), payments: paymentPort, metrics, settleFollowUp }),
+    ...buildOrchestrationServices(deps, { providers, routing: routingPort(routing.connectionBox, providers), payments: paymentPort, metrics, settleFollowUp: settleFollowUpByReconciliation }),
   };
 }

@@ -19,7 +19,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ReconciliationWorker } from '../src/orchestration/reconciliation.js';
 import { reversalReference } from '../src/orchestration/reversals.js';
 import { LATE_APPROVAL_REVERSED } from '../src/orchestration/settle.js';
-import { settleFollowUp } from '../src/payments/lifecycle.js';
+import { settleFollowUpByReconciliation } from '../src/payments/lifecycle.js';
 import { CONNECTORS } from '../src/providers/connectors.js';
 import { providerRegistry } from '../src/providers/registry.js';
 import { ADYEN_TEST_CREDENTIALS, startAdyenDouble, type AdyenDouble } from './doubles/adyen/server.js';
@@ -287,7 +287,7 @@ for (const backend of backends()) {
           log,
           intervalMs: 3_600_000,
           lookupTimeoutMs: config.providerLookupTimeoutMs,
-          settleFollowUp,
+          settleFollowUp: settleFollowUpByReconciliation,
         });
         const settled = await reconcileNow(payment.id, worker);
         expect(settled.transactions.find((x) => x.id === pending.id)).toMatchObject({ status: 'SUCCEEDED', provider_id: 'MERCADO_PAGO' });

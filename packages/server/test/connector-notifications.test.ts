@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADYEN_TEST_CREDENTIALS, startAdyenDouble, type AdyenDouble } from './doubles/adyen/server.js';
 import { startMercadoPagoDouble, type MercadoPagoDouble } from './doubles/mercado-pago/server.js';
 import { startStripeDouble, type StripeDouble } from './doubles/stripe/server.js';
+import { settleFollowUpByReconciliation } from '../src/payments/lifecycle.js';
 import { CONNECTORS as CONNECTOR_KIT } from '../src/providers/connectors.js';
 import { expectProblem } from './support/assertions.js';
 import { routeCards } from './support/connectors.js';
@@ -309,6 +310,89 @@ for (const backend of backends()) {
             amount: { refunded: VALUE },
           });
         });
+
+        it.runIf(connector.id === 'ADYEN')(
+          'a refund settled as not processed and confirmed late by the provider: announced failed, then applied late (refunded, payment.refunded) while the payment can take it; once refunded again, left as recorded with an error log (no double count)',
+          async () => {
+            const payment = await purchase();
+            const purchaseId = purchaseOf(payment).id;
+            const { reconciliation } = t.running.deps.services.orchestration;
+            const operationFailed = async () =>
+              (await ok<Schemas['EventList']>(await t.fetch('/events?type=payment.operation.failed'))).events
+                .map((e) => e.data as unknown as { payment: Payment; transaction: Transaction })
+                .filter((d) => d.payment.id === payment.id)
+                .map((d) => d.transaction);
+            /** A refund Adyen answers HTTP 500 (nothing processed then): 502, then "not found" past the settle window. */
+            const notProcessed = async (value: number): Promise<Transaction> => {
+              doubles.adyen.next({ kind: 'fail' }, { operation: 'refunds' });
+              await expectProblem(await postLifecycle(t, payment.id, 'refund', { amount: { currency: 'BRL', value } }, { transactionId: purchaseId }), 502, 'PROVIDER_UNAVAILABLE');
+              const pending = (await getPayment(t, payment.id)).transactions.at(-1)!;
+              expect(pending).toMatchObject({ type: 'REFUND', status: 'PENDING' });
+              // RECONCILIATION_NOT_FOUND_SETTLE_MS (15 minutes) has passed since it was sent.
+              await t.db.query(`UPDATE payment_transactions SET created_at = created_at - interval '16 minutes', reconcile_after = clock_timestamp() WHERE id = $1`, [pending.id]);
+              await reconciliation.runOnce();
+              const settled = (await getPayment(t, payment.id)).transactions.find((x) => x.id === pending.id)!;
+              expect(settled).toMatchObject({ status: 'ERROR', response_code: 'NOT_PROCESSED' });
+              return settled;
+            };
+            /** Adyen's REFUND success for it, as if it had processed the refund after all. */
+            const confirmedLate = (refund: Transaction) =>
+              doubles.adyen.signedNotification('REFUND', {
+                pspReference: `L${randomBytes(8).toString('hex').toUpperCase().slice(0, 15)}`,
+                originalReference: providerIdOf(purchaseOf(payment)),
+                merchantReference: refund.id,
+                value: minor(refund.amount),
+                currency: 'BRL',
+              });
+
+            const first = await notProcessed(20);
+            expect((await operationFailed()).map((x) => x.id)).toEqual([first.id]);
+            const late = confirmedLate(first);
+            await delivered(late);
+            const taken = await getPayment(t, payment.id);
+            expect(taken).toMatchObject({ status: 'SUCCEEDED', sub_status: 'PARTIALLY_REFUNDED', amount: { refunded: 20 } });
+            expect(taken.transactions.find((x) => x.id === first.id)).toMatchObject({ status: 'SUCCEEDED' });
+            const once = await footprint(t, payment.id);
+            await delivered(late);
+            expect(await footprint(t, payment.id)).toEqual(once);
+            const types = (await t.db.query<{ type: string }>('SELECT type FROM webhook_events WHERE resource_id = $1 ORDER BY seq', [payment.id])).map((r) => r.type);
+            expect(types).toEqual(['payment.succeeded', 'payment.operation.failed', 'payment.refunded']);
+
+            // The rest (100) not processed, refunded again by the merchant; then Adyen confirms the first try too.
+            const lost = await notProcessed(VALUE - 20);
+            expect(await ok(await postLifecycle(t, payment.id, 'refund', {}, { transactionId: purchaseId }))).toMatchObject({ status: 'REFUNDED', amount: { refunded: VALUE } });
+            const before = await footprint(t, payment.id);
+            await delivered(confirmedLate(lost));
+            expect(await footprint(t, payment.id)).toEqual(before);
+            expect((await getPayment(t, payment.id)).transactions.find((x) => x.id === lost.id)).toMatchObject({ status: 'ERROR', response_code: 'NOT_PROCESSED' });
+            const alarm = t.logs.find((l) => l.includes(lost.id) && l.includes('"level":50') && l.includes('money moved that the payment does not show'));
+            expect(alarm, 'the late confirmation that cannot be applied is logged as an error').toBeDefined();
+          },
+        );
+
+        it.runIf(connector.id === 'ADYEN')(
+          "a refund's answer that arrives after reconciliation recorded it not processed is not dropped: Adyen's approval is applied (200, refunded, payment.refunded), with a warning",
+          async () => {
+            const payment = await purchase();
+            doubles.adyen.next({ kind: 'late', ms: 1_500 }, { operation: 'refunds' });
+            const reply = postLifecycle(t, payment.id, 'refund', { amount: { currency: 'BRL', value: 10 } }, { transactionId: purchaseOf(payment).id });
+            let pending: Transaction | undefined;
+            while (!pending) {
+              pending = (await getPayment(t, payment.id)).transactions.find((x) => x.type === 'REFUND' && x.status === 'PENDING');
+              if (!pending) await new Promise((r) => setTimeout(r, 20));
+            }
+            // Meanwhile (the request stalled past its deadline) reconciliation gave up on it: not processed.
+            await t.db.transaction((tx) => settleFollowUpByReconciliation(tx, pending.id, { kind: 'not_processed' }));
+            expect((await getPayment(t, payment.id)).transactions.find((x) => x.id === pending.id)).toMatchObject({ status: 'ERROR', response_code: 'NOT_PROCESSED' });
+
+            const answered = await ok(await reply);
+            expect(answered).toMatchObject({ status: 'SUCCEEDED', sub_status: 'PARTIALLY_REFUNDED', amount: { refunded: 10 } });
+            expect(answered.transactions.find((x) => x.id === pending.id)).toMatchObject({ status: 'SUCCEEDED' });
+            const types = (await t.db.query<{ type: string }>('SELECT type FROM webhook_events WHERE resource_id = $1 ORDER BY seq', [payment.id])).map((r) => r.type);
+            expect(types).toEqual(['payment.succeeded', 'payment.operation.failed', 'payment.refunded']);
+            expect(t.logs.find((l) => l.includes(pending.id) && l.includes('"level":40') && l.includes('applied late'))).toBeDefined();
+          },
+        );
 
         /** The payment's evidence batches in the outbox, oldest first. */
         const evidenceMessages = (paymentId: string) =>

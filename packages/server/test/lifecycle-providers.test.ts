@@ -177,6 +177,46 @@ for (const backend of backends()) {
       expect(await ok(await postLifecycle(t, payment.id, 'refund', {}, { transactionId: purchase.id }))).toMatchObject({ status: 'REFUNDED', amount: { refunded: 100 } });
     });
 
+    /** The payment.operation.failed events of a payment: the transaction each names. */
+    async function operationFailed(paymentId: string): Promise<Schemas['Transaction'][]> {
+      const res = await t.fetch('/events?type=payment.operation.failed');
+      expect(res.status).toBe(200);
+      const data = ((await res.json()) as Schemas['EventList']).events.map((e) => e.data as unknown as { payment: Payment; transaction: Schemas['Transaction'] });
+      return data.filter((d) => d.payment.id === paymentId).map((d) => d.transaction);
+    }
+
+    it('a follow-up reconciliation settles as failed after a 502 is announced once: payment.operation.failed for NOT_PROCESSED (refund never reached B) and for a refusal found by the lookup (capture declined at A)', async () => {
+      // Never reached the provider: the merchant got a 502; the reconciliation's "not processed" is an event.
+      const { payment, purchase } = await paidAtB();
+      await faults(acquirers.b.url, { failRate: 1, mode: 'refuse' });
+      await expectProblem(await postLifecycle(t, payment.id, 'refund', {}, { transactionId: purchase.id }), 502, 'PROVIDER_UNAVAILABLE');
+      await faults(acquirers.b.url, null);
+      const pending = (await getPayment(t, payment.id)).transactions.at(-1)!;
+      expect(await operationFailed(payment.id)).toEqual([]);
+      await t.running.deps.services.orchestration.reconciliation.runOnce();
+      await t.running.deps.services.orchestration.reconciliation.runOnce();
+      const announced = await operationFailed(payment.id);
+      expect(announced).toHaveLength(1);
+      expect(announced[0]).toMatchObject({ id: pending.id, type: 'REFUND', status: 'ERROR', response_code: 'NOT_PROCESSED' });
+      expect(await getPayment(t, payment.id)).toMatchObject({ status: 'SUCCEEDED', amount: { refunded: 0 } });
+
+      // Processed and refused at A, the answer lost: the lookup finds the refusal; announced once too.
+      const auth = await authorizedPayment(t, { card: CARDS.captureFails });
+      const authTx = (await getPayment(t, auth.id)).transactions.find((x) => x.type === 'AUTHORIZE' && x.status === 'SUCCEEDED')!;
+      await shortenTimeout(t, (await connectionOf(t, authTx.id))!);
+      await faults(acquirers.a.url, { failRate: 1, mode: 'silent' });
+      await expectProblem(await postLifecycle(t, auth.id, 'capture', {}, { transactionId: authTx.id }), 502, 'PROVIDER_UNAVAILABLE');
+      await faults(acquirers.a.url, null);
+      const capture = (await getPayment(t, auth.id)).transactions.at(-1)!;
+      expect(capture).toMatchObject({ type: 'CAPTURE', status: 'PENDING' });
+      await t.running.deps.services.orchestration.reconciliation.runOnce();
+      await t.running.deps.services.orchestration.reconciliation.runOnce();
+      const refused = await operationFailed(auth.id);
+      expect(refused).toHaveLength(1);
+      expect(refused[0]).toMatchObject({ id: capture.id, type: 'CAPTURE', status: 'DECLINED', response_code: 'CAPTURE_DECLINED' });
+      expect(await getPayment(t, auth.id)).toMatchObject({ status: 'PENDING', sub_status: 'AUTHORIZED' });
+    });
+
     it('a capture in flight blocks a second capture and a void (409) until reconciliation settles it: CAPTURED', async () => {
       const payment = await authorizedPayment(t, { card: CARDS.providerError });
       const auth = (await getPayment(t, payment.id)).transactions.find((x) => x.type === 'AUTHORIZE' && x.status === 'SUCCEEDED')!;

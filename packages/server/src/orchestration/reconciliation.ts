@@ -31,7 +31,15 @@ const FOLLOW_UP_OPERATIONS: Readonly<Record<string, FollowUpLookup['operation']>
 
 /** A provider's word on a lifecycle follow-up, for its settlement (payments/lifecycle.ts settleFollowUp). */
 export type FollowUpAnswer = { kind: 'answered'; result: ProviderResult } | { kind: 'not_processed' };
-export type FollowUpSettler = (tx: Queryable, transactionId: string, answer: FollowUpAnswer) => Promise<void>;
+/**
+ * Settles a follow-up; what it reports is logged: `alert` an error when the answer contradicts a record it
+ * cannot change (CONFLICT), a warning when it applied an approval of a follow-up recorded as not done.
+ */
+export type FollowUpSettler = (
+  tx: Queryable,
+  transactionId: string,
+  answer: FollowUpAnswer,
+) => Promise<{ state: string; alert?: { message: string; paymentId: string; transactionId: string } } | void>;
 
 export interface ReconciliationOptions {
   orchestration: Orchestration;
@@ -254,7 +262,13 @@ export class ReconciliationWorker {
     }
     if (!isAttempt(t)) {
       const answer: FollowUpAnswer = lookup.found ? { kind: 'answered', result: lookup.result } : { kind: 'not_processed' };
-      await o.db.transaction((tx) => this.options.settleFollowUp!(tx, t.id, answer));
+      const settlement = await o.db.transaction((tx) => this.options.settleFollowUp!(tx, t.id, answer));
+      // Settled meanwhile (the request's own answer, a notification): a contradicting answer is reported.
+      if (settlement?.alert) {
+        const about = { transactionId: settlement.alert.transactionId, paymentId: settlement.alert.paymentId, providerId: provider.id };
+        if (settlement.state === 'CONFLICT') this.options.log.error(about, settlement.alert.message);
+        else this.options.log.warn(about, settlement.alert.message);
+      }
       return 'settled';
     }
     return this.settleAttempt(t, provider, lookup, connection);

@@ -50,6 +50,7 @@ const lifecycleContext = (ctx: RequestContext, status: 200 | 201 = 200): Lifecyc
     // Phase C's outcome is settled (an answer): its reply is the one lifecycleReply gives.
     complete: async (tx, outcome) => ctx.idempotency.complete?.(tx, lifecycleReply(outcome, status)),
     metrics: orchestration.metrics,
+    log: ctx.deps.log,
   };
 };
 

@@ -28,9 +28,10 @@ import { DEADLINE_GRACE_MS } from '../orchestration/orchestrator.js';
 import type { FollowUpAnswer } from '../orchestration/reconciliation.js';
 import { orchestrationRepository as attempts, type AttemptRecord } from '../orchestration/repository.js';
 import { FIRST_LOOKUP_DELAY_MS, providerDataOf } from '../orchestration/settle.js';
+import type { Logger } from '../platform/logger.js';
 import type { OrchestrationMetrics } from '../platform/metrics.js';
 import { ProviderUnavailableError, type ConnectionContext, type FollowUp, type PaymentProvider, type ProviderResult } from '../providers/provider.js';
-import { recordPaymentOutcome } from './events.js';
+import { recordOperationFailedEvent, recordPaymentOutcome } from './events.js';
 import { toApiPayment } from './mapper.js';
 import { addDecimal, compareDecimal, subtractDecimal, toDecimal } from './money.js';
 import { inPaymentTransaction } from './payment-lock.js';
@@ -79,6 +80,8 @@ export interface LifecycleContext {
   /** Stores the settled outcome as the operation's idempotency reply, inside phase C's transaction. */
   complete?: (tx: Queryable, outcome: LifecycleOutcome) => Promise<void>;
   metrics?: OrchestrationMetrics;
+  /** Where an answer that met a settled follow-up is reported (logLateAnswer). */
+  log?: Pick<Logger, 'warn' | 'error'>;
 }
 
 /** An amount as lenientInput leaves it (a digit string is a number by then). */
@@ -297,33 +300,44 @@ async function send(ctx: LifecycleContext, r: Reservation): Promise<LifecycleOut
       ),
     };
   }
-  return inPaymentTransaction(ctx.db, t.payment_id, null, async (tx, locked) => {
-    await settleFollowUp(tx, t.id, { kind: 'answered', result }, locked?.payment);
-    const outcome = (await followUpOutcome(tx, t.id))!;
-    await ctx.complete?.(tx, outcome);
-    return outcome;
+  const { outcome, settlement } = await inPaymentTransaction(ctx.db, t.payment_id, null, async (tx, locked) => {
+    // The reconciliation (or a notification) may have settled it meanwhile: settleFollowUp weighs this answer against that.
+    const settled = await settleFollowUp(tx, t.id, { kind: 'answered', result }, { locked: locked?.payment });
+    const reply = (await followUpOutcome(tx, t.id))!;
+    await ctx.complete?.(tx, reply);
+    return { outcome: reply, settlement: settled };
   });
+  logLateAnswer(ctx.log, settlement);
+  return outcome;
 }
 
 /**
- * Phase C, also the reconciliation's: records the provider's word on a PENDING follow-up with the payment
- * locked. An approval changes the payment as the operation says (history and event); anything else
- * keeps the transaction as a DECLINED/ERROR record and releases its reservation. A transaction already
- * settled (the reconciliation and the request's own phase C can meet) is left as it is.
+ * What settling a follow-up did: SETTLED (it was PENDING: the answer is recorded), LATE_APPLIED (recorded
+ * ERROR, the provider's later word says it went through, and the payment could take it), UNCHANGED (it was
+ * settled already and the answer agrees, or adds nothing), CONFLICT (the answer contradicts the record and
+ * cannot be applied: money may have moved that the payment does not show). `alert` is what to log: an
+ * error for a CONFLICT, a warning for LATE_APPLIED (the merchant had been told otherwise; its event follows).
  */
-export async function settleFollowUp(tx: Queryable, transactionId: string, answer: FollowUpAnswer, locked?: PaymentRow): Promise<void> {
-  let payment = locked;
-  if (!payment) {
-    const found = await attempts.find(tx, transactionId);
-    if (!found) return;
-    payment = await repo.lockPaymentById(tx, found.payment_id);
-  }
-  // Read (again) under the payment's lock: the reconciliation may have settled it meanwhile.
-  const t = await attempts.find(tx, transactionId);
-  if (!payment || !t || t.status !== 'PENDING') return;
-  const r = answer.kind === 'answered' ? answer.result : null;
-  // The merchant's reason stays; out of the reconciliation's queue either way.
-  const record: AttemptRecord = {
+export interface FollowUpSettlement {
+  state: 'SETTLED' | 'LATE_APPLIED' | 'UNCHANGED' | 'CONFLICT';
+  detail: string | null;
+  alert?: { message: string; paymentId: string; transactionId: string };
+}
+
+/** Who settles: the request's phase C, the reconciliation, a provider's notification. */
+export interface SettleOptions {
+  /** The payment, locked by the caller already. */
+  locked?: PaymentRow | undefined;
+  /**
+   * A failure is announced (payment.operation.failed): set by the reconciliation, whose settlement the
+   * merchant learns of only so (its request was answered 502). The request's own phase C answers 422 instead.
+   */
+  announceFailure?: boolean;
+}
+
+/** The provider's word as recorded on the follow-up (the merchant's reason stays; out of the reconciliation's queue). */
+function recordOf(t: TransactionRow, r: ProviderResult | null): AttemptRecord {
+  return {
     status: r ? r.outcome : 'ERROR',
     reason: t.reason,
     response_code: r ? r.responseCode : 'NOT_PROCESSED',
@@ -335,13 +349,86 @@ export async function settleFollowUp(tx: Queryable, transactionId: string, answe
     merchant_advice_code_message: r ? r.merchantAdviceCodeMessage : null,
     payment_method: null,
   };
-  const settled = await attempts.record(tx, t.id, record, null);
-  if (r?.outcome === 'SUCCEEDED') await apply(tx, payment, settled);
-  // A provider notification about this follow-up may have arrived before its answer: it applies now.
-  if (settled.connection_id) {
-    const subject = { id: settled.id, paymentId: settled.payment_id, connectionId: settled.connection_id, providerId: settled.provider_transaction_id || null };
-    await applyParkedFor(tx, { connectionId: settled.connection_id }, subject);
+}
+
+/**
+ * Phase C, also the reconciliation's and a provider notification's: records the provider's word on a
+ * PENDING follow-up with the payment locked. An approval changes the payment as the operation says
+ * (history and event); anything else keeps the transaction as a DECLINED/ERROR record and releases its
+ * reservation (announced as payment.operation.failed when `announceFailure`). A word on a follow-up
+ * settled already (the reconciliation, a notification and the request's own phase C can meet) goes to
+ * lateAnswer: an approval of one recorded ERROR is applied if the payment can still take it.
+ */
+export async function settleFollowUp(tx: Queryable, transactionId: string, answer: FollowUpAnswer, options: SettleOptions = {}): Promise<FollowUpSettlement> {
+  let payment = options.locked;
+  if (!payment) {
+    const found = await attempts.find(tx, transactionId);
+    if (!found) return { state: 'UNCHANGED', detail: `no transaction ${transactionId}` };
+    payment = await repo.lockPaymentById(tx, found.payment_id);
   }
+  // Read (again) under the payment's lock: the reconciliation may have settled it meanwhile.
+  const t = await attempts.find(tx, transactionId);
+  if (!payment || !t) return { state: 'UNCHANGED', detail: `no transaction ${transactionId}` };
+  if (t.status !== 'PENDING') return lateAnswer(tx, payment, t, answer);
+  const r = answer.kind === 'answered' ? answer.result : null;
+  const settled = await attempts.record(tx, t.id, recordOf(t, r), null);
+  if (r?.outcome === 'SUCCEEDED') await apply(tx, payment, settled);
+  else if (options.announceFailure) await recordOperationFailedEvent(tx, payment, settled);
+  await applyParkedForFollowUp(tx, settled);
+  return { state: 'SETTLED', detail: null };
+}
+
+/** The reconciliation's settlement of a follow-up: as phase C's, and a failure is announced. */
+export const settleFollowUpByReconciliation = (tx: Queryable, transactionId: string, answer: FollowUpAnswer) =>
+  settleFollowUp(tx, transactionId, answer, { announceFailure: true });
+
+/** A provider notification about this follow-up may have arrived before its answer: it applies now. */
+async function applyParkedForFollowUp(tx: Queryable, settled: TransactionRow & { connection_id?: string | null }): Promise<void> {
+  if (!settled.connection_id) return;
+  const subject = { id: settled.id, paymentId: settled.payment_id, connectionId: settled.connection_id, providerId: settled.provider_transaction_id || null };
+  await applyParkedFor(tx, { connectionId: settled.connection_id }, subject);
+}
+
+/**
+ * A provider's word on a follow-up settled already (the request's answer after the reconciliation's, or
+ * the other way round; a notification after either). Agreeing, or a refusal of what is recorded refused:
+ * nothing changes. An approval of a follow-up recorded ERROR (NOT_PROCESSED: the provider had no record
+ * when reconciliation asked, and its "not found" became final; or an error answer) means money moved: it
+ * is applied as an approval is — transaction SUCCEEDED, the payment changed, history and event — if the
+ * payment can still take it (the checks phase A makes: a capture or void of an authorization still
+ * uncaptured with nothing in flight; a refund within what is captured and neither refunded nor reserved).
+ * Otherwise (the amount was refunded again meanwhile: the shopper got it twice), or against a refusal the
+ * provider stated (DECLINED), or a refusal of what is recorded approved: left as recorded, a CONFLICT with
+ * an error log for an operator (a refusal of an approved one is undone only by the provider's notification
+ * that it failed: provider-notifications/follow-ups.ts).
+ */
+async function lateAnswer(tx: Queryable, payment: PaymentRow, t: TransactionRow, answer: FollowUpAnswer): Promise<FollowUpSettlement> {
+  const what = WHAT[t.type as FollowUpType] ?? t.type.toLowerCase();
+  const approved = answer.kind === 'answered' && answer.result.outcome === 'SUCCEEDED';
+  const recorded = `${t.status}${t.response_code ? ` (${t.response_code})` : ''}`;
+  const conflict = (message: string): FollowUpSettlement => ({ state: 'CONFLICT', detail: message, alert: { message, paymentId: payment.id, transactionId: t.id } });
+  if (approved === (t.status === 'SUCCEEDED')) return { state: 'UNCHANGED', detail: `the ${what} is recorded ${recorded} already` };
+  if (!approved) return conflict(`the provider ${answer.kind === 'not_processed' ? 'has no record of' : 'refused'} a ${what} recorded SUCCEEDED: left as recorded; check it at the provider`);
+  if (t.status !== 'ERROR') return conflict(`the provider approved a ${what} it had refused (recorded ${recorded}): left as recorded; check it at the provider`);
+  const transactions = await repo.listTransactions(tx, payment.id);
+  const why = cannotTake(payment, transactions, t);
+  if (why) return conflict(`the provider approved a ${what} recorded ${recorded} after ${why}: money moved that the payment does not show; check it at the provider`);
+  const settled = await attempts.record(tx, t.id, recordOf(t, answer.result), null);
+  await apply(tx, payment, settled);
+  await applyParkedForFollowUp(tx, settled);
+  const message = `the provider approved a ${what} recorded ${recorded}: applied late`;
+  return { state: 'LATE_APPLIED', detail: message, alert: { message, paymentId: payment.id, transactionId: t.id } };
+}
+
+/** Why the payment can no longer take a late approval of `t`, or null when it can (phase A's checks). */
+function cannotTake(payment: PaymentRow, transactions: TransactionRow[], t: TransactionRow): string | null {
+  if (t.type === 'CAPTURE' || t.type === 'CANCEL') {
+    if (!isUncapturedAuthorization(payment)) return `the payment became ${state(payment)}`;
+    const busy = inFlightOnAuthorization(transactions);
+    return busy ? `another ${busy.type} (transaction ${busy.id}) was sent` : null;
+  }
+  const room = subtractDecimal(subtractDecimal(payment.amount_captured, payment.amount_refunded), pendingRefunds(transactions));
+  return compareDecimal(t.amount, room) > 0 ? `only ${room} ${payment.currency} was left to refund (refunded or reserved again meanwhile)` : null;
 }
 
 /** The payment change an approved follow-up makes, with its history entry and event. */
@@ -366,6 +453,14 @@ async function apply(tx: Queryable, payment: PaymentRow, t: TransactionRow): Pro
   }
   const updated = await repo.movePayment(tx, payment.id, next, { transactionId: t.id, transactionStatus: t.status, reason: t.reason });
   await recordPaymentOutcome(tx, updated, event);
+}
+
+/** A settlement's alert: an error for a CONFLICT, a warning for LATE_APPLIED. */
+export function logLateAnswer(log: Pick<Logger, 'warn' | 'error'> | undefined, s: FollowUpSettlement): void {
+  if (!s.alert || !log) return;
+  const about = { paymentId: s.alert.paymentId, transactionId: s.alert.transactionId };
+  if (s.state === 'CONFLICT') log.error(about, s.alert.message);
+  else log.warn(about, s.alert.message);
 }
 
 /**

@@ -5,7 +5,12 @@
  *   transaction SUCCEEDED (the provider had accepted it) CONFIRMED → nothing changes (recorded UNCHANGED)
  *                                                        FAILED    → undone: DECLINED / FAILED_AT_PROVIDER,
  *                                                                    the payment as it was before it
- *   transaction DECLINED / ERROR                         FAILED    → nothing changes; CONFIRMED → ignored (a conflict, logged)
+ *   transaction ERROR     (NOT_PROCESSED: "not found" became final; or an error answer)
+ *                                                        CONFIRMED → applied late if the payment can still take it (SUCCEEDED,
+ *                                                                    the payment changed, its event); else left as recorded,
+ *                                                                    IGNORED with an error log (lifecycle.ts lateAnswer)
+ *   transaction DECLINED  (the provider refused it)      CONFIRMED → left as recorded, IGNORED with an error log
+ *   transaction DECLINED / ERROR                         FAILED    → nothing changes
  * Every failure is announced as payment.operation.failed. The caller holds the payment's lock.
  * The outcome of a late approval's reversal, found by its attempt, is settled by reversals.ts.
  */
@@ -68,7 +73,11 @@ export async function settleByNotification(tx: Queryable, e: FollowUpSettled, tr
     return { state: 'APPLIED', detail: null };
   }
   if (e.outcome === 'FAILED') return { state: 'UNCHANGED', detail: null };
-  return { state: 'IGNORED', detail: `the provider confirms transaction ${t.id}, recorded as ${t.status}: left as recorded` };
+  // Confirmed late (a refund "not found" for the settle window, processed after it): applied if the
+  // payment can still take it, else left as recorded and logged as an error (lifecycle.ts lateAnswer).
+  const late = await settleFollowUp(tx, t.id, { kind: 'answered', result: answerOf(e) });
+  if (late.state === 'LATE_APPLIED') return { state: 'APPLIED', detail: late.detail };
+  return { state: late.state === 'CONFLICT' ? 'IGNORED' : 'UNCHANGED', detail: late.detail, ...(late.state === 'CONFLICT' && late.alert ? { alert: late.alert } : {}) };
 }
 
 /** A follow-up the provider had accepted did not go through: its effect on the payment is undone. */
