@@ -69,9 +69,14 @@ for (const backend of backends()) {
       return row!.state;
     }
 
-    /** Reconciliation takes the payment's PENDING transactions now (as if they were due). */
+    /**
+     * Reconciliation takes the payment's PENDING transactions now (as if they were due). Earlier tests' PENDING
+     * attempts (Pending for ever at Adyen) are put off an hour: one pass claims at most 4 of the organization,
+     * the oldest due first, and they would starve this payment's.
+     */
     async function reconcileNow(paymentId: string): Promise<Payment> {
       await t.db.query(`UPDATE payment_transactions SET reconcile_after = clock_timestamp() - interval '1 second' WHERE payment_id = $1 AND status = 'PENDING'`, [paymentId]);
+      await t.db.query(`UPDATE payment_transactions SET reconcile_after = clock_timestamp() + interval '1 hour' WHERE payment_id <> $1 AND status = 'PENDING'`, [paymentId]);
       await t.running.deps.services.orchestration.reconciliation.runOnce();
       return getPayment(t, paymentId);
     }
