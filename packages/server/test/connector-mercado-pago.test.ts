@@ -215,6 +215,84 @@ for (const backend of backends()) {
       expect(double.paymentsFor(late.id)).toMatchObject([{ status: 'refunded', transaction_amount_refunded: 150.5 }]);
     });
 
+    /**
+     * Reconciliation takes the payment's PENDING transactions now (as if they were due). Earlier tests' PENDING
+     * attempts are put off an hour: one pass claims at most 4 of the organization,
+     * the oldest due first, and they would starve this payment's.
+     */
+    async function reconcileNow(paymentId: string): Promise<Schemas['Payment']> {
+      await t.db.query(`UPDATE payment_transactions SET reconcile_after = clock_timestamp() - interval '1 second' WHERE payment_id = $1 AND status = 'PENDING'`, [paymentId]);
+      await t.db.query(`UPDATE payment_transactions SET reconcile_after = clock_timestamp() + interval '1 hour' WHERE payment_id <> $1 AND status = 'PENDING'`, [paymentId]);
+      await t.running.deps.services.orchestration.reconciliation.runOnce();
+      return getPayment(t, paymentId);
+    }
+
+    it.each([
+      ['captured', 'refunded whole', true, 'refunded'],
+      ['authorized', 'cancelled', false, 'cancelled'],
+    ] as const)(
+      'a card attempt recorded ERROR / NOT_PROCESSED (not in the search for the whole settle window), then %s at Mercado Pago: its payment notification reverses the charge there (%s), with an error log',
+      async (_what, _reversed, capture, reversedStatus) => {
+        const { account, connectionId } = await mercadoPago({ timeoutMs: 300 });
+        // Processed, never answered, and left out of the search far past the settle window (a lagging search).
+        double.behave(account.access_token, { fault: 'timeout', hiddenFromSearchMs: 3_600_000 });
+        const created = capture ? await pay() : await authorizedPayment(t, {}, customerId);
+        double.behave(account.access_token, null);
+        const attemptId = created.transactions_history![0]!.id;
+        expect(created.transactions_history![0]).toMatchObject({ provider_id: MP, status: 'PENDING' });
+        const [late] = double.paymentsFor(attemptId);
+        expect(late).toMatchObject({ status: capture ? 'approved' : 'authorized' });
+        // Not found within the window: asked again; once it has passed: ERROR / NOT_PROCESSED, the payment ERROR.
+        expect((await reconcileNow(created.id)).transactions[0]).toMatchObject({ id: attemptId, status: 'PENDING' });
+        await t.db.query(`UPDATE payment_transactions SET created_at = created_at - interval '16 minutes' WHERE id = $1`, [attemptId]);
+        const given = await reconcileNow(created.id);
+        expect(given.transactions[0]).toMatchObject({ id: attemptId, status: 'ERROR', response_code: 'NOT_PROCESSED' });
+        expect(given).toMatchObject({ status: 'ERROR', sub_status: 'ERROR' });
+
+        // Mercado Pago notifies the payment (it charged the card): a conflict, the money first.
+        const notify = async () => {
+          const signed = double.signedNotification('payment', late!.id);
+          const res = await t.fetch(`/provider-notifications/${connectionId}`, { method: 'POST', headers: signed.headers, body: signed.body, credentials_: false });
+          expect(res.status, await res.text()).toBe(200);
+        };
+        await notify();
+        expect((await getPayment(t, created.id)).transactions[0]).toMatchObject({ id: attemptId, status: 'PENDING', reason: 'NOTIFIED_APPROVAL' });
+        expect(t.logs.some((l) => l.includes('"level":50') && l.includes(attemptId) && l.includes('notified an approval of an attempt recorded ERROR'))).toBe(true);
+        const settled = await reconcileNow(created.id);
+        expect(settled.transactions[0]).toMatchObject({ id: attemptId, status: 'CANCELED', reason: 'LATE_APPROVAL_REVERSED' });
+        expect(settled).toMatchObject({ status: 'ERROR', sub_status: 'ERROR' });
+        expect(double.payment(late!.id)).toMatchObject({ status: reversedStatus, refunds: capture ? [expect.objectContaining({ amount: 150.5 })] : [] });
+        // Notified again (the reversal's own notification): nothing more.
+        await notify();
+        await reconcileNow(created.id);
+        expect((await getPayment(t, created.id)).transactions[0]).toMatchObject({ id: attemptId, status: 'CANCELED', reason: 'LATE_APPROVAL_REVERSED' });
+        expect(double.payment(late!.id)!.refunds).toHaveLength(capture ? 1 : 0);
+      },
+    );
+
+    it('a card attempt recorded DECLINED, then approved at Mercado Pago: its payment notification reverses it as a late approval', async () => {
+      const { account, connectionId } = await mercadoPago({ fallback: true, timeoutMs: 300 });
+      double.behave(account.access_token, { fault: 'timeout' });
+      const p = await pay();
+      double.behave(account.access_token, null);
+      const attemptId = p.transactions_history![0]!.id;
+      expect(attempts(p).map((a) => [a[0], a[1]])).toEqual([
+        [MP, 'PENDING'],
+        ['SANDBOX_A', 'SUCCEEDED'],
+      ]);
+      // As if its outcome had been read as a rejection, which Mercado Pago then turned into an approval.
+      await t.db.query(`UPDATE payment_transactions SET status = 'DECLINED', response_code = 'DO_NOT_HONOR', reconcile_after = NULL WHERE id = $1`, [attemptId]);
+      const mpPaymentId = double.paymentsFor(attemptId)[0]!.id;
+      const signed = double.signedNotification('payment', mpPaymentId);
+      const res = await t.fetch(`/provider-notifications/${connectionId}`, { method: 'POST', headers: signed.headers, body: signed.body, credentials_: false });
+      expect(res.status, await res.text()).toBe(200);
+      expect((await getPayment(t, p.id)).transactions[0]).toMatchObject({ id: attemptId, status: 'PENDING', reason: 'NOTIFIED_APPROVAL' });
+      const settled = await reconcileNow(p.id);
+      expect(settled.transactions[0]).toMatchObject({ id: attemptId, status: 'CANCELED', reason: 'LATE_APPROVAL_REVERSED' });
+      expect(settled).toMatchObject({ status: 'SUCCEEDED', sub_status: 'APPROVED' });
+      expect(double.payment(mpPaymentId)).toMatchObject({ status: 'refunded' });
+    });
+
     it('a refund whose answer is lost: reconciliation sends it again under the same key, Mercado Pago answers its first refund (one refund, not two)', async () => {
       // The purchase must answer within the timeout: 1 s, so a loaded machine does not make it late too.
       const { account } = await mercadoPago({ timeoutMs: 1_000 });
@@ -268,34 +346,38 @@ for (const backend of backends()) {
 
     describe('notifications: verified with the connection webhook_secret first, then translated', () => {
       async function paidAt(context: ConnectionContext, paymentId = randomUUID()) {
+        const reference = randomUUID();
         const result = await adapter().purchase({
           card: { number: '4507990000000002', holderName: null, expirationMonth: 12, expirationYear: 30, securityCode: '123', brand: 'VISA' },
           amount: '80.00',
           currency: 'BRL',
-          reference: randomUUID(),
+          reference,
           paymentId,
           description: 'notified',
           connection: context,
         });
         expect(result.outcome).toBe('SUCCEEDED');
-        return { mpPaymentId: result.providerTransactionId, paymentId };
+        return { mpPaymentId: result.providerTransactionId, paymentId, reference };
       }
       const parse = (context: ConnectionContext, signed: { body: string; headers: Record<string, string> }) =>
         adapter().parseConnectionNotification!(signed.body, signed.headers, context);
 
       it('refunds confirmed or failed by a payment notification → FOLLOW_UP_SETTLED; a re-delivery gives the same events', async () => {
         const { account, context } = await mercadoPago();
-        const { mpPaymentId } = await paidAt(context);
+        const { mpPaymentId, reference } = await paidAt(context);
         double.behave(account.access_token, { on: 'any', asyncRefunds: true });
         const r1 = await adapter().refund({ providerTransactionId: mpPaymentId, amount: '30.00', currency: 'BRL', reference: randomUUID(), connection: context });
         const r2 = await adapter().refund({ providerTransactionId: mpPaymentId, amount: '20.00', currency: 'BRL', reference: randomUUID(), connection: context });
         double.behave(account.access_token, null);
-        expect(await parse(context, double.signedNotification('payment', mpPaymentId))).toEqual({ events: [] });
+        // The card payment approved: its attempt's outcome (ATTEMPT_SETTLED, UNCHANGED where it was recorded approved).
+        const approval = { kind: 'ATTEMPT_SETTLED', notificationId: `mp_card_${mpPaymentId}_approved`, reference, providerTransactionId: mpPaymentId, outcome: 'SUCCEEDED', reason: null, authorizationCode: expect.any(String) };
+        expect(await parse(context, double.signedNotification('payment', mpPaymentId))).toEqual({ events: [approval] });
         double.settleRefund(Number(r1.providerTransactionId), 'approved');
         double.settleRefund(Number(r2.providerTransactionId), 'rejected');
         const signed = double.signedNotification('payment', mpPaymentId);
         const parsed = await parse(context, signed);
         expect(parsed.events).toEqual([
+          approval,
           expect.objectContaining({ kind: 'FOLLOW_UP_SETTLED', operation: 'REFUND', outcome: 'CONFIRMED', providerOperationId: r1.providerTransactionId, providerTransactionId: mpPaymentId, amount: '30.00' }),
           expect.objectContaining({ kind: 'FOLLOW_UP_SETTLED', operation: 'REFUND', outcome: 'FAILED', providerOperationId: r2.providerTransactionId, amount: '20.00' }),
         ]);

@@ -11,7 +11,9 @@
  * the connection's access token (after verification, so an unsigned request never makes us call out):
  * - `payment`: GET /v1/payments/{id}; a PIX or boleto payment in a final status → ASYNC_PAYMENT_SETTLED
  *   (approved → SUCCEEDED, rejected → DECLINED, cancelled → CANCELED or, at its deadline, EXPIRED:
- *   transformers.ts asyncOutcomeOf); each refund in a final state → FOLLOW_UP_SETTLED REFUND (approved →
+ *   transformers.ts asyncOutcomeOf); a card payment approved or authorized → ATTEMPT_SETTLED SUCCEEDED for
+ *   our attempt (its external_reference): what reverses a charge made after we recorded the attempt not
+ *   processed or declined; each refund in a final state → FOLLOW_UP_SETTLED REFUND (approved →
  *   CONFIRMED, rejected/cancelled → FAILED). Captures and cancellations are synchronous at Mercado Pago:
  *   their answer was final, no event is needed.
  * - `topic_chargebacks_wh` (and the older `chargebacks`): GET /v1/chargebacks/{id}, then its payment (for our
@@ -24,7 +26,7 @@ import { InvalidWebhookSignatureError, MPForbiddenError, MPNotFoundError, Webhoo
 import type { ConnectorEvent, ParsedNotification } from '../connector.js';
 import { NotificationSignatureError, type ConnectionContext } from '../provider.js';
 import type { ChargebackResponse, PaymentResponse } from './sdk-types.js';
-import { asyncOutcomeOf, decimalOf } from './transformers.js';
+import { asyncOutcomeOf, decimalOf, MERCADO_PAGO_ASYNC_IDS } from './transformers.js';
 
 /** How far a notification's `ts` may be from now (seconds) before it is refused as a replay. */
 export const SIGNATURE_TOLERANCE_SECONDS = 300;
@@ -123,6 +125,14 @@ async function paymentEvents(paymentId: string, fetcher: NotificationFetcher): P
     const id = String(payment.id ?? paymentId);
     events.push({ kind: 'ASYNC_PAYMENT_SETTLED', notificationId: `mp_payment_${id}_${payment.status}`, providerTransactionId: id, outcome: settled.outcome, reason: settled.reason });
   }
+  // A card payment approved (captured) or authorized: our attempt's outcome, by its external_reference. Usually
+  // recorded already (the call's answer, or a lookup) and it changes nothing; but an attempt recorded ERROR /
+  // NOT_PROCESSED (Mercado Pago's search lagged past the settle window, or the payment was still processing)
+  // or DECLINED, then charged, is reversed as a late approval (payments/provider-notifications/attempts.ts).
+  // A rejection gives no event: the call's answer or a lookup decides it (and, arriving while the call runs,
+  // it could end the payment before its route fails over).
+  const card = cardApprovalOf(payment, paymentId);
+  if (card) events.push(card);
   for (const refund of payment.refunds ?? []) {
     const outcome = refund.status === 'approved' ? 'CONFIRMED' : refund.status === 'rejected' || refund.status === 'cancelled' ? 'FAILED' : undefined;
     if (!outcome || refund.id === undefined) continue;
@@ -139,6 +149,22 @@ async function paymentEvents(paymentId: string, fetcher: NotificationFetcher): P
     });
   }
   return events;
+}
+
+/** ATTEMPT_SETTLED for a card payment of ours Mercado Pago approved or authorized; null for anything else. */
+function cardApprovalOf(payment: PaymentResponse, paymentId: string): ConnectorEvent | null {
+  if (payment.status !== 'approved' && payment.status !== 'authorized') return null;
+  if (!payment.external_reference || (payment.payment_method_id && MERCADO_PAGO_ASYNC_IDS.has(payment.payment_method_id))) return null;
+  const id = String(payment.id ?? paymentId);
+  return {
+    kind: 'ATTEMPT_SETTLED',
+    notificationId: `mp_card_${id}_${payment.status}`,
+    reference: payment.external_reference,
+    providerTransactionId: id,
+    outcome: 'SUCCEEDED',
+    reason: null,
+    authorizationCode: payment.authorization_code ?? null,
+  };
 }
 
 const yes = (v: unknown) => v === true || v === 'true';
