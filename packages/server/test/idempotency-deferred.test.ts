@@ -219,6 +219,44 @@ for (const backend of backends()) {
       expect(refused.replayed).toBe(false);
       expect(await record('d-onbind-4xx')).toMatchObject({ state: 'COMPLETE', status_code: 422, resource: null });
     });
+
+    it('claim on bind: a refusal of a request whose key another request bound meanwhile is not answered; the record is (409 while it runs, its reply, 422 for another request)', async () => {
+      const onBind = { claimOnBind: true };
+      const bound = gate();
+      const settle = gate();
+      // Requests that looked the key up before the first bound it, and whose checks then saw what the first
+      // changed (a second capture of a captured payment): they write nothing and refuse.
+      const held = Array.from({ length: 3 }, () => gate());
+      const looked = Array.from({ length: 3 }, () => gate());
+      const first = runDeferred(t.db, request('d-onbind-refused', 'fp-a'), recoverers, async (binding) => {
+        await Promise.all(looked.map((g) => g.opened));
+        const id = await createBound(binding, `d-onbind-refused-${randomUUID()}`);
+        bound.open();
+        await settle.opened;
+        return { status: 200, body: { id } };
+      }, onBind);
+      const refusing = (i: number, fingerprint: string) =>
+        runDeferred(t.db, request('d-onbind-refused', fingerprint), recoverers, async () => {
+          looked[i]!.open();
+          await held[i]!.opened;
+          return { status: 409, body: { code: 'INVALID_STATUS' } };
+        }, onBind);
+      const [whileRunning, afterwards, another] = [refusing(0, 'fp-a'), refusing(1, 'fp-a'), refusing(2, 'fp-b')];
+      await bound.opened;
+      held[0]!.open();
+      const busy = await whileRunning;
+      expect(busy.reply.status).toBe(409);
+      expect((busy.reply.body as { code: string }).code).toBe('REQUEST_IN_PROCESS');
+      settle.open();
+      const done = await first;
+      held[1]!.open();
+      held[2]!.open();
+      expect(await afterwards).toEqual({ reply: { ...done.reply, headers: {} }, replayed: true });
+      const reused = await another;
+      expect(reused.reply.status).toBe(422);
+      expect((reused.reply.body as { code: string }).code).toBe('IDEMPOTENCY_KEY_REUSED');
+      expect(await record('d-onbind-refused')).toMatchObject({ state: 'COMPLETE', status_code: 200 });
+    });
   });
 
   describe(`POST /payments in deferred mode on ${backend}`, () => {

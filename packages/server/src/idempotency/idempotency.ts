@@ -347,15 +347,6 @@ export async function runDeferred(
 }
 
 /**
- * Deferred mode with the claim on bind (CLAIMED_ON_BIND), for a key found unused: the operation runs with a
- * binding whose `bind` claims the key already bound to the resource in the operation's first transaction
- * (claimBound), and whose `complete` stores the reply in the transaction that settles it. Until that first
- * transaction commits nothing holds the key: two requests with one key both run their checks, one binds,
- * the other's transaction rolls back (ClaimLostError) before any provider call and it answers what the
- * record then says (the replay, 422 for a different request, or 409 while the first runs). A reply of an
- * operation that wrote nothing (a business 4xx) is stored unless the key got a record meanwhile.
- */
-/**
  * Runs a deferred operation with its binding: a thrown ProblemError is its reply, and it is watched, so
  * once it has called a provider (money may have moved) no failure is "nothing happened".
  */
@@ -368,6 +359,17 @@ function runWatched(operation: (binding: IdempotencyBinding) => Promise<Reply>, 
   );
 }
 
+/**
+ * Deferred mode with the claim on bind (CLAIMED_ON_BIND), for a key found unused: the operation runs with a
+ * binding whose `bind` claims the key already bound to the resource in the operation's first transaction
+ * (claimBound), and whose `complete` stores the reply in the transaction that settles it. Until that first
+ * transaction commits nothing holds the key: two requests with one key both run their checks, one binds,
+ * the other's transaction rolls back (ClaimLostError) before any provider call and it answers what the
+ * record then says (the replay, 422 for a different request, or 409 while the first runs). A reply of an
+ * operation that wrote nothing (a business 4xx) is stored unless the key got a record meanwhile; then it
+ * is not answered either (its checks may have seen what the other request changed: a payment captured, a
+ * refund in flight), the record is, as for a lost bind.
+ */
 async function runClaimingOnBind(
   db: Database,
   request: IdempotentRequest,
@@ -399,7 +401,10 @@ async function runClaimingOnBind(
   if (completed) return { reply, replayed: false };
   try {
     if (bound) await repo.complete(db, organizationId, key, claimId, toStore(reply));
-    else await repo.saveIfFree(db, { ...request, reply: toStore(reply), ttlSeconds: IDEMPOTENCY_TTL_SECONDS });
+    // Nothing bound, and the key is another request's by now: this reply came from checks that may have
+    // run against what that request changed (a second capture finds the payment captured, 409
+    // INVALID_STATUS). It is not this request's answer: the key's is.
+    else if (!(await repo.saveIfFree(db, { ...request, reply: toStore(reply), ttlSeconds: IDEMPOTENCY_TTL_SECONDS }))) return answerFromRecord(db, request);
   } catch (err) {
     return { reply, replayed: false, notStored: err };
   }
