@@ -179,7 +179,13 @@ for (const backend of backends()) {
       }
       const auth = await authorizedPayment(t, { card: CARDS.captureFails });
       const beforeAuth = await getPayment(t, auth.id, '?transactions_history=true');
-      const cap = await expectProblem(await postLifecycle(t, auth.id, 'capture', {}, { transactionId: auth.transactions.id }), 422, 'PROVIDER_DECLINED');
+      // Industry data sent with the refused capture changes nothing either (it was merged before the call).
+      const airline = { pnr: 'REFUSE1', passengers: [{ first_name: 'JANE' }] };
+      const cap = await expectProblem(
+        await postLifecycle(t, auth.id, 'capture', { additional_data: { airline } }, { transactionId: auth.transactions.id }),
+        422,
+        'PROVIDER_DECLINED',
+      );
       expect(cap.detail).toContain('CAPTURE_DECLINED');
       await expectOnlyRefusalRecorded(beforeAuth, 'CAPTURE', 'CAPTURE_DECLINED');
       // The refused capture is no capture: the authorization can still be voided.

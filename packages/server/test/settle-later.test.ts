@@ -101,6 +101,31 @@ for (const backend of backends()) {
       expect(((await replay.json()) as Schemas['Payment']).sub_status).toBe('CAPTURED');
     });
 
+    it('capture with additional_data, settled by the reconciliation: the payment takes it once the capture is approved, never while it is in flight or when it is refused', async () => {
+      const airline = { pnr: 'LATE01', passengers: [{ first_name: 'JOHN' }] };
+      for (const card of [CARDS.approved, CARDS.captureFails]) {
+        const payment = await authorizedPayment(t, { card });
+        const auth = (await getPayment(t, payment.id)).transactions.find((x) => x.type === 'AUTHORIZE')!;
+        const before = (await getPayment(t, payment.id)).additional_data;
+        const key = randomUUID();
+        state.fault = { statement: PHASE_C, error: lostConnection };
+        await settleLater(await postLifecycle(t, payment.id, 'capture', { additional_data: { airline } }, { transactionId: auth.id, key }));
+        state.fault = null;
+        const inFlight = await getPayment(t, payment.id);
+        expect(inFlight.transactions.at(-1)).toMatchObject({ type: 'CAPTURE', status: 'PENDING' });
+        expect(inFlight.additional_data).toEqual(before);
+        await reconcileNow(t, payment.id);
+        const settled = await getPayment(t, payment.id);
+        if (card === CARDS.approved) {
+          expect(settled.sub_status).toBe('CAPTURED');
+          expect(settled.additional_data?.airline).toMatchObject(airline);
+        } else {
+          expect(settled.transactions.at(-1)).toMatchObject({ type: 'CAPTURE', status: 'DECLINED' });
+          expect(settled.additional_data).toEqual(before);
+        }
+      }
+    });
+
     it('create payment: the database fails recording the approval: 502 (not 201, not 503), the key then replays the settled 201', async () => {
       const customerId = await createCustomer(t);
       const body = paymentBody(t, customerId, { amount: { currency: 'BRL', value: 42 } });

@@ -21,13 +21,15 @@ export interface AttemptRow extends TransactionRow {
   reversals_failed: number;
   /** PENDING and not due for reconciliation yet: its call is (or may still be) running. */
   in_flight: boolean;
+  /** A capture's `additional_data`, merged into the payment's once the capture is approved (payments/lifecycle.ts). */
+  additional_data: unknown;
 }
 
 const COLUMNS = `id, payment_id, type, status, category, amount::text AS amount, provider_id, payment_method, response_code, response_message,
   reason, description, merchant_reference, provider_data, raw_response, provider_transaction_id, connection_data, merchant_advice_code,
   merchant_advice_code_message, payment_status_before, payment_sub_status_before, created_at::text AS created_at, updated_at::text AS updated_at,
   COALESCE(connection_id, connection_data->>'id') AS connection_id, reconcile_attempts, reversals_failed,
-  (status = 'PENDING' AND reconcile_after > clock_timestamp()) AS in_flight`;
+  (status = 'PENDING' AND reconcile_after > clock_timestamp()) AS in_flight, additional_data`;
 
 /** What a provider said (or why it said nothing) as recorded on the transaction. */
 export type AttemptRecord = Pick<
@@ -54,20 +56,20 @@ export const orchestrationRepository = {
    * Inserts a provider attempt PENDING: its deadline is when its call is overdue (timeout + grace), and the
    * reconciliation worker looks at it from then on unless the call's own phase C settled it first.
    */
-  async insertAttempt(db: Queryable, t: NewTransactionRow & { connection_id: string; deadlineMs: number }): Promise<AttemptRow> {
+  async insertAttempt(db: Queryable, t: NewTransactionRow & { connection_id: string; deadlineMs: number; additional_data?: unknown }): Promise<AttemptRow> {
     const rows = await db.query<AttemptRow>(
       `INSERT INTO payment_transactions (id, payment_id, type, status, category, amount, provider_id, payment_method, response_code,
          response_message, reason, description, merchant_reference, provider_data, raw_response, provider_transaction_id, connection_data,
          merchant_advice_code, merchant_advice_code_message, payment_status_before, payment_sub_status_before,
-         connection_id, deadline_at, reconcile_after)
+         connection_id, deadline_at, reconcile_after, additional_data)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
-         clock_timestamp() + make_interval(secs => $23::float8 / 1000), clock_timestamp() + make_interval(secs => $23::float8 / 1000))
+         clock_timestamp() + make_interval(secs => $23::float8 / 1000), clock_timestamp() + make_interval(secs => $23::float8 / 1000), $24::json)
        RETURNING ${COLUMNS}`,
       [
         t.id, t.payment_id, t.type, t.status, t.category, t.amount, t.provider_id, json(t.payment_method), t.response_code,
         t.response_message, t.reason, t.description, t.merchant_reference, json(t.provider_data), rawJson(t.raw_response),
         t.provider_transaction_id, json(t.connection_data), t.merchant_advice_code, t.merchant_advice_code_message,
-        t.payment_status_before, t.payment_sub_status_before, t.connection_id, t.deadlineMs,
+        t.payment_status_before, t.payment_sub_status_before, t.connection_id, t.deadlineMs, json(t.additional_data),
       ],
     );
     return rows[0]!;

@@ -26,7 +26,7 @@ import { problem } from '../http/problems.js';
 import type { Lenient } from '../http/lenient-input.js';
 import { DEADLINE_GRACE_MS } from '../orchestration/orchestrator.js';
 import type { FollowUpAnswer } from '../orchestration/reconciliation.js';
-import { orchestrationRepository as attempts, type AttemptRecord } from '../orchestration/repository.js';
+import { orchestrationRepository as attempts, type AttemptRecord, type AttemptRow } from '../orchestration/repository.js';
 import { FIRST_LOOKUP_DELAY_MS, providerDataOf } from '../orchestration/settle.js';
 import type { Logger } from '../platform/logger.js';
 import type { OrchestrationMetrics } from '../platform/metrics.js';
@@ -88,7 +88,7 @@ export interface LifecycleContext {
 type Amount = Lenient<Schemas['TransactionAmountRequest']>;
 type FollowUpType = 'CAPTURE' | 'CANCEL' | 'REFUND';
 interface Details {
-  /** A capture's industry data (Yuno's airline capture): completes the payment's `additional_data`. */
+  /** A capture's industry data (Yuno's airline capture): completes the payment's `additional_data` once the capture is approved. */
   additional_data?: Schemas['AdditionalData'];
   merchant_reference?: string;
   reason?: string;
@@ -187,6 +187,8 @@ async function reserve(
     payment_sub_status_before: payment.sub_status,
     connection_id: connectionId!,
     deadlineMs: (connection?.timeoutMs ?? DEFAULT_FOLLOW_UP_TIMEOUT_MS) + DEADLINE_GRACE_MS,
+    // A capture's industry data waits on the capture: the payment takes it only once it is approved (apply).
+    ...(t.type === 'CAPTURE' && t.details.additional_data ? { additional_data: t.details.additional_data } : {}),
   });
   await ctx.bind?.(tx, followUpResource(transaction.id));
   return { ok: true, value: { transaction, providerTransactionId: charged.provider_transaction_id!, currency: payment.currency, provider, connection, connectionId } };
@@ -219,9 +221,7 @@ function reserveCapture(ctx: LifecycleContext, body: Details & { amount?: Amount
     if (busy) return invalidStatus(`A ${busy.type} of this authorization (transaction ${busy.id}) is in flight; its outcome decides what is possible next.`);
     const amount = amountWithin(payment, body.amount, auth!.amount, 'capture');
     if (!amount.ok) return amount;
-    const reserved = await reserve(tx, ctx, payment, auth!, auth!, { type: 'CAPTURE', amount: amount.value, details: body });
-    if (reserved.ok && body.additional_data) await repo.mergeAdditionalData(tx, payment.id, body.additional_data);
-    return reserved;
+    return reserve(tx, ctx, payment, auth!, auth!, { type: 'CAPTURE', amount: amount.value, details: body });
   };
 }
 
@@ -431,11 +431,15 @@ function cannotTake(payment: PaymentRow, transactions: TransactionRow[], t: Tran
   return compareDecimal(t.amount, room) > 0 ? `only ${room} ${payment.currency} was left to refund (refunded or reserved again meanwhile)` : null;
 }
 
-/** The payment change an approved follow-up makes, with its history entry and event. */
-async function apply(tx: Queryable, payment: PaymentRow, t: TransactionRow): Promise<void> {
+/**
+ * The payment change an approved follow-up makes, with its history entry and event. An approved capture's
+ * `additional_data` completes the payment's here, not before: a refused capture changes nothing.
+ */
+async function apply(tx: Queryable, payment: PaymentRow, t: AttemptRow): Promise<void> {
   let next: { status: string; subStatus: string; captured?: string; refunded?: string };
   let event: 'payment.captured' | 'payment.canceled' | 'payment.refunded';
   if (t.type === 'CAPTURE') {
+    if (t.additional_data) await repo.mergeAdditionalData(tx, payment.id, t.additional_data as Record<string, unknown>);
     const auth = (await repo.listTransactions(tx, payment.id)).find((x) => x.type === 'AUTHORIZE' && x.status === 'SUCCEEDED');
     const full = !auth || compareDecimal(t.amount, auth.amount) === 0;
     next = { status: 'SUCCEEDED', subStatus: full ? 'CAPTURED' : 'PARTIALLY_CAPTURED', captured: t.amount };

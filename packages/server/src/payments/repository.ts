@@ -204,7 +204,7 @@ export const paymentsRepository = {
     return rows[0]!;
   },
 
-  /** A capture's `additional_data` completes the payment's: each member given replaces the payment's own. */
+  /** An approved capture's `additional_data` completes the payment's: each member given replaces the payment's own (in the transaction that moves the payment). */
   async mergeAdditionalData(db: Queryable, id: string, data: Record<string, unknown>): Promise<void> {
     await db.query(`UPDATE payments SET additional_data = (COALESCE(additional_data::jsonb, '{}'::jsonb) || $2::jsonb)::json WHERE id = $1`, [id, JSON.stringify(data)]);
   },

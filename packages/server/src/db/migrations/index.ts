@@ -31,6 +31,7 @@ import lateApprovalReversals from './0030_late_approval_reversals.js';
 import outboxOrdering from './0031_outbox_ordering.js';
 import outboxGivenUp from './0032_outbox_given_up.js';
 import eventResourceIndex from './0033_event_resource_index.js';
+import captureAdditionalData from './0034_capture_additional_data.js';
 
 /** Every migration, in order. Add a new file (next number) and list it here; never edit an applied one. */
 export const migrations: readonly Migration[] = [
@@ -55,4 +56,5 @@ export const migrations: readonly Migration[] = [
   outboxOrdering,
   outboxGivenUp,
   eventResourceIndex,
+  captureAdditionalData,
 ];
