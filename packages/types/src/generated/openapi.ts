@@ -2472,7 +2472,7 @@ export interface webhooks {
         put?: never;
         /**
          * payment.refunded
-         * @description Money was refunded: the payment is `REFUNDED` / `REFUNDED`, or `SUCCEEDED` / `PARTIALLY_REFUNDED` after a partial refund. POSTed to each enabled endpoint subscribed to `payment.refunded` or `*`, signed per Standard
+         * @description Money was refunded: the payment is `REFUNDED` / `REFUNDED`, or `SUCCEEDED` / `PARTIALLY_REFUNDED` after a partial refund; a refund approved while a chargeback is open (sent before it arrived) keeps the chargeback's status, `IN_DISPUTE` (or `CHARGEBACK` / `LOST` once decided lost), with `amount.refunded` counting it. POSTed to each enabled endpoint subscribed to `payment.refunded` or `*`, signed per Standard
          *     Webhooks with the endpoint's secret(s): verify `webhook-signature` over the raw body (for example with
          *     `verifyWebhook` of @payorch/client or the `standardwebhooks` library), reject a `webhook-timestamp`
          *     more than 5 minutes off, and deduplicate on `webhook-id` (the event's `id`).
@@ -4167,7 +4167,7 @@ export interface components {
             merchant_reference?: string;
             /** @description Why the capture is made, for example PRODUCT_CONFIRMED. */
             reason?: string;
-            /** @description Industry data completing the payment at capture (Yuno's airline capture sends its itinerary here); recorded on the capture transaction's request. */
+            /** @description Industry data completing the payment at capture (Yuno's airline capture sends its itinerary here): each member given replaces the payment's own once the capture is approved; a refused capture changes nothing. */
             additional_data?: components["schemas"]["AdditionalData"];
             /** @description Free text about the capture. */
             description?: string;
@@ -4296,7 +4296,7 @@ export interface components {
             created_at: string;
             data: components["schemas"]["EventPaymentData"];
         };
-        /** @description The `payment.refunded` event. Money was refunded: the payment is `REFUNDED` / `REFUNDED`, or `SUCCEEDED` / `PARTIALLY_REFUNDED` after a partial refund. Sent as the body of a signed POST to every enabled webhook endpoint subscribed to it (or to `*`). */
+        /** @description The `payment.refunded` event. Money was refunded: the payment is `REFUNDED` / `REFUNDED`, or `SUCCEEDED` / `PARTIALLY_REFUNDED` after a partial refund; a refund approved while a chargeback is open (sent before it arrived) keeps the chargeback's status, `IN_DISPUTE` (or `CHARGEBACK` / `LOST` once decided lost), with `amount.refunded` counting it. Sent as the body of a signed POST to every enabled webhook endpoint subscribed to it (or to `*`). */
         EventPaymentRefunded: {
             /**
              * Format: uuid

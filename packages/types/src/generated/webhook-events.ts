@@ -34,7 +34,7 @@ export interface WebhookEventMap {
     "payment.captured": components["schemas"]["EventPaymentCaptured"];
     /** An authorization was voided: the payment is `CANCELED` / `CANCELED`. */
     "payment.canceled": components["schemas"]["EventPaymentCanceled"];
-    /** Money was refunded: the payment is `REFUNDED` / `REFUNDED`, or `SUCCEEDED` / `PARTIALLY_REFUNDED` after a partial refund. */
+    /** Money was refunded: the payment is `REFUNDED` / `REFUNDED`, or `SUCCEEDED` / `PARTIALLY_REFUNDED` after a partial refund; a refund approved while a chargeback is open (sent before it arrived) keeps the chargeback's status, `IN_DISPUTE` (or `CHARGEBACK` / `LOST` once decided lost), with `amount.refunded` counting it. */
     "payment.refunded": components["schemas"]["EventPaymentRefunded"];
     /** A capture, cancel or refund did not go through after all (the provider's notification said so): the transaction is `DECLINED` (`FAILED_AT_PROVIDER`) and what it changed is undone. */
     "payment.operation.failed": components["schemas"]["EventPaymentOperationFailed"];
