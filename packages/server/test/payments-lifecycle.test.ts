@@ -199,6 +199,19 @@ for (const backend of backends()) {
       expect(await eventTypes(t, paid.id)).toEqual(['payment.succeeded']);
     });
 
+    it('reason REVERSE (Yuno: reverse split recipients, none here) is treated as REQUESTED_BY_CUSTOMER, also when cancel-or-refund voids', async () => {
+      const paid = await createPayment(t);
+      const refunded = await ok(await postLifecycle(t, paid.id, 'refund', { amount: { currency: 'BRL', value: 1 }, reason: 'REVERSE' }, { transactionId: paid.transactions.id }));
+      expect(refunded.transactions.at(-1)).toMatchObject({ type: 'REFUND', status: 'SUCCEEDED', reason: 'REQUESTED_BY_CUSTOMER' });
+      const rest = await ok(await postLifecycle(t, paid.id, 'cancel-or-refund', { reason: 'REVERSE' }), 201);
+      expect(rest.transactions.at(-1)).toMatchObject({ type: 'REFUND', status: 'SUCCEEDED', reason: 'REQUESTED_BY_CUSTOMER' });
+      // A void's reasons (CancelRequest) have no REVERSE at all.
+      const auth = await authorizedPayment(t);
+      const voided = await ok(await postLifecycle(t, auth.id, 'cancel-or-refund', { reason: 'REVERSE' }), 201);
+      expect(voided.transactions.at(-1)).toMatchObject({ type: 'CANCEL', status: 'SUCCEEDED', reason: 'REQUESTED_BY_CUSTOMER' });
+      expect((await getPayment(t, auth.id, '?transactions_history=true')).transactions.at(-1)?.reason).toBe('REQUESTED_BY_CUSTOMER');
+    });
+
     it('cancel-or-refund cancels what is only authorized and refunds what is captured (201)', async () => {
       const auth = await authorizedPayment(t);
       await expectProblem(await postLifecycle(t, auth.id, 'cancel-or-refund', { amount: { currency: 'BRL', value: 10 } }), 422, 'INVALID_AMOUNT');

@@ -501,12 +501,22 @@ export async function cancelPayment(ctx: LifecycleContext, paymentId: string, tr
   return run(ctx, await reserveOn(ctx, paymentId, transactionId, reserveVoid(ctx, body)));
 }
 
+/**
+ * A refund's reason as recorded: Yuno's `REVERSE` (reverse split recipients' funds) is treated as
+ * REQUESTED_BY_CUSTOMER (RefundRequest: there are no split recipients), so a refund records that, and a
+ * cancel-or-refund that voids records no reason a void cannot have (CancelRequest has no REVERSE).
+ */
+function refundReason<T extends Details>(body: T): T {
+  return body.reason === 'REVERSE' ? { ...body, reason: 'REQUESTED_BY_CUSTOMER' } : body;
+}
+
 export async function refundPayment(ctx: LifecycleContext, paymentId: string, transactionId: string, body: Details & { amount?: Amount }): Promise<LifecycleOutcome> {
-  return run(ctx, await reserveOn(ctx, paymentId, transactionId, reserveRefund(ctx, body)));
+  return run(ctx, await reserveOn(ctx, paymentId, transactionId, reserveRefund(ctx, refundReason(body))));
 }
 
 /** Undoes the payment as its state allows: voids an uncaptured authorization, refunds captured money. */
-export async function cancelOrRefundPayment(ctx: LifecycleContext, paymentId: string, body: Details & { amount?: Amount }): Promise<LifecycleOutcome> {
+export async function cancelOrRefundPayment(ctx: LifecycleContext, paymentId: string, given: Details & { amount?: Amount }): Promise<LifecycleOutcome> {
+  const body = refundReason(given);
   const reserved = await reserveOn(ctx, paymentId, null, async (tx, payment, transactions) => {
     if (isUncapturedAuthorization(payment)) {
       const auth = transactions.find((t) => t.type === 'AUTHORIZE' && t.status === 'SUCCEEDED');

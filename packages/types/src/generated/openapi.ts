@@ -4190,7 +4190,7 @@ export interface components {
             /** @description The merchant's reference of this refund (defaults to the payment's merchant_order_id). */
             merchant_reference?: string;
             /**
-             * @description Why the money is returned (`REVERSE` is accepted and treated as REQUESTED_BY_CUSTOMER; there are no split recipients).
+             * @description Why the money is returned (`REVERSE` is accepted and treated as REQUESTED_BY_CUSTOMER, the reason the transaction then records; there are no split recipients).
              * @enum {string}
              */
             reason?: "DUPLICATE" | "FRAUDULENT" | "REQUESTED_BY_CUSTOMER" | "REVERSE";
