@@ -15,10 +15,11 @@ import { startServer } from '../src/server.js';
 import { recordEvent, type NewEvent } from '../src/webhooks/events.js';
 import type { EventType } from '../src/webhooks/event-types.js';
 import { postWebhook } from '../src/webhooks/http-sender.js';
-import { webhooksRepository } from '../src/webhooks/repository.js';
+import { DEFAULT_CLAIM_CAPS, webhooksRepository } from '../src/webhooks/repository.js';
 import { signatureHeaders, verifySignedRequest } from '../src/webhooks/signing.js';
 import { endpointUrlProblem, isNonPublicAddress } from '../src/webhooks/url-policy.js';
 import { DEFAULT_RETRY_SCHEDULE_MS, DeliveryWorker, type DeliveryWorkerOptions } from '../src/webhooks/worker.js';
+import { until } from './support/acquirers.js';
 import { expectSchema } from './support/assertions.js';
 import { backends, useServer, type TestServer } from './support/harness.js';
 import spec from '@payorch/types/openapi.json' with { type: 'json' };
@@ -391,6 +392,44 @@ for (const backend of backends()) {
       expect(r.received).toHaveLength(6);
       expect(idOf(r.received[5]!)).toBe(eventId);
       expect((JSON.parse(r.received[5]!.body) as { retry: number }).retry).toBe(5);
+    });
+
+    it('a redelivery of a delivery in flight keeps its lease: no second attempt at once, the caps hold, and it runs again once the attempt ends', async () => {
+      // The first attempts hang (each until the worker's 6 s deadline, far longer than the redeliveries below take); every later request is answered 204.
+      const r = await receiver((n) => (n <= DEFAULT_CLAIM_CAPS.perEndpoint ? 'hang' : 204));
+      const endpoint = await createEndpoint(t, r.url);
+      for (let i = 0; i < 6; i++) await emit(t, 'payment.succeeded', `pay-inflight-${i}`);
+      const w = testWorker(t, { timeoutMs: 6_000, pollIntervalMs: 50 });
+      w.worker.start();
+      try {
+        await until(async () => r.received.length >= DEFAULT_CLAIM_CAPS.perEndpoint, 5_000);
+        const inFlight = await t.db.query<{ id: string }>(
+          `SELECT id FROM webhook_deliveries WHERE endpoint_id = $1 AND status = 'PENDING' AND locked_until > clock_timestamp()`,
+          [endpoint.id],
+        );
+        expect(inFlight).toHaveLength(DEFAULT_CLAIM_CAPS.perEndpoint);
+        // The merchant redelivers its hanging deliveries, again and again, while the worker keeps polling.
+        for (let round = 0; round < 3; round++) {
+          for (const d of inFlight) expect((await t.fetch(`/webhook-endpoints/${endpoint.id}/deliveries/${d.id}/redeliver`, { method: 'POST' })).status).toBe(202);
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        // Nothing more was sent while the attempts hang: the per-endpoint cap still counts them.
+        expect(r.received).toHaveLength(DEFAULT_CLAIM_CAPS.perEndpoint);
+        expect(new Set(r.received.map(idOf)).size).toBe(DEFAULT_CLAIM_CAPS.perEndpoint);
+        // Once each hanging attempt ends, the redelivery it was asked for runs (MANUAL), then the other two go.
+        await until(async () => (await deliveries(t, endpoint.id)).every((d) => d.status === 'DELIVERED'), 15_000);
+        const log = await deliveries(t, endpoint.id);
+        expect(log.map((d) => d.status)).toEqual(Array(6).fill('DELIVERED'));
+        for (const d of log.filter((x) => inFlight.some((f) => f.id === x.id))) {
+          expect(d.attempts.map((a) => [a.trigger, a.status_code, a.error])).toEqual([
+            ['SCHEDULED', null, 'no answer within 6000 ms'],
+            ['MANUAL', 204, null],
+          ]);
+        }
+        expect(r.received).toHaveLength(DEFAULT_CLAIM_CAPS.perEndpoint * 2 + 2);
+      } finally {
+        await w.worker.stop();
+      }
     });
 
     it('redirects are not followed and refused connections are logged failures', async () => {

@@ -349,7 +349,7 @@ export const webhooksRepository = {
          WHERE d.id IN (SELECT id FROM picked) AND d.status = 'PENDING' AND (d.locked_until IS NULL OR d.locked_until <= $1::timestamptz)
          FOR UPDATE OF d SKIP LOCKED
        ), claimed AS (
-         UPDATE webhook_deliveries d SET lease_id = $3, locked_until = $4::timestamptz
+         UPDATE webhook_deliveries d SET lease_id = $3, locked_until = $4::timestamptz, redeliver_requested = false
          FROM due WHERE d.id = due.id
          RETURNING d.id, d.lease_id, d.attempts, d.failures, d.next_trigger, d.endpoint_id, d.event_id, d.organization_id
        )
@@ -378,12 +378,17 @@ export const webhooksRepository = {
       next: { status: 'PENDING' | 'DELIVERED' | 'FAILED'; failures: number; nextAttemptAt: string; deliveredAt: string | null };
     },
   ): Promise<number> {
+    // A redelivery asked for during this attempt (requeue) applies now: due at once, MANUAL, a fresh schedule.
     let rows = await db.query<{ attempts: number }>(
-      `UPDATE webhook_deliveries SET attempts = attempts + 1, status = $3, failures = $4, next_attempt_at = $5::timestamptz,
-         delivered_at = COALESCE($6::timestamptz, delivered_at), next_trigger = 'SCHEDULED', lease_id = NULL, locked_until = NULL,
+      `UPDATE webhook_deliveries SET attempts = attempts + 1,
+         status = CASE WHEN redeliver_requested THEN 'PENDING' ELSE $3 END,
+         failures = CASE WHEN redeliver_requested THEN 0 ELSE $4 END,
+         next_attempt_at = CASE WHEN redeliver_requested THEN $7::timestamptz ELSE $5::timestamptz END,
+         next_trigger = CASE WHEN redeliver_requested THEN 'MANUAL' ELSE 'SCHEDULED' END,
+         delivered_at = COALESCE($6::timestamptz, delivered_at), redeliver_requested = false, lease_id = NULL, locked_until = NULL,
          updated_at = clock_timestamp()
        WHERE id = $1 AND lease_id = $2 RETURNING attempts`,
-      [a.deliveryId, a.leaseId, a.next.status, a.next.failures, a.next.nextAttemptAt, a.next.deliveredAt],
+      [a.deliveryId, a.leaseId, a.next.status, a.next.failures, a.next.nextAttemptAt, a.next.deliveredAt, a.startedAt],
     );
     if (rows.length === 0) {
       rows = await db.query<{ attempts: number }>(
@@ -468,11 +473,23 @@ export const webhooksRepository = {
     );
   },
 
-  /** Queues a delivery for an immediate manual attempt with a fresh retry schedule (an attempt in flight only gets logged). */
+  /**
+   * Queues a delivery for an immediate manual attempt with a fresh retry schedule. While an attempt holds a
+   * live lease, the lease stays (never two attempts of one delivery at once, and the caps keep counting it):
+   * the request is noted and finishAttempt applies it when that attempt ends (due at once then). An expired
+   * lease (its worker gone) is dropped as before.
+   */
   async requeue(db: Queryable, id: string, now: string): Promise<DeliveryRow> {
     const rows = await db.query<DeliveryRow>(
-      `UPDATE webhook_deliveries SET status = 'PENDING', failures = 0, next_trigger = 'MANUAL', next_attempt_at = $2::timestamptz,
-         lease_id = NULL, locked_until = NULL, updated_at = clock_timestamp()
+      `UPDATE webhook_deliveries SET
+         redeliver_requested = COALESCE(locked_until > $2::timestamptz, false),
+         status = CASE WHEN locked_until > $2::timestamptz THEN status ELSE 'PENDING' END,
+         failures = CASE WHEN locked_until > $2::timestamptz THEN failures ELSE 0 END,
+         next_trigger = 'MANUAL',
+         next_attempt_at = CASE WHEN locked_until > $2::timestamptz THEN next_attempt_at ELSE $2::timestamptz END,
+         lease_id = CASE WHEN locked_until > $2::timestamptz THEN lease_id END,
+         locked_until = CASE WHEN locked_until > $2::timestamptz THEN locked_until END,
+         updated_at = clock_timestamp()
        WHERE id = $1 RETURNING ${DELIVERY_COLUMNS}`,
       [id, now],
     );

@@ -32,6 +32,7 @@ import outboxOrdering from './0031_outbox_ordering.js';
 import outboxGivenUp from './0032_outbox_given_up.js';
 import eventResourceIndex from './0033_event_resource_index.js';
 import captureAdditionalData from './0034_capture_additional_data.js';
+import webhookRedeliverAfterAttempt from './0035_webhook_redeliver_after_attempt.js';
 
 /** Every migration, in order. Add a new file (next number) and list it here; never edit an applied one. */
 export const migrations: readonly Migration[] = [
@@ -57,4 +58,5 @@ export const migrations: readonly Migration[] = [
   outboxGivenUp,
   eventResourceIndex,
   captureAdditionalData,
+  webhookRedeliverAfterAttempt,
 ];
