@@ -3,6 +3,8 @@
  * and the API) and at delivery (before any connection), IPv4 embedded in IPv6 included; global unicast
  * addresses pass. Nothing here connects anywhere but 127.0.0.1.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { postWebhook } from '../src/webhooks/http-sender.js';
 import { addressAllowed, endpointUrlProblem, isNonPublicAddress } from '../src/webhooks/url-policy.js';
@@ -80,6 +82,37 @@ describe('webhook URL policy', () => {
     for (const host of ['127.0.0.1', '[::1]', '[::ffff:127.0.0.1]', 'localhost']) expect(endpointUrlProblem(`http://${host}:8080/h`, true), host).toBeUndefined();
     for (const [host] of REFUSED.filter(([h]) => !['127.0.0.1', '[::1]', '[::ffff:127.0.0.1]'].includes(h))) {
       expect(endpointUrlProblem(`https://${host}/h`, true), host).toBeDefined();
+    }
+  });
+});
+
+describe('loopback in sandbox mode: registration and sending agree', () => {
+  it('every loopback URL sandbox mode registers is one a delivery reaches (localhost names included), and production refuses them all', async () => {
+    const received: string[] = [];
+    const server = createServer((req, res) => {
+      received.push(req.headers.host ?? '');
+      req.resume();
+      req.on('end', () => res.writeHead(204).end());
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    try {
+      for (const host of ['127.0.0.1', 'localhost', 'LOCALHOST', 'hooks.localhost', 'a.b.localhost']) {
+        const url = `http://${host}:${port}/h`;
+        expect(endpointUrlProblem(url, true), url).toBeUndefined();
+        expect(endpointUrlProblem(url, false), url).toBeDefined();
+        const before = received.length;
+        expect(await postWebhook(url, '{}', {}, { timeoutMs: 2_000, allowLoopback: true }), url).toMatchObject({ ok: true, statusCode: 204 });
+        expect(received.length, url).toBe(before + 1);
+        // Outside sandbox mode the sender refuses it too, before connecting.
+        expect((await postWebhook(url, '{}', {}, { timeoutMs: 2_000, allowLoopback: false })).ok, url).toBe(false);
+        expect(received.length, url).toBe(before + 1);
+      }
+      // Neither registers nor sends to a name that only looks local.
+      expect(endpointUrlProblem(`http://localhost.example.com:${port}/h`, true)).toBeDefined();
+      expect(await postWebhook(`http://localhost.example.com:${port}/h`, '{}', {}, { timeoutMs: 2_000, allowLoopback: true })).toMatchObject({ ok: false, error: 'the endpoint address is not allowed' });
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
     }
   });
 });

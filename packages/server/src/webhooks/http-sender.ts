@@ -7,7 +7,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { addressAllowed, guardedLookup, isLoopbackAddress } from './url-policy.js';
+import { addressAllowed, guardedLookup, isLoopbackHost } from './url-policy.js';
 
 export interface SendResult {
   /** The HTTP status, when a response arrived. */
@@ -49,7 +49,7 @@ export function postWebhook(rawUrl: string, body: string, headers: Record<string
       return;
     }
     const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
-    const loopbackHost = host === 'localhost' || isLoopbackAddress(host);
+    const loopbackHost = isLoopbackHost(host);
     const literalRefused = isIP(host) !== 0 && !addressAllowed(host, options.allowLoopback);
     const plainRefused = url.protocol !== 'https:' && !(options.allowLoopback && loopbackHost);
     if (literalRefused || plainRefused || (url.protocol !== 'https:' && url.protocol !== 'http:')) {

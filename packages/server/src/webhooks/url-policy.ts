@@ -3,7 +3,7 @@
  * reserved, translation or otherwise non-global address, checked on registration for literal addresses
  * and again at connection time for every address a name resolves to (so DNS cannot point a delivery
  * inside the network). Sandbox mode adds one exception for local development and the test suite's
- * receivers: loopback (127.0.0.0/8, ::1, localhost), over plain `http` too.
+ * receivers: loopback (127.0.0.0/8, ::1, localhost and names under it), over plain `http` too.
  *
  * Classification is ipaddr.js's range names (IANA special-purpose registries), not a hand list:
  * - IPv4: only the range `unicast` (everything else ipaddr.js names: private, loopback, linkLocal,
@@ -53,7 +53,18 @@ export function addressAllowed(address: string, allowLoopback: boolean): boolean
   return !isNonPublicAddress(address) || (allowLoopback && isLoopbackAddress(address));
 }
 
-const isLoopbackName = (host: string) => host === 'localhost' || host.endsWith('.localhost');
+/** A localhost name (RFC 6761 §6.3: `localhost` and every name under it always mean loopback). */
+const isLoopbackName = (name: string) => name === 'localhost' || name.endsWith('.localhost');
+
+/**
+ * Whether a URL's host (`URL.hostname`: brackets and case as the URL parser leaves them) is loopback: a
+ * loopback literal or a localhost name. The one rule registration (endpointUrlProblem) and sending
+ * (http-sender.ts) both use, so what sandbox mode registers is what it delivers to.
+ */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  return parse(host) ? isLoopbackAddress(host) : isLoopbackName(host);
+}
 
 /** Why this URL cannot be an endpoint, or undefined when it can. `sandbox` admits loopback receivers. */
 export function endpointUrlProblem(raw: string, sandbox: boolean): string | undefined {
@@ -68,7 +79,7 @@ export function endpointUrlProblem(raw: string, sandbox: boolean): string | unde
   if (url.hash) return 'must not contain a fragment';
   const host = url.hostname.toLowerCase();
   const literal = parse(host);
-  const isLoopback = literal ? isLoopbackAddress(host) : isLoopbackName(host);
+  const isLoopback = isLoopbackHost(host);
   if (sandbox && isLoopback) return undefined;
   if (url.protocol === 'http:') return sandbox ? 'must use https (plain http only to 127.0.0.1, ::1 or localhost in sandbox mode)' : 'must use https';
   if (isLoopback || (literal && isNonPublicAddress(host))) return 'must be a public address';
@@ -78,7 +89,8 @@ export function endpointUrlProblem(raw: string, sandbox: boolean): string | unde
 /** A dns lookup that fails when a name resolves to any address a delivery may not reach. */
 export function guardedLookup(allowLoopback: boolean): LookupFunction {
   return (hostname, options, callback) => {
-    dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
+    // A localhost name resolves as `localhost` itself (RFC 6761: never sent to DNS; the system resolver may not know it).
+    dnsLookup(isLoopbackName(hostname.toLowerCase()) ? 'localhost' : hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
       if (err) return callback(err, '', 0);
       if (addresses.length === 0 || addresses.some((a) => !addressAllowed(a.address, allowLoopback))) {
         const e = Object.assign(new Error(`${hostname} resolves to a non-public address`), { code: 'ENOTPUBLIC' }) as NodeJS.ErrnoException;
