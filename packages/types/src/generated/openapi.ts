@@ -3788,7 +3788,7 @@ export interface components {
              */
             event_id: string;
             event_type: components["schemas"]["WebhookEventType"];
-            /** @description The payment id or vaulted token the event is about; events of one resource are delivered in order. */
+            /** @description The resource the event is about: the payment id (`payment.*` events), the vaulted token (`enrollment.*`) or the payment link's code (`payment_link.paid`). Events of one resource are delivered to an endpoint in order. */
             resource_id: string;
             status: components["schemas"]["WebhookDeliveryStatus"];
             attempt_count: number;
