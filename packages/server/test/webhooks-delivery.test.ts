@@ -429,6 +429,8 @@ for (const backend of backends()) {
         expect(r.received).toHaveLength(DEFAULT_CLAIM_CAPS.perEndpoint * 2 + 2);
       } finally {
         await w.worker.stop();
+        // The organization's 16 endpoints are shared by this file's tests.
+        await t.fetch(`/webhook-endpoints/${endpoint.id}`, { method: 'DELETE' });
       }
     });
 
@@ -528,6 +530,23 @@ for (const backend of backends()) {
       await t.fetch(`/webhook-endpoints/${endpoint.id}`, { method: 'PATCH', headers: json, body: JSON.stringify({ enabled: true }) });
       expect(await w.drain()).toBe(1);
       expect(r.received.map(idOf)).toEqual([eventId]);
+    });
+
+    it("a disabled endpoint's held deliveries count neither as due nor as waiting in the queue figures (/metrics)", async () => {
+      const r = await receiver();
+      const endpoint = await createEndpoint(t, r.url);
+      await emit(t, 'payment.succeeded', 'pay-held-stats');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(await webhooksRepository.queueStats(t.db)).toMatchObject({ due: 1, scheduled: 0 });
+      expect((await webhooksRepository.queueStats(t.db)).oldestDueSeconds).toBeGreaterThan(0);
+      // The merchant's choice: held, not late (the worker does not claim them either).
+      await t.fetch(`/webhook-endpoints/${endpoint.id}`, { method: 'PATCH', headers: json, body: JSON.stringify({ enabled: false }) });
+      expect(await webhooksRepository.queueStats(t.db)).toEqual({ due: 0, scheduled: 0, oldestDueSeconds: 0 });
+      await t.fetch(`/webhook-endpoints/${endpoint.id}`, { method: 'PATCH', headers: json, body: JSON.stringify({ enabled: true }) });
+      expect(await webhooksRepository.queueStats(t.db)).toMatchObject({ due: 1, scheduled: 0 });
+      expect(await testWorker(t).drain()).toBe(1);
+      expect(await webhooksRepository.queueStats(t.db)).toEqual({ due: 0, scheduled: 0, oldestDueSeconds: 0 });
+      await t.fetch(`/webhook-endpoints/${endpoint.id}`, { method: 'DELETE' });
     });
 
     it('nothing secret or from the payload reaches the server log', async () => {

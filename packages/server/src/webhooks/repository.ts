@@ -89,6 +89,62 @@ export const QUEUE_STATS_CAP = 100_000;
 /** Serializes claims across instances (arbitrary constant, like the other advisory locks). */
 const CLAIM_LOCK = 727_005;
 
+/**
+ * claimDue's statement (exported for the test that bounds what a claim reads: test/webhooks-claim-cost.test.ts).
+ * $1 now, $2 limit, $3 lease id, $4 lease until, $5 cap per endpoint, $6 cap per organization, $7 reserve.
+ */
+export function claimDueSql(
+  endpointFits = fairShare({ from: 'ready', group: 'endpoint_id', order: ['next_attempt_at', 'event_seq'], held: 'endpoint_busy', cap: '$5::int', rank: 'endpoint_rank' }),
+  picked = fairPick({ from: 'endpoint_fits', group: 'organization_id', order: ['next_attempt_at', 'event_seq'], held: 'org_busy', cap: '$6::int', limit: '$2::int', reserve: '$7::int' }),
+): string {
+  return `WITH busy AS (
+       SELECT organization_id, endpoint_id, count(*)::int AS n FROM webhook_deliveries
+       WHERE locked_until > $1::timestamptz AND status = 'PENDING'
+       GROUP BY organization_id, endpoint_id
+     ), endpoint_busy AS (
+       SELECT endpoint_id, sum(n)::int AS n FROM busy GROUP BY endpoint_id
+     ), org_busy AS (
+       SELECT organization_id, sum(n)::int AS n FROM busy GROUP BY organization_id
+     ), ready AS (
+       -- Per endpoint with room, its earliest due deliveries up to the room its caps leave: an index range
+       -- read that stops there, whatever the endpoint's backlog.
+       SELECT c.id, c.organization_id, c.endpoint_id, c.next_attempt_at, c.event_seq
+       FROM webhook_endpoints e
+       LEFT JOIN endpoint_busy eb ON eb.endpoint_id = e.id
+       LEFT JOIN org_busy ob ON ob.organization_id = e.organization_id
+       CROSS JOIN LATERAL (
+         SELECT d.id, d.organization_id, d.endpoint_id, d.next_attempt_at, d.event_seq
+         FROM webhook_deliveries d
+         WHERE d.endpoint_id = e.id AND d.status = 'PENDING' AND d.next_attempt_at < $1::timestamptz + interval '1 millisecond'
+           AND (d.locked_until IS NULL OR d.locked_until <= $1::timestamptz)
+           -- the resource's earliest pending delivery to the endpoint (in order per resource); a scalar subquery,
+           -- so it stays one index probe per row read whatever the planner knows of the table
+           AND d.event_seq = (
+             SELECT min(p.event_seq) FROM webhook_deliveries p
+             WHERE p.endpoint_id = d.endpoint_id AND p.resource_id = d.resource_id AND p.status = 'PENDING')
+         ORDER BY d.next_attempt_at, d.event_seq
+         LIMIT LEAST($5::int - COALESCE(eb.n, 0), $6::int - COALESCE(ob.n, 0))
+       ) c
+       WHERE e.enabled AND e.deleted_at IS NULL
+         AND COALESCE(eb.n, 0) < $5::int AND COALESCE(ob.n, 0) < $6::int
+     ), endpoint_fits AS (
+       ${endpointFits}
+     ), picked AS (
+       ${picked}
+     ), due AS (
+       SELECT d.id FROM webhook_deliveries d
+       WHERE d.id IN (SELECT id FROM picked) AND d.status = 'PENDING' AND (d.locked_until IS NULL OR d.locked_until <= $1::timestamptz)
+       FOR UPDATE OF d SKIP LOCKED
+     ), claimed AS (
+       UPDATE webhook_deliveries d SET lease_id = $3, locked_until = $4::timestamptz, redeliver_requested = false
+       FROM due WHERE d.id = due.id
+       RETURNING d.id, d.lease_id, d.attempts, d.failures, d.next_trigger, d.endpoint_id, d.event_id, d.organization_id
+     )
+     SELECT c.id, c.lease_id, c.attempts, c.failures, c.next_trigger, c.endpoint_id, c.organization_id, e.url,
+            c.event_id, ev.type AS event_type, ev.account_id, ev.data, ev.created_at AS event_created_at
+     FROM claimed c JOIN webhook_endpoints e ON e.id = c.endpoint_id JOIN webhook_events ev ON ev.id = c.event_id`;
+}
+
 export const webhooksRepository = {
   // ---- endpoints
 
@@ -281,8 +337,11 @@ export const webhooksRepository = {
          INSERT INTO webhook_events (id, organization_id, account_id, type, resource_id, data) VALUES ($1, $2, $3, $4, $5, $6)
          RETURNING id, seq, organization_id, type, resource_id
        ), deliveries AS (
-         INSERT INTO webhook_deliveries (id, organization_id, endpoint_id, event_id, event_seq, event_type, resource_id)
-         SELECT gen_random_uuid()::text, ev.organization_id, ep.id, ev.id, ev.seq, ev.type, ev.resource_id
+         INSERT INTO webhook_deliveries (id, organization_id, endpoint_id, event_id, event_seq, event_type, resource_id, next_attempt_at)
+         SELECT gen_random_uuid()::text, ev.organization_id, ep.id, ev.id, ev.seq, ev.type, ev.resource_id,
+                -- never due before an earlier pending delivery of the resource (it waits for that one anyway)
+                GREATEST(clock_timestamp(), (SELECT max(p.next_attempt_at) FROM webhook_deliveries p
+                  WHERE p.endpoint_id = ep.id AND p.resource_id = ev.resource_id AND p.status = 'PENDING'))
            FROM event ev JOIN webhook_endpoints ep ON ep.organization_id = ev.organization_id
           WHERE ep.enabled AND ep.deleted_at IS NULL AND (ep.events ? ev.type OR ep.events ? '*')
          RETURNING 1
@@ -304,7 +363,12 @@ export const webhooksRepository = {
    * - skipped: rows another worker holds (SKIP LOCKED), disabled endpoints, and any delivery with an
    *   earlier, unfinished delivery of the same resource to the same endpoint (in order per resource).
    * Claims are serialized across instances by a transaction-scoped advisory lock, so the caps hold exactly
-   * (two claims at once would each see the other's leases as free); a claim is one short statement.
+   * (two claims at once would each see the other's leases as free); a claim is one short statement, and its
+   * cost is bounded whatever the backlog: it reads the leases in flight (an index of leased rows only) and,
+   * per enabled endpoint with room under its caps, only its earliest due deliveries up to that room (an index
+   * on endpoint and due time), never the rest of the queue. Deliveries waiting behind an earlier one of their
+   * resource are kept from being due before it (finishAttempt, insertEventWithDeliveries), so they are not
+   * read either while their predecessor waits for a retry.
    * `now` comes from the worker's clock in milliseconds while the database stamps new deliveries in
    * microseconds: a delivery is due anywhere within now's millisecond, so one recorded earlier in that
    * millisecond is not left for the next pass.
@@ -320,42 +384,8 @@ export const webhooksRepository = {
     reserve = 0,
   ): Promise<ClaimedDelivery[]> {
     await serializeClaims(db, CLAIM_LOCK);
-    const order = ['next_attempt_at', 'event_seq'];
     return db.query<ClaimedDelivery>(
-      `WITH busy AS (
-         SELECT organization_id, endpoint_id, count(*)::int AS n FROM webhook_deliveries
-         WHERE status = 'PENDING' AND locked_until > $1::timestamptz
-         GROUP BY organization_id, endpoint_id
-       ), endpoint_busy AS (
-         SELECT endpoint_id, sum(n)::int AS n FROM busy GROUP BY endpoint_id
-       ), org_busy AS (
-         SELECT organization_id, sum(n)::int AS n FROM busy GROUP BY organization_id
-       ), ready AS (
-         SELECT d.id, d.organization_id, d.endpoint_id, d.next_attempt_at, d.event_seq
-         FROM webhook_deliveries d
-         JOIN webhook_endpoints e ON e.id = d.endpoint_id
-         WHERE d.status = 'PENDING' AND d.next_attempt_at < $1::timestamptz + interval '1 millisecond'
-           AND (d.locked_until IS NULL OR d.locked_until <= $1::timestamptz)
-           AND e.enabled AND e.deleted_at IS NULL
-           AND NOT EXISTS (
-             SELECT 1 FROM webhook_deliveries p
-             WHERE p.endpoint_id = d.endpoint_id AND p.resource_id = d.resource_id AND p.status = 'PENDING' AND p.event_seq < d.event_seq)
-       ), endpoint_fits AS (
-         ${fairShare({ from: 'ready', group: 'endpoint_id', order, held: 'endpoint_busy', cap: '$5::int', rank: 'endpoint_rank' })}
-       ), picked AS (
-         ${fairPick({ from: 'endpoint_fits', group: 'organization_id', order, held: 'org_busy', cap: '$6::int', limit: '$2::int', reserve: '$7::int' })}
-       ), due AS (
-         SELECT d.id FROM webhook_deliveries d
-         WHERE d.id IN (SELECT id FROM picked) AND d.status = 'PENDING' AND (d.locked_until IS NULL OR d.locked_until <= $1::timestamptz)
-         FOR UPDATE OF d SKIP LOCKED
-       ), claimed AS (
-         UPDATE webhook_deliveries d SET lease_id = $3, locked_until = $4::timestamptz, redeliver_requested = false
-         FROM due WHERE d.id = due.id
-         RETURNING d.id, d.lease_id, d.attempts, d.failures, d.next_trigger, d.endpoint_id, d.event_id, d.organization_id
-       )
-       SELECT c.id, c.lease_id, c.attempts, c.failures, c.next_trigger, c.endpoint_id, c.organization_id, e.url,
-              c.event_id, ev.type AS event_type, ev.account_id, ev.data, ev.created_at AS event_created_at
-       FROM claimed c JOIN webhook_endpoints e ON e.id = c.endpoint_id JOIN webhook_events ev ON ev.id = c.event_id`,
+      claimDueSql(),
       [now, limit, leaseId, leaseUntil, caps.perEndpoint, caps.perOrganization, reserve],
     );
   },
@@ -397,6 +427,15 @@ export const webhooksRepository = {
       );
     }
     const attempt = rows[0]!.attempts;
+    // The later pending deliveries of the resource wait for this one: never due before its retry (so a claim
+    // does not read them while it waits), due as soon as it is done (if they have not failed themselves).
+    await db.query(
+      `UPDATE webhook_deliveries f SET next_attempt_at = CASE WHEN h.status = 'PENDING' THEN h.next_attempt_at ELSE $2::timestamptz END
+       FROM webhook_deliveries h
+       WHERE h.id = $1 AND f.endpoint_id = h.endpoint_id AND f.resource_id = h.resource_id AND f.status = 'PENDING' AND f.event_seq > h.event_seq
+         AND CASE WHEN h.status = 'PENDING' THEN f.next_attempt_at < h.next_attempt_at ELSE f.failures = 0 AND f.next_attempt_at > $2::timestamptz END`,
+      [a.deliveryId, a.startedAt],
+    );
     await db.query(
       `INSERT INTO webhook_delivery_attempts (delivery_id, attempt, trigger, started_at, status_code, latency_ms, error, succeeded)
        VALUES ($1, $2, $3, $4::timestamptz, $5, $6, $7, $8)`,
@@ -411,18 +450,22 @@ export const webhooksRepository = {
   },
 
   /**
-   * The queue for GET /metrics: pending deliveries due now and scheduled later, each counted up to
-   * `cap` (a scrape must stay cheap however deep the backlog: past the cap the figure only says "at
-   * least"), and how long the oldest due one has waited. All three read the partial index on
-   * next_attempt_at WHERE status = 'PENDING'.
+   * The queue for GET /metrics: pending deliveries of enabled endpoints due now and scheduled later, each
+   * counted up to `cap` (a scrape must stay cheap however deep the backlog: past the cap the figure only says
+   * "at least"), and how long the oldest due one has waited. A disabled endpoint's deliveries are held, not
+   * late (claimDue skips them too), so they count in none of the three. Read per enabled endpoint from the
+   * partial index on (endpoint_id, next_attempt_at) WHERE status = 'PENDING'.
    */
   async queueStats(db: Queryable, cap = QUEUE_STATS_CAP): Promise<{ due: number; scheduled: number; oldestDueSeconds: number }> {
     const rows = await db.query<{ due: number; scheduled: number; oldest_due_seconds: number | null }>(
-      `WITH t AS (SELECT clock_timestamp() AS now)
+      `WITH t AS (SELECT clock_timestamp() AS now), live AS (SELECT id FROM webhook_endpoints WHERE enabled AND deleted_at IS NULL)
        SELECT
-         (SELECT count(*) FROM (SELECT 1 FROM webhook_deliveries WHERE status = 'PENDING' AND next_attempt_at <= t.now LIMIT $1) d)::int AS due,
-         (SELECT count(*) FROM (SELECT 1 FROM webhook_deliveries WHERE status = 'PENDING' AND next_attempt_at > t.now LIMIT $1) s)::int AS scheduled,
-         extract(epoch FROM t.now - (SELECT min(next_attempt_at) FROM webhook_deliveries WHERE status = 'PENDING' AND next_attempt_at <= t.now))::float8
+         (SELECT count(*) FROM (SELECT 1 FROM live e CROSS JOIN LATERAL (
+            SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = e.id AND d.status = 'PENDING' AND d.next_attempt_at <= t.now LIMIT $1) x LIMIT $1) c)::int AS due,
+         (SELECT count(*) FROM (SELECT 1 FROM live e CROSS JOIN LATERAL (
+            SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = e.id AND d.status = 'PENDING' AND d.next_attempt_at > t.now LIMIT $1) x LIMIT $1) c)::int AS scheduled,
+         extract(epoch FROM t.now - (SELECT min(o.at) FROM live e CROSS JOIN LATERAL (
+            SELECT min(d.next_attempt_at) AS at FROM webhook_deliveries d WHERE d.endpoint_id = e.id AND d.status = 'PENDING' AND d.next_attempt_at <= t.now) o))::float8
            AS oldest_due_seconds
        FROM t`,
       [cap],

@@ -33,6 +33,7 @@ import outboxGivenUp from './0032_outbox_given_up.js';
 import eventResourceIndex from './0033_event_resource_index.js';
 import captureAdditionalData from './0034_capture_additional_data.js';
 import webhookRedeliverAfterAttempt from './0035_webhook_redeliver_after_attempt.js';
+import webhookClaimIndexes from './0036_webhook_claim_indexes.js';
 
 /** Every migration, in order. Add a new file (next number) and list it here; never edit an applied one. */
 export const migrations: readonly Migration[] = [
@@ -59,4 +60,5 @@ export const migrations: readonly Migration[] = [
   eventResourceIndex,
   captureAdditionalData,
   webhookRedeliverAfterAttempt,
+  webhookClaimIndexes,
 ];
