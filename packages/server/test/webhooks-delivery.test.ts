@@ -15,7 +15,7 @@ import { startServer } from '../src/server.js';
 import { recordEvent, type NewEvent } from '../src/webhooks/events.js';
 import type { EventType } from '../src/webhooks/event-types.js';
 import { postWebhook } from '../src/webhooks/http-sender.js';
-import { DEFAULT_CLAIM_CAPS, webhooksRepository } from '../src/webhooks/repository.js';
+import { DEFAULT_CLAIM_CAPS, MAX_SIGNING_SECRETS, webhooksRepository } from '../src/webhooks/repository.js';
 import { signatureHeaders, verifySignedRequest } from '../src/webhooks/signing.js';
 import { endpointUrlProblem, isNonPublicAddress } from '../src/webhooks/url-policy.js';
 import { DEFAULT_RETRY_SCHEDULE_MS, DeliveryWorker, type DeliveryWorkerOptions } from '../src/webhooks/worker.js';
@@ -470,6 +470,24 @@ for (const backend of backends()) {
       expect((after.headers['webhook-signature'] as string).split(' ')).toHaveLength(1);
       expect(() => verify(rotated.secret, after)).not.toThrow();
       expect(() => verify(endpoint.secret, after)).toThrow(WebhookVerificationError);
+    });
+
+    it(`repeated rotations within the overlap: at most ${MAX_SIGNING_SECRETS} secrets sign (the current one and the two most recently retired)`, async () => {
+      const r = await receiver();
+      const endpoint = await createEndpoint(t, r.url);
+      const secrets = [endpoint.secret];
+      for (let i = 0; i < 5; i++) {
+        const res = await t.fetch(`/webhook-endpoints/${endpoint.id}/rotate-secret`, { method: 'POST', headers: json, body: JSON.stringify({ previous_secret_expires_in: 3_600 }) });
+        expect(res.status).toBe(200);
+        secrets.push(((await res.json()) as Schemas['WebhookSecretRotated']).secret);
+      }
+      await emit(t, 'payment.succeeded', 'pay-rot-many');
+      await testWorker(t).drain();
+      const got = r.received[0]!;
+      expect((got.headers['webhook-signature'] as string).split(' ')).toHaveLength(MAX_SIGNING_SECRETS);
+      for (const secret of secrets.slice(-MAX_SIGNING_SECRETS)) expect(() => verify(secret, got)).not.toThrow();
+      for (const secret of secrets.slice(0, -MAX_SIGNING_SECRETS)) expect(() => verify(secret, got)).toThrow(WebhookVerificationError);
+      await t.fetch(`/webhook-endpoints/${endpoint.id}`, { method: 'DELETE' });
     });
 
     it('two workers at once never send one delivery twice (FOR UPDATE SKIP LOCKED)', async () => {

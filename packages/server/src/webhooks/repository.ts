@@ -84,6 +84,12 @@ const DELIVERY_COLUMNS = 'id, organization_id, endpoint_id, event_id, event_type
 
 /** Deliveries leased at once, over every worker on the database (see claimDue). */
 export const DEFAULT_CLAIM_CAPS = { perEndpoint: 4, perOrganization: 8 } as const;
+/**
+ * Secrets that sign a delivery at once per endpoint: the current one and the two most recently retired
+ * (spec: rotate-secret). Each is a signature in `webhook-signature`; unbounded rotations within an overlap
+ * window would grow the header past receivers' limits.
+ */
+export const MAX_SIGNING_SECRETS = 3;
 /** Pending deliveries a metrics scrape counts at most, per state (queueStats). */
 export const QUEUE_STATS_CAP = 100_000;
 /** Serializes claims across instances (arbitrary constant, like the other advisory locks). */
@@ -280,8 +286,12 @@ export const webhooksRepository = {
     ]);
   },
 
-  /** Retires the current secret at `expiresAt`; older secrets never outlive it. Returns the effective expiry. */
-  async retireCurrentSecret(db: Queryable, endpointId: string, expiresAt: string): Promise<string> {
+  /**
+   * Retires the current secret at `expiresAt`; older secrets never outlive it, and of the retired secrets
+   * still signing at `now` only the newest `MAX_SIGNING_SECRETS - 1` keep signing (the others expire at
+   * `now`), so with the new current one at most MAX_SIGNING_SECRETS sign. Returns the effective expiry.
+   */
+  async retireCurrentSecret(db: Queryable, endpointId: string, expiresAt: string, now: string): Promise<string> {
     const rows = await db.query<{ expires_at: string }>(
       `UPDATE webhook_endpoint_secrets SET expires_at = $2::timestamptz
        WHERE endpoint_id = $1 AND expires_at IS NULL RETURNING expires_at`,
@@ -290,6 +300,12 @@ export const webhooksRepository = {
     await db.query(
       `UPDATE webhook_endpoint_secrets SET expires_at = $2::timestamptz WHERE endpoint_id = $1 AND expires_at > $2::timestamptz`,
       [endpointId, expiresAt],
+    );
+    await db.query(
+      `UPDATE webhook_endpoint_secrets SET expires_at = $2::timestamptz
+       WHERE id IN (SELECT id FROM webhook_endpoint_secrets WHERE endpoint_id = $1 AND expires_at > $2::timestamptz
+                    ORDER BY created_at DESC, id DESC OFFSET $3)`,
+      [endpointId, now, MAX_SIGNING_SECRETS - 1],
     );
     return rows[0]?.expires_at ?? expiresAt;
   },

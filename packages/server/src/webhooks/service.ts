@@ -130,8 +130,9 @@ export async function rotateSecret(
   return db.transaction(async (tx) => {
     // The lock serializes concurrent rotations of one endpoint (one current secret at a time).
     if (!(await repo.findEndpoint(tx, organizationId, id, true))) return { kind: 'not-found' as const };
-    const expiresAt = new Date(rules.clock().getTime() + overlapSeconds * 1000).toISOString();
-    const effective = await repo.retireCurrentSecret(tx, id, expiresAt);
+    const now = rules.clock();
+    const expiresAt = new Date(now.getTime() + overlapSeconds * 1000).toISOString();
+    const effective = await repo.retireCurrentSecret(tx, id, expiresAt, now.toISOString());
     const secret = await addSecret(tx, rules, id);
     return {
       kind: 'ok' as const,

@@ -718,6 +718,9 @@ export interface paths {
          * @description Makes a new signing secret (shown only in this answer). During the overlap window
          *     (`previous_secret_expires_in`, default 24 hours) every delivery carries two signatures in
          *     `webhook-signature`, one per secret, so a receiver verifying with either keeps working.
+         *     At most three secrets sign at once (the current one and the two most recently retired, so a
+         *     `webhook-signature` header carries at most three signatures): rotating again while two retired
+         *     secrets are still inside their overlap windows ends the older one's window at once.
          */
         post: operations["rotateWebhookEndpointSecret"];
         delete?: never;
