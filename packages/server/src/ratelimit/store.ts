@@ -21,19 +21,39 @@ export interface RateLimitStore {
 
 const windowOf = (now: number, windowSeconds: number) => Math.floor(now / 1000 / windowSeconds);
 
+/** Keys one window of a MemoryRateLimitStore holds; past it, new keys share OVERFLOW_KEY's count. */
+export const MEMORY_STORE_MAX_KEYS = 100_000;
+/** The one bucket every key that found its window full is counted in (fail closed: they share one limit). */
+export const OVERFLOW_KEY = '\u0000overflow';
+
+/**
+ * Counters in the process, one map per window (per window length): a new window replaces the old map
+ * whole, so a hit costs O(1) however many keys the window saw, and a past window's keys go at once. A
+ * window holds at most `maxKeys` keys; once full, a key it does not hold yet is counted in one shared
+ * bucket (OVERFLOW_KEY) until the window ends, so whoever spreads requests over more keys than that (IPv6
+ * /64s, session paths) gets one key's limit for all of them rather than a fresh budget each, and the
+ * process's memory stays bounded.
+ */
 export class MemoryRateLimitStore implements RateLimitStore {
-  private readonly windows = new Map<string, { window: number; count: number }>();
+  private readonly windows = new Map<number, { window: number; counts: Map<string, number> }>();
+
+  constructor(private readonly maxKeys = MEMORY_STORE_MAX_KEYS) {}
 
   hit(key: string, windowSeconds: number): RateLimitHit {
-    const now = Date.now();
-    const window = windowOf(now, windowSeconds);
-    const current = this.windows.get(key);
-    const next = current && current.window === window ? { window, count: current.count + 1 } : { window, count: 1 };
-    this.windows.set(key, next);
-    if (this.windows.size > 10_000) {
-      for (const [k, v] of this.windows) if (v.window < window) this.windows.delete(k);
-    }
-    return { count: next.count, resetAt: (window + 1) * windowSeconds * 1000 };
+    const window = windowOf(Date.now(), windowSeconds);
+    let slot = this.windows.get(windowSeconds);
+    if (!slot || slot.window !== window) this.windows.set(windowSeconds, (slot = { window, counts: new Map() }));
+    const bucket = slot.counts.has(key) || slot.counts.size < this.maxKeys ? key : OVERFLOW_KEY;
+    const count = (slot.counts.get(bucket) ?? 0) + 1;
+    slot.counts.set(bucket, count);
+    return { count, resetAt: (window + 1) * windowSeconds * 1000 };
+  }
+
+  /** Keys counted in the current windows (the overflow bucket included): bounded by maxKeys + 1 per window length. */
+  get size(): number {
+    let size = 0;
+    for (const slot of this.windows.values()) size += slot.counts.size;
+    return size;
   }
 }
 
@@ -41,12 +61,35 @@ export class MemoryRateLimitStore implements RateLimitStore {
  * Counters in the database, shared by every instance, without a database write per request: while an
  * organization is far below its limit (under half of it) this instance counts locally and adds its
  * count to the shared row every `flushMs`; from half the limit on, and on an organization's first
- * request in a window, each request adds itself (with anything pending) to the row and reads the total,
+ * request in a window, requests add themselves (with anything pending) to the row and read the total,
  * so the decision at the limit is exact up to other instances' last unflushed interval.
+ *
+ * One key never takes more than one pooled connection of this instance: while a key's write is in
+ * flight, its next requests wait in memory (holding no connection) and go to the row together in the
+ * next write, each answered with its own place in the total. These writes run before the request's
+ * organization scope is set (db/organization-gate.ts lets them through), so without this one
+ * organization's burst on its own row (held by a slow write, or locked) would take every connection of
+ * the pool from the others. And once this instance knows a key is at its limit for the window (a row
+ * only grows within it), it answers "over the limit" until the window ends without writing at all.
  */
+type Waiter = { resolve: (hit: RateLimitHit) => void; reject: (err: unknown) => void };
+interface Counter {
+  window: number;
+  windowSeconds: number;
+  /** The row's count when last read. */
+  shared: number;
+  /** Counted here and answered, not sent yet. */
+  pending: number;
+  /** Being sent by a flush. */
+  inFlight: number;
+  /** Being sent by the key's write (requests and pending), not yet in `shared`. */
+  writing: number;
+  /** Requests waiting for the key's next write. */
+  queued: Waiter[];
+}
+
 export class DatabaseRateLimitStore implements RateLimitStore {
-  /** shared: the row's count when last read; pending: counted here, not sent; inFlight: being sent by a flush. */
-  private readonly counters = new Map<string, { window: number; windowSeconds: number; shared: number; pending: number; inFlight: number }>();
+  private readonly counters = new Map<string, Counter>();
   private flushTimer: NodeJS.Timeout | undefined;
   private lastPurge = 0;
 
@@ -62,27 +105,62 @@ export class DatabaseRateLimitStore implements RateLimitStore {
     const resetAt = (window + 1) * windowSeconds * 1000;
     let counter = this.counters.get(key);
     if (!counter || counter.window !== window) {
-      counter = { window, windowSeconds, shared: 0, pending: 0, inFlight: 0 };
+      counter = { window, windowSeconds, shared: 0, pending: 0, inFlight: 0, writing: 0, queued: [] };
       this.counters.set(key, counter);
-    } else if (counter.shared + counter.inFlight + counter.pending + 1 < this.limit / 2) {
-      // A flush in flight has taken its requests out of `pending` but not yet into `shared`: they still count.
+      return this.hitShared(key, counter, now, resetAt);
+    }
+    // Everything this instance knows was counted in the window (a flush in flight has taken its requests
+    // out of `pending` but not yet into `shared`: they still count).
+    const known = counter.shared + counter.inFlight + counter.pending + counter.writing + counter.queued.length;
+    // At the limit already: this request is over it whatever the row says now, and so is every later one
+    // of the window. Answered here, with no write.
+    if (known >= this.limit) return { count: known + 1, resetAt };
+    if (known + 1 < this.limit / 2) {
       counter.pending += 1;
       this.flushTimer ??= setTimeout(() => void this.flush(), this.flushMs).unref();
-      return { count: counter.shared + counter.inFlight + counter.pending, resetAt };
+      return { count: known + 1, resetAt };
     }
     return this.hitShared(key, counter, now, resetAt);
   }
 
-  /** Adds this request (with anything pending) to the shared row and reads the total. */
-  private async hitShared(key: string, counter: { window: number; shared: number; pending: number; inFlight: number }, now: number, resetAt: number): Promise<RateLimitHit> {
-    const add = counter.pending + 1;
-    counter.pending = 0;
-    // What this instance knows was counted, should the row not show an in-flight flush yet.
-    const known = counter.shared + counter.inFlight + add;
-    const total = await this.add(key, counter.window, add);
-    counter.shared = Math.max(counter.shared, total);
-    await this.purgeOldWindows(now, counter.window);
-    return { count: Math.max(total, known), resetAt };
+  /** Adds this request (with anything pending) to the shared row and reads the total: in the key's one write at a time. */
+  private hitShared(key: string, counter: Counter, now: number, resetAt: number): Promise<RateLimitHit> {
+    return new Promise<RateLimitHit>((resolve, reject) => {
+      counter.queued.push({ resolve, reject });
+      if (counter.writing === 0 && counter.queued.length === 1) void this.write(key, counter, now, resetAt);
+    });
+  }
+
+  /** The key's writes, one after the other, each taking every request queued meanwhile. */
+  private async write(key: string, counter: Counter, now: number, resetAt: number): Promise<void> {
+    while (counter.queued.length > 0) {
+      const batch = counter.queued.splice(0);
+      const pending = counter.pending;
+      const add = pending + batch.length;
+      counter.pending = 0;
+      counter.writing = add;
+      // What this instance knows was counted, should the row not show an in-flight flush yet.
+      const known = counter.shared + counter.inFlight + add;
+      try {
+        const total = await this.add(key, counter.window, add);
+        counter.shared = Math.max(counter.shared, total);
+        counter.writing = 0;
+        const last = Math.max(total, known);
+        batch.forEach((waiter, i) => waiter.resolve({ count: last - batch.length + 1 + i, resetAt }));
+      } catch (err) {
+        // Not counted: the requests fail (500), what was counted here stays pending.
+        counter.writing = 0;
+        counter.pending += pending;
+        for (const waiter of batch) waiter.reject(err);
+      }
+    }
+    // Counted locally while the write was in flight (a flush skips a key that is writing).
+    if (counter.pending > 0) this.flushTimer ??= setTimeout(() => void this.flush(), this.flushMs).unref();
+    try {
+      await this.purgeOldWindows(now, counter.window);
+    } catch {
+      // Garbage only: the next purge takes it.
+    }
   }
 
   /** Adds the locally counted requests to the shared rows (errors keep them pending for the next try). */
@@ -90,7 +168,8 @@ export class DatabaseRateLimitStore implements RateLimitStore {
     this.flushTimer = undefined;
     for (const [key, counter] of this.counters) {
       const add = counter.pending;
-      if (add === 0) continue;
+      // A key with a write of its own in flight sends its pending requests with it.
+      if (add === 0 || counter.writing > 0 || counter.queued.length > 0) continue;
       counter.pending = 0;
       counter.inFlight += add;
       try {
@@ -103,7 +182,9 @@ export class DatabaseRateLimitStore implements RateLimitStore {
       }
     }
     const now = Date.now();
-    for (const [key, c] of this.counters) if (c.pending === 0 && c.inFlight === 0 && c.window < windowOf(now, c.windowSeconds)) this.counters.delete(key);
+    for (const [key, c] of this.counters) {
+      if (c.pending === 0 && c.inFlight === 0 && c.writing === 0 && c.queued.length === 0 && c.window < windowOf(now, c.windowSeconds)) this.counters.delete(key);
+    }
   }
 
   private async add(key: string, window: number, count: number): Promise<number> {
