@@ -32,11 +32,35 @@ describe('TRUST_PROXY and AUTH_FAILURES_PER_MINUTE configuration', () => {
     [{ TRUST_PROXY: 'false' }, false],
     [{ TRUST_PROXY: '2' }, 2],
     [{ TRUST_PROXY: 'loopback, 10.0.0.0/8,2001:db8::1' }, ['loopback', '10.0.0.0/8', '2001:db8::1']],
+    [{ TRUST_PROXY: '99' }, 99],
+    [{ TRUST_PROXY: '192.168.1.1,fc00::/7,::ffff:10.0.0.0/104,2001:db8::/32,::1' }, ['192.168.1.1', 'fc00::/7', '::ffff:10.0.0.0/104', '2001:db8::/32', '::1']],
   ])('TRUST_PROXY %j → %j', (env, expected) => {
     expect(loadConfig(env).trustProxy).toEqual(expected);
   });
 
-  it.each(['true', 'proxy.example', '10.0.0.0/99', '-1'])('TRUST_PROXY=%s is refused with one line naming it', (value) => {
+  it.each([
+    'true',
+    'proxy.example',
+    '10.0.0.0/99',
+    '-1',
+    // Ranges that trust every peer (or nearly), as `true` would: refused however they are written.
+    '::/0,0.0.0.0/0',
+    '0.0.0.0/0',
+    '::/0',
+    'loopback,0.0.0.0/0',
+    '0.0.0.0/1',
+    '::/1',
+    '::/80', // holds ::ffff:0:0/96, every IPv4 client as Express matches it
+    '::ffff:0:0/96',
+    '::ffff:0.0.0.0/100',
+    // Bare numbers that are not a hop count, and IPv4 not in four decimal parts (`100` is 0.0.0.100).
+    '100',
+    '4294967295',
+    '127.1',
+    '0x7f000001',
+    '10/8',
+    '1.2.3.4/33',
+  ])('TRUST_PROXY=%s is refused with one line naming it', (value) => {
     expect(() => loadConfig({ TRUST_PROXY: value })).toThrow(/^invalid configuration: TRUST_PROXY must be false, a hop count/);
   });
 

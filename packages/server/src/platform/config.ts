@@ -12,20 +12,44 @@ const bool = z
 
 /** Express's named ranges, accepted in TRUST_PROXY next to addresses and CIDR ranges. */
 const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
-const isProxyAddress = (entry: string) => PROXY_RANGE_NAMES.includes(entry) || ipaddr.isValid(entry) || isCidr(entry);
-const isCidr = (entry: string) => {
+/** The shortest prefix a trusted range may have: /8 of IPv4 (10.0.0.0/8), /7 of IPv6 (fc00::/7). */
+const MIN_PREFIX = { ipv4: 8, ipv6: 7 } as const;
+const MAPPED_IPV4 = ipaddr.parseCIDR('::ffff:0:0/96') as [ipaddr.IPv6, number];
+
+/**
+ * An address or CIDR range written the usual way (IPv4 as four decimal parts: `100` or `127.1` would be
+ * read as 0.0.0.100 and 127.0.0.1), not so wide that it would trust nearly any peer (a /0, or anything
+ * wider than a /8 of IPv4 or a /7 of IPv6, or an IPv6 range holding every IPv4-mapped address).
+ */
+const isProxyAddress = (entry: string): boolean => {
+  if (PROXY_RANGE_NAMES.includes(entry)) return true;
+  const [address, prefix, ...rest] = entry.split('/');
+  if (rest.length > 0 || !address) return false;
+  if (ipaddr.IPv4.isValid(address) && !ipaddr.IPv4.isValidFourPartDecimal(address)) return false;
+  if (!ipaddr.isValid(address)) return false;
+  if (prefix === undefined) return true;
+  if (!/^\d{1,3}$/.test(prefix)) return false;
+  let range: [ipaddr.IPv4 | ipaddr.IPv6, number];
   try {
-    ipaddr.parseCIDR(entry);
-    return true;
+    range = ipaddr.parseCIDR(entry);
   } catch {
     return false;
   }
+  const [net, bits] = range;
+  if (net.kind() === 'ipv4') return bits >= MIN_PREFIX.ipv4;
+  const v6 = net as ipaddr.IPv6;
+  // Express matches an IPv4 client against an IPv6 range as its IPv4-mapped address (::ffff:a.b.c.d).
+  if (bits <= 96 && MAPPED_IPV4[0].match(v6, bits)) return false;
+  if (bits > 96 && v6.isIPv4MappedAddress()) return bits - 96 >= MIN_PREFIX.ipv4;
+  return bits >= MIN_PREFIX.ipv6;
 };
 
 /**
  * Which client address counts behind a reverse proxy (Express's `trust proxy`): off (the socket's peer),
  * a hop count, or the proxies' addresses. `true` (trust whatever X-Forwarded-For says) is refused: any
- * client could then pick the address its failed authentications are counted against.
+ * client could then pick the address its failed authentications are counted against; so is any range
+ * that trusts (nearly) every peer the same way (`::/0,0.0.0.0/0`), and a bare number that is not a hop
+ * count (1-99): `100` is not the address 0.0.0.100.
  */
 const trustProxy = z
   .string()
@@ -35,7 +59,10 @@ const trustProxy = z
     if (/^[1-9]\d?$/.test(value)) return Number(value);
     const entries = value.split(',').map((e) => e.trim()).filter(Boolean);
     if (entries.length > 0 && entries.every(isProxyAddress)) return entries;
-    ctx.addIssue({ code: 'custom', message: "must be false, a hop count (1-99) or the proxies' addresses/CIDR ranges, comma-separated" });
+    ctx.addIssue({
+      code: 'custom',
+      message: "must be false, a hop count (1-99) or the proxies' addresses/CIDR ranges (IPv4 as four decimal parts, no range wider than /8 of IPv4 or /7 of IPv6), comma-separated",
+    });
     return z.NEVER;
   });
 
