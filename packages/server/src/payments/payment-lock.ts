@@ -4,6 +4,12 @@
  * used to drain the pool. Within a process the payment's work queues in memory (finishing work — after a
  * provider call — first); across processes the row lock is taken with NOWAIT and, when another process
  * holds it, the transaction is given back (its connection with it) and tried again shortly.
+ *
+ * The queue is the payment's, shared by its organization's requests and the work that follows a provider
+ * call (which knows the payment is its own). A request naming a payment id while its queue is busy is
+ * first checked to belong to the payment's organization (a plain read, no lock): another organization's
+ * request, which would find no payment anyway, is answered from that read without joining the queue, so
+ * naming someone else's payment id over and over never puts work in front of the owner's operations.
  */
 import type { Queryable } from '../db/database.js';
 import { ConcurrencyLimitedError, servedFirst } from '../db/organization-gate.js';
@@ -40,15 +46,51 @@ export async function inPaymentTransaction<T>(
   first?: PaymentParents | ParentsOf,
 ): Promise<T> {
   if (holding.get()?.has(paymentId)) return db.transaction((tx) => fn(tx, null));
-  let queue = queues.get(paymentId);
-  if (!queue) queues.set(paymentId, (queue = new Admission(1)));
-  await queue.acquire(currentRequestScope()?.providerCalled ?? false);
+  let queue = queueOf(paymentId);
+  if (!queue.tryAcquire()) {
+    if (organizationId !== null) {
+      const notOwned = await unlessOwned(db, paymentId, organizationId, fn);
+      if (notOwned) return notOwned.value;
+      queue = queueOf(paymentId); // the one that was busy may have gone idle (and away) meanwhile
+    }
+    await queue.acquire(currentRequestScope()?.providerCalled ?? false);
+  }
   try {
     // Others wait for this payment: its transaction goes ahead of the organization's other waiting work.
     return await holding.run(new Set([...(holding.get() ?? []), paymentId]), () => servedFirst(() => lockedTransaction(db, paymentId, organizationId, fn, first)));
   } finally {
     queue.release();
     if (queue.idle) queues.delete(paymentId);
+  }
+}
+
+function queueOf(paymentId: string): Admission {
+  let queue = queues.get(paymentId);
+  if (!queue) queues.set(paymentId, (queue = new Admission(1)));
+  return queue;
+}
+
+const OWNED = Symbol('owned');
+
+/**
+ * `fn` as it runs for a payment the organization does not own (`locked.payment` undefined: the lock,
+ * scoped to the organization, would have found none), in a transaction of its own; undefined when the
+ * organization owns the payment (then nothing ran: the caller queues).
+ */
+async function unlessOwned<T>(
+  db: Queryable,
+  paymentId: string,
+  organizationId: string,
+  fn: (tx: Queryable, locked: { payment: PaymentRow | undefined }) => Promise<T>,
+): Promise<{ value: T } | undefined> {
+  try {
+    return await db.transaction(async (tx) => {
+      if (await paymentsRepository.ownsPayment(tx, paymentId, organizationId)) throw OWNED;
+      return { value: await fn(tx, { payment: undefined }) };
+    });
+  } catch (err) {
+    if (err === OWNED) return undefined;
+    throw err;
   }
 }
 

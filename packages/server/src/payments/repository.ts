@@ -123,6 +123,11 @@ export const paymentsRepository = {
     return rows[0];
   },
 
+  /** Whether the organization owns the payment: a plain read by the primary key, no lock taken or waited for. */
+  async ownsPayment(db: Queryable, id: string, organizationId: string): Promise<boolean> {
+    return (await db.query('SELECT 1 FROM payments WHERE id = $1 AND organization_id = $2', [id, organizationId])).length > 0;
+  },
+
   /** The organization's payment (another organization's is "not found" too); locked when asked. */
   async findPayment(db: Queryable, organizationId: string, id: string, options: { forUpdate?: boolean } = {}): Promise<PaymentRow | undefined> {
     const rows = await db.query<PaymentRow>(
