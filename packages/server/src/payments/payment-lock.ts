@@ -20,6 +20,8 @@ import { lockBeforePayment, type ParentsOf, type PaymentParents } from './lock-o
 import { paymentsRepository, type PaymentRow } from './repository.js';
 
 const queues = new Map<string, Admission>();
+/** The owner of a payment whose queue is in use, as its lock read it: its requests queue without a check. */
+const owners = new Map<string, string>();
 /** The payments whose queue this async work holds: re-entering runs at once (waiting would deadlock). */
 const holding = contextSlot<ReadonlySet<string>>('payments held');
 
@@ -48,7 +50,7 @@ export async function inPaymentTransaction<T>(
   if (holding.get()?.has(paymentId)) return db.transaction((tx) => fn(tx, null));
   let queue = queueOf(paymentId);
   if (!queue.tryAcquire()) {
-    if (organizationId !== null) {
+    if (organizationId !== null && owners.get(paymentId) !== organizationId) {
       const notOwned = await unlessOwned(db, paymentId, organizationId, fn);
       if (notOwned) return notOwned.value;
       queue = queueOf(paymentId); // the one that was busy may have gone idle (and away) meanwhile
@@ -57,10 +59,20 @@ export async function inPaymentTransaction<T>(
   }
   try {
     // Others wait for this payment: its transaction goes ahead of the organization's other waiting work.
-    return await holding.run(new Set([...(holding.get() ?? []), paymentId]), () => servedFirst(() => lockedTransaction(db, paymentId, organizationId, fn, first)));
+    return await holding.run(new Set([...(holding.get() ?? []), paymentId]), () =>
+      servedFirst(() =>
+        lockedTransaction(db, paymentId, organizationId, (tx, locked) => {
+          if (locked.payment) owners.set(paymentId, locked.payment.organization_id);
+          return fn(tx, locked);
+        }, first),
+      ),
+    );
   } finally {
     queue.release();
-    if (queue.idle) queues.delete(paymentId);
+    if (queue.idle) {
+      queues.delete(paymentId);
+      owners.delete(paymentId);
+    }
   }
 }
 
