@@ -217,19 +217,23 @@ for (const backend of backends()) {
       expect(open).toEqual([]);
     });
 
-    it('both acquirers silent: the payment waits PENDING / IN_PROCESS; reconciliation takes the first approval and voids the other', async () => {
-      const m = await merchant();
-      await patchConnection(m, m.a.connection_id, { timeout_ms: 200 });
-      await patchConnection(m, m.b.connection_id, { timeout_ms: 200 });
-      await faults(acquirers.a.url, { failRate: 1, mode: 'silent' });
-      await faults(acquirers.b.url, { failRate: 1, mode: 'silent' });
-      let p: Created;
+    /** An approved card paid while both acquirers fail every call in this mode. */
+    async function payWithBothFaulted(m: Merchant, mode: 'silent' | 'error'): Promise<Created> {
+      await faults(acquirers.a.url, { failRate: 1, mode });
+      await faults(acquirers.b.url, { failRate: 1, mode });
       try {
-        p = await pay(m, CARDS.approved);
+        return await pay(m, CARDS.approved);
       } finally {
         await faults(acquirers.a.url, null);
         await faults(acquirers.b.url, null);
       }
+    }
+
+    it('both acquirers silent: the payment waits PENDING / IN_PROCESS; reconciliation takes the first approval and voids the other', async () => {
+      const m = await merchant();
+      await patchConnection(m, m.a.connection_id, { timeout_ms: 200 });
+      await patchConnection(m, m.b.connection_id, { timeout_ms: 200 });
+      const p = await payWithBothFaulted(m, 'silent');
       // Both calls may have charged the card: nothing is decided until the providers are asked.
       expect(p).toMatchObject({ status: 'PENDING', sub_status: 'IN_PROCESS' });
       expect(attempts(p)).toEqual([
@@ -253,15 +257,7 @@ for (const backend of backends()) {
 
     it('both acquirers answer 500 (nothing processed): PENDING / IN_PROCESS, then reconciliation finds nothing and the payment ends ERROR with one payment.failed', async () => {
       const m = await merchant();
-      await faults(acquirers.a.url, { failRate: 1, mode: 'error' });
-      await faults(acquirers.b.url, { failRate: 1, mode: 'error' });
-      let p: Created;
-      try {
-        p = await pay(m, CARDS.approved);
-      } finally {
-        await faults(acquirers.a.url, null);
-        await faults(acquirers.b.url, null);
-      }
+      const p = await payWithBothFaulted(m, 'error');
       expect(p).toMatchObject({ status: 'PENDING', sub_status: 'IN_PROCESS' });
       expect(await eventsOf(p.id)).toEqual([]);
       await t.running.deps.services.orchestration.reconciliation.drain();
