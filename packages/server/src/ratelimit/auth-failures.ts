@@ -57,11 +57,8 @@ export class AuthFailureLimiter {
     if (this.limit <= 0) return 0;
     const { count, resetAt } = await this.store.hit(`auth-failures:${address}`, this.windowSeconds);
     if (count <= this.limit) return 0;
-    if (this.blockedUntil.size >= this.maxBlocked) {
-      const now = Date.now();
-      for (const [a, until] of this.blockedUntil) if (until <= now) this.blockedUntil.delete(a);
-      if (this.blockedUntil.size >= this.maxBlocked) this.blockedUntil.delete(this.blockedUntil.keys().next().value!);
-    }
+    // Full: the block first set goes (blocks end in about the order they were set; no scan per block).
+    if (this.blockedUntil.size >= this.maxBlocked) this.blockedUntil.delete(this.blockedUntil.keys().next().value!);
     this.blockedUntil.set(address, resetAt);
     return Math.max(1, Math.ceil((resetAt - Date.now()) / 1000));
   }

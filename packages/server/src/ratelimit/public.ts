@@ -67,11 +67,8 @@ export class PublicLimiter {
   }
 
   private block(key: string, until: number): void {
-    if (this.blockedUntil.size >= this.maxBlocked) {
-      const now = Date.now();
-      for (const [k, u] of this.blockedUntil) if (u <= now) this.blockedUntil.delete(k);
-      if (this.blockedUntil.size >= this.maxBlocked) this.blockedUntil.delete(this.blockedUntil.keys().next().value!);
-    }
+    // Full: the block first set goes (blocks end in about the order they were set; no scan per block).
+    if (this.blockedUntil.size >= this.maxBlocked) this.blockedUntil.delete(this.blockedUntil.keys().next().value!);
     this.blockedUntil.set(key, until);
   }
 }

@@ -21,18 +21,18 @@ export interface RateLimitStore {
 
 const windowOf = (now: number, windowSeconds: number) => Math.floor(now / 1000 / windowSeconds);
 
-/** Keys one window of a MemoryRateLimitStore holds; past it, new keys share OVERFLOW_KEY's count. */
+/** Keys one window of a MemoryRateLimitStore holds; a new key past it evicts the window's oldest one. */
 export const MEMORY_STORE_MAX_KEYS = 100_000;
-/** The one bucket every key that found its window full is counted in (fail closed: they share one limit). */
-export const OVERFLOW_KEY = '\u0000overflow';
 
 /**
  * Counters in the process, one map per window (per window length): a new window replaces the old map
  * whole, so a hit costs O(1) however many keys the window saw, and a past window's keys go at once. A
- * window holds at most `maxKeys` keys; once full, a key it does not hold yet is counted in one shared
- * bucket (OVERFLOW_KEY) until the window ends, so whoever spreads requests over more keys than that (IPv6
- * /64s, session paths) gets one key's limit for all of them rather than a fresh budget each, and the
- * process's memory stays bounded.
+ * window holds at most `maxKeys` keys; a key it does not hold yet, once it is full, evicts the key first
+ * counted in it. The memory stays bounded, and nobody's count is shared with strangers': a shared bucket
+ * for the keys past the bound let whoever filled the window (100,000 IPv6 /64s) have every later shopper,
+ * of any organization, refused on a first request, and a merchant's one failed authentication block its
+ * address. What eviction gives away is bounded too: the evicted key (usually the filler's own, the
+ * oldest) starts again from 0, a budget of one key's limit bought with `maxKeys` requests.
  */
 export class MemoryRateLimitStore implements RateLimitStore {
   private readonly windows = new Map<number, { window: number; counts: Map<string, number> }>();
@@ -43,13 +43,15 @@ export class MemoryRateLimitStore implements RateLimitStore {
     const window = windowOf(Date.now(), windowSeconds);
     let slot = this.windows.get(windowSeconds);
     if (!slot || slot.window !== window) this.windows.set(windowSeconds, (slot = { window, counts: new Map() }));
-    const bucket = slot.counts.has(key) || slot.counts.size < this.maxKeys ? key : OVERFLOW_KEY;
-    const count = (slot.counts.get(bucket) ?? 0) + 1;
-    slot.counts.set(bucket, count);
+    const counts = slot.counts;
+    const seen = counts.get(key);
+    if (seen === undefined && counts.size >= this.maxKeys) counts.delete(counts.keys().next().value!);
+    const count = (seen ?? 0) + 1;
+    counts.set(key, count);
     return { count, resetAt: (window + 1) * windowSeconds * 1000 };
   }
 
-  /** Keys counted in the current windows (the overflow bucket included): bounded by maxKeys + 1 per window length. */
+  /** Keys counted in the current windows: bounded by maxKeys per window length. */
   get size(): number {
     let size = 0;
     for (const slot of this.windows.values()) size += slot.counts.size;
