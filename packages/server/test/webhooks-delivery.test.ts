@@ -434,6 +434,31 @@ for (const backend of backends()) {
       }
     });
 
+    it('a redelivery asked for during an attempt that never finished (its worker died, the lease expired) still gets a fresh schedule', async () => {
+      const r = await receiver(() => 500);
+      const endpoint = await createEndpoint(t, r.url);
+      try {
+        const eventId = await emit(t, 'payment.succeeded', 'pay-worker-died');
+        const [d] = await deliveries(t, endpoint.id, eventId);
+        // On its last retry, leased by a worker that then died.
+        await t.db.query(
+          `UPDATE webhook_deliveries SET failures = $2, lease_id = 'dead-worker', locked_until = clock_timestamp() + interval '1 minute', next_attempt_at = clock_timestamp() WHERE id = $1`,
+          [d!.id, SCHEDULE.length],
+        );
+        expect((await t.fetch(`/webhook-endpoints/${endpoint.id}/deliveries/${d!.id}/redeliver`, { method: 'POST' })).status).toBe(202);
+        await t.db.query(`UPDATE webhook_deliveries SET locked_until = clock_timestamp() - interval '1 second' WHERE id = $1`, [d!.id]);
+        await testWorker(t).worker.runOnce();
+        const [after] = await deliveries(t, endpoint.id, eventId);
+        // Before: the claim dropped the request with the lease, the old count went on, and one failure made it FAILED.
+        expect(after!.status).toBe('PENDING');
+        expect(after!.attempts.map((a) => [a.trigger, a.status_code])).toEqual([['MANUAL', 500]]);
+        const [row] = await t.db.query<{ failures: number }>('SELECT failures FROM webhook_deliveries WHERE id = $1', [d!.id]);
+        expect(row!.failures).toBe(1);
+      } finally {
+        await t.fetch(`/webhook-endpoints/${endpoint.id}`, { method: 'DELETE' });
+      }
+    });
+
     it('redirects are not followed and refused connections are logged failures', async () => {
       const r = await receiver(() => 302);
       const redirected = await createEndpoint(t, r.url);

@@ -142,7 +142,11 @@ export function claimDueSql(
        WHERE d.id IN (SELECT id FROM picked) AND d.status = 'PENDING' AND (d.locked_until IS NULL OR d.locked_until <= $1::timestamptz)
        FOR UPDATE OF d SKIP LOCKED
      ), claimed AS (
-       UPDATE webhook_deliveries d SET lease_id = $3, locked_until = $4::timestamptz, redeliver_requested = false
+       -- A redelivery asked for during an attempt that never finished (its worker died, or stopped and
+       -- released the lease) applies here: a fresh schedule, MANUAL, as finishAttempt would have made it.
+       UPDATE webhook_deliveries d SET lease_id = $3, locked_until = $4::timestamptz, redeliver_requested = false,
+         failures = CASE WHEN d.redeliver_requested THEN 0 ELSE d.failures END,
+         next_trigger = CASE WHEN d.redeliver_requested THEN 'MANUAL' ELSE d.next_trigger END
        FROM due WHERE d.id = due.id
        RETURNING d.id, d.lease_id, d.attempts, d.failures, d.next_trigger, d.endpoint_id, d.event_id, d.organization_id
      )
