@@ -116,6 +116,19 @@ for (const backend of backends()) {
       expect(counts).toEqual([1, 2, 3]);
     });
 
+    it('keys seen once a window (rotating addresses) do not pile up in the process: past windows\' counters are swept as new keys come', async () => {
+      const store = new DatabaseRateLimitStore(t.db, 100, 600_000, 50);
+      const second = () => Math.floor(Date.now() / 1000);
+      for (let round = 0; round < 4; round++) {
+        const start = second();
+        for (let i = 0; i < 60; i++) await store.hit(`address:${randomUUID()}`, 1);
+        // Nothing is pending (each key's first request is written), so no flush ever runs to drop them.
+        while (second() === start) await new Promise((r) => setTimeout(r, 20));
+      }
+      // Before: all 240 kept for ever. Now the last window's 60, and at most one sweep's worth more.
+      expect(store.size).toBeLessThanOrEqual(120);
+    });
+
     it('one key never has more than one counter write in flight per instance; past the limit nothing is written', async () => {
       const seen = await inOneWindow(async () => {
         const key = `org:${randomUUID()}`;

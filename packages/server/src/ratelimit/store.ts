@@ -94,12 +94,22 @@ export class DatabaseRateLimitStore implements RateLimitStore {
   private readonly counters = new Map<string, Counter>();
   private flushTimer: NodeJS.Timeout | undefined;
   private lastPurge = 0;
+  /** The counter count at which a new key first sweeps past windows' idle counters (doubles with what stays). */
+  private sweepAt: number;
 
   constructor(
     private readonly db: Queryable,
     private readonly limit: number,
     private readonly flushMs = 100,
-  ) {}
+    private readonly sweepFrom = 10_000,
+  ) {
+    this.sweepAt = sweepFrom;
+  }
+
+  /** Counters held in this process (for tests and metrics). */
+  get size(): number {
+    return this.counters.size;
+  }
 
   hit(key: string, windowSeconds: number): RateLimitHit | Promise<RateLimitHit> {
     const now = Date.now();
@@ -107,6 +117,9 @@ export class DatabaseRateLimitStore implements RateLimitStore {
     const resetAt = (window + 1) * windowSeconds * 1000;
     let counter = this.counters.get(key);
     if (!counter || counter.window !== window) {
+      // Keys seen once a window (rotating client addresses) never leave anything pending, so no flush would
+      // drop them: new keys sweep instead, amortized (the threshold doubles with what stays).
+      if (!counter && this.counters.size >= this.sweepAt) this.sweep(now);
       counter = { window, windowSeconds, shared: 0, pending: 0, inFlight: 0, writing: 0, queued: [] };
       this.counters.set(key, counter);
       return this.hitShared(key, counter, now, resetAt);
@@ -183,10 +196,15 @@ export class DatabaseRateLimitStore implements RateLimitStore {
         counter.inFlight -= add;
       }
     }
-    const now = Date.now();
+    this.sweep(Date.now());
+  }
+
+  /** Drops the counters of past windows with nothing left to send or answer. */
+  private sweep(now: number): void {
     for (const [key, c] of this.counters) {
       if (c.pending === 0 && c.inFlight === 0 && c.writing === 0 && c.queued.length === 0 && c.window < windowOf(now, c.windowSeconds)) this.counters.delete(key);
     }
+    this.sweepAt = Math.max(this.sweepFrom, 2 * this.counters.size);
   }
 
   private async add(key: string, window: number, count: number): Promise<number> {
