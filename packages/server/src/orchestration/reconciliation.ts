@@ -31,15 +31,26 @@ const FOLLOW_UP_OPERATIONS: Readonly<Record<string, FollowUpLookup['operation']>
 
 /** A provider's word on a lifecycle follow-up, for its settlement (payments/lifecycle.ts settleFollowUp). */
 export type FollowUpAnswer = { kind: 'answered'; result: ProviderResult } | { kind: 'not_processed' };
+/** What settling a follow-up reports (payments/lifecycle.ts FollowUpSettlement): its state and what to log. */
+export interface FollowUpReport {
+  state: string;
+  alert?: { message: string; paymentId: string; transactionId: string };
+}
+
+/** Settles a follow-up; its report's alert is logged (logFollowUpAlert). */
+export type FollowUpSettler = (tx: Queryable, transactionId: string, answer: FollowUpAnswer) => Promise<FollowUpReport | void>;
+
 /**
- * Settles a follow-up; what it reports is logged: `alert` an error when the answer contradicts a record it
- * cannot change (CONFLICT), a warning when it applied an approval of a follow-up recorded as not done.
+ * A follow-up settlement's alert, logged once its transaction committed: an error when the answer
+ * contradicts a record it cannot change (CONFLICT), a warning when it applied an approval of a follow-up
+ * recorded as not done. Shared by the request's phase C and the reconciliation.
  */
-export type FollowUpSettler = (
-  tx: Queryable,
-  transactionId: string,
-  answer: FollowUpAnswer,
-) => Promise<{ state: string; alert?: { message: string; paymentId: string; transactionId: string } } | void>;
+export function logFollowUpAlert(log: Pick<Logger, 'warn' | 'error'> | undefined, report: FollowUpReport | void, context: Record<string, unknown> = {}): void {
+  if (!report?.alert || !log) return;
+  const about = { ...context, paymentId: report.alert.paymentId, transactionId: report.alert.transactionId };
+  if (report.state === 'CONFLICT') log.error(about, report.alert.message);
+  else log.warn(about, report.alert.message);
+}
 
 export interface ReconciliationOptions {
   orchestration: Orchestration;
@@ -264,11 +275,7 @@ export class ReconciliationWorker {
       const answer: FollowUpAnswer = lookup.found ? { kind: 'answered', result: lookup.result } : { kind: 'not_processed' };
       const settlement = await o.db.transaction((tx) => this.options.settleFollowUp!(tx, t.id, answer));
       // Settled meanwhile (the request's own answer, a notification): a contradicting answer is reported.
-      if (settlement?.alert) {
-        const about = { transactionId: settlement.alert.transactionId, paymentId: settlement.alert.paymentId, providerId: provider.id };
-        if (settlement.state === 'CONFLICT') this.options.log.error(about, settlement.alert.message);
-        else this.options.log.warn(about, settlement.alert.message);
-      }
+      logFollowUpAlert(this.options.log, settlement, { providerId: provider.id });
       return 'settled';
     }
     return this.settleAttempt(t, provider, lookup, connection);

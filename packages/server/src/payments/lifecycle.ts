@@ -25,7 +25,7 @@ import type { Queryable } from '../db/database.js';
 import { problem } from '../http/problems.js';
 import type { Lenient } from '../http/lenient-input.js';
 import { DEADLINE_GRACE_MS } from '../orchestration/orchestrator.js';
-import type { FollowUpAnswer } from '../orchestration/reconciliation.js';
+import { logFollowUpAlert, type FollowUpAnswer, type FollowUpReport } from '../orchestration/reconciliation.js';
 import { orchestrationRepository as attempts, type AttemptRecord, type AttemptRow } from '../orchestration/repository.js';
 import { FIRST_LOOKUP_DELAY_MS, providerDataOf } from '../orchestration/settle.js';
 import type { Logger } from '../platform/logger.js';
@@ -80,7 +80,7 @@ export interface LifecycleContext {
   /** Stores the settled outcome as the operation's idempotency reply, inside phase C's transaction. */
   complete?: (tx: Queryable, outcome: LifecycleOutcome) => Promise<void>;
   metrics?: OrchestrationMetrics;
-  /** Where an answer that met a settled follow-up is reported (logLateAnswer). */
+  /** Where an answer that met a settled follow-up is reported (logFollowUpAlert). */
   log?: Pick<Logger, 'warn' | 'error'>;
 }
 
@@ -307,7 +307,7 @@ async function send(ctx: LifecycleContext, r: Reservation): Promise<LifecycleOut
     await ctx.complete?.(tx, reply);
     return { outcome: reply, settlement: settled };
   });
-  logLateAnswer(ctx.log, settlement);
+  logFollowUpAlert(ctx.log, settlement);
   return outcome;
 }
 
@@ -318,10 +318,9 @@ async function send(ctx: LifecycleContext, r: Reservation): Promise<LifecycleOut
  * cannot be applied: money may have moved that the payment does not show). `alert` is what to log: an
  * error for a CONFLICT, a warning for LATE_APPLIED (the merchant had been told otherwise; its event follows).
  */
-export interface FollowUpSettlement {
+export interface FollowUpSettlement extends FollowUpReport {
   state: 'SETTLED' | 'LATE_APPLIED' | 'UNCHANGED' | 'CONFLICT';
   detail: string | null;
-  alert?: { message: string; paymentId: string; transactionId: string };
 }
 
 /** Who settles: the request's phase C, the reconciliation, a provider's notification. */
@@ -457,14 +456,6 @@ async function apply(tx: Queryable, payment: PaymentRow, t: AttemptRow): Promise
   }
   const updated = await repo.movePayment(tx, payment.id, next, { transactionId: t.id, transactionStatus: t.status, reason: t.reason });
   await recordPaymentOutcome(tx, updated, event);
-}
-
-/** A settlement's alert: an error for a CONFLICT, a warning for LATE_APPLIED. */
-export function logLateAnswer(log: Pick<Logger, 'warn' | 'error'> | undefined, s: FollowUpSettlement): void {
-  if (!s.alert || !log) return;
-  const about = { paymentId: s.alert.paymentId, transactionId: s.alert.transactionId };
-  if (s.state === 'CONFLICT') log.error(about, s.alert.message);
-  else log.warn(about, s.alert.message);
 }
 
 /**
